@@ -1,0 +1,27 @@
+"""deepsearcher: local-first agentic RAG over your own documents, with cited reports.
+
+Public API::
+
+    from deepsearcher import DeepSearcher, load_settings
+    app = DeepSearcher(load_settings("config.yaml"))
+    app.load(["./docs"], collection="docs", description="Our product manuals")
+    hits = app.retrieve("How do I rotate keys?")
+"""
+
+from deepsearcher.app import DeepSearcher
+from deepsearcher.errors import (
+    CollectionError,
+    ConfigError,
+    DeepSearcherError,
+    IngestError,
+    LLMOutputError,
+    ProviderError,
+)
+from deepsearcher.settings import Settings, load_settings
+from deepsearcher.types import Chunk, CollectionInfo, Document, Event, FileResult, Hit, LoadSummary, Usage
+
+__all__ = [
+    "DeepSearcher", "Settings", "load_settings", "DeepSearcherError", "ConfigError", "ProviderError",
+    "LLMOutputError", "CollectionError", "IngestError", "Chunk", "CollectionInfo", "Document", "Event",
+    "FileResult", "Hit", "LoadSummary", "Usage",
+]

@@ -1,0 +1,204 @@
+"""``DeepSearcher``: the one composition root. Builds providers lazily from ``Settings`` and exposes the API.
+
+Nothing here prints: progress goes to the ``on_event`` callback, failures are ``DeepSearcherError`` subclasses.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Iterator, Sequence
+
+from deepsearcher import registry
+from deepsearcher.errors import CollectionError
+from deepsearcher.settings import Settings
+from deepsearcher.types import CollectionInfo, EventCallback, Hit, LoadSummary, ignore_event
+
+log = logging.getLogger(__name__)
+
+
+class DeepSearcher:
+    """Load documents into Milvus collections, retrieve from them, and run research queries over them.
+
+    Args:
+        settings: validated configuration (see ``load_settings``).
+        on_event: default progress callback for long operations.
+
+    Construction is cheap: the embedder, vector store and LLM are built on first use.
+    """
+
+    def __init__(self, settings: Settings, on_event: EventCallback = ignore_event) -> None:
+        self.settings = settings
+        self.on_event = on_event
+        self._embedder: Any = None
+        self._store: Any = None
+
+    # --- providers -----------------------------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            self._embedder = registry.create("embedding", self.settings.embedding)
+        return self._embedder
+
+    @property
+    def store(self) -> Any:
+        if self._store is None:
+            from deepsearcher.vectordb.milvus import MilvusStore
+
+            vdb = self.settings.vector_db
+            uri = vdb.uri if "://" in vdb.uri else str(self.settings.resolve_path(vdb.uri))
+            token = os.environ.get(vdb.token_env) if vdb.token_env else None
+            self._store = MilvusStore(uri, token=token, db_name=vdb.db_name)
+        return self._store
+
+    def close(self) -> None:
+        """Release the vector store connection (the Milvus Lite file lock)."""
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self) -> "DeepSearcher":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- ingestion -----------------------------------------------------------------------------------------------
+    def split_signature(self) -> str:
+        """Settings that change chunk boundaries; part of every source's version hash."""
+        ing, ld = self.settings.ingest, self.settings.loader
+        return (f"{ing.chunk_size_tokens}/{ing.chunk_overlap_tokens}/{self.embedder.model_name}/{ld.provider}/"
+                f"{ld.json_text_key}/{ld.json_title_key}")
+
+    def splitter(self) -> Any:
+        from deepsearcher.ingest.splitter import Splitter
+
+        ing = self.settings.ingest
+        return Splitter(ing.chunk_size_tokens, ing.chunk_overlap_tokens, tokenizer=self.embedder.tokenizer(),
+                        model_max_tokens=self.embedder.max_tokens)
+
+    def load(self, inputs: Sequence[str], collection: str | None = None, description: str | None = None, *,
+             force_new: bool = False, batch_size: int | None = None,
+             on_event: EventCallback | None = None) -> LoadSummary:
+        """Load files, folders, glob patterns and URLs into a collection.
+
+        Args:
+            inputs: paths, glob patterns or http(s) URLs.
+            collection: target collection (default ``vector_db.default_collection``).
+            description: collection description used for routing (only set when the collection is created).
+            force_new: drop and rebuild the collection.
+            batch_size: chunks per embed/upsert batch (default ``ingest.batch_size``).
+            on_event: progress callback (default: the one given to the constructor).
+
+        Returns:
+            A LoadSummary with one FileResult per source.
+
+        Raises:
+            IngestError: a path does not exist (nothing written), or a URL yielded zero documents.
+            CollectionError: invalid name, or the collection uses another embedding model.
+        """
+        from deepsearcher.ingest.pipeline import LoadPipeline, expand_paths, file_items, is_url
+        from deepsearcher.vectordb.milvus import validate_collection_name
+
+        name = validate_collection_name(collection or self.settings.vector_db.default_collection)
+        urls = [i for i in inputs if is_url(i)]
+        files = expand_paths([i for i in inputs if not is_url(i)], self.settings.loader)
+        if description is None:
+            shown = ", ".join(list(inputs)[:3]) + (" …" if len(inputs) > 3 else "")
+            description = f"Documents loaded from {shown}"
+        signature = self.split_signature()
+        items: Iterator[Any] = file_items(files, self.settings.loader, signature)
+        if urls:
+            items = _chain(items, self._url_items(urls, signature))
+        pipeline = LoadPipeline(self.store, self.embedder, self.splitter(),
+                                batch_size or self.settings.ingest.batch_size, on_event or self.on_event)
+        return pipeline.run(items, name, description=description, force_new=force_new,
+                            total=len(files) if not urls else None)
+
+    def _url_items(self, urls: Sequence[str], signature: str) -> Iterator[Any]:
+        from deepsearcher.ingest.web import url_items
+
+        return url_items(urls, self.settings, signature, self.on_event)
+
+    # --- collections ---------------------------------------------------------------------------------------------
+    def collections(self) -> list[CollectionInfo]:
+        """Every collection in the store, sorted by name."""
+        store = self.store
+        return [store.describe(name) for name in store.list_collections()]
+
+    def drop_collection(self, name: str) -> None:
+        """Delete a collection and its chunks.
+
+        Raises:
+            CollectionError: no such collection.
+        """
+        self.store.drop_collection(name)
+
+    # --- retrieval -----------------------------------------------------------------------------------------------
+    def retrieve(self, query: str, top_k: int | None = None, collections: Sequence[str] | None = None,
+                 mode: str | None = None) -> list[Hit]:
+        """Rank chunks for a query with no LLM.
+
+        Args:
+            query: the query text.
+            top_k: results wanted (default ``query.top_k``).
+            collections: collections to search (default: all).
+            mode: "dense", "bm25" or "hybrid" (default from ``query.hybrid``).
+
+        Returns:
+            Hits across the collections, best first (per-collection lists fused by reciprocal rank when several).
+
+        Raises:
+            CollectionError: a named collection does not exist, there is none at all, or one was built with
+                another embedding model.
+        """
+        k = top_k or self.settings.query.top_k
+        mode = mode or ("hybrid" if self.settings.query.hybrid else "dense")
+        names = self.resolve_collections(collections)
+        vector = None if mode == "bm25" else self.embedder.embed_query(query)
+        per_collection = [self.store.search(name, vector, query, k, mode=mode) for name in names]
+        if len(per_collection) == 1:
+            return per_collection[0]
+        return fuse_ranked(per_collection, k)
+
+    def resolve_collections(self, collections: Sequence[str] | None) -> list[str]:
+        """Validate requested collection names (all when None) and their embedding models.
+
+        Raises:
+            CollectionError: none exist, a name is unknown, or a model mismatches.
+        """
+        available = self.store.list_collections()
+        if not available:
+            raise CollectionError("there are no collections yet", hint="load documents with `deepsearcher load PATH`")
+        names = list(collections) if collections else available
+        unknown = [n for n in names if n not in available]
+        if unknown:
+            raise CollectionError(f"no collection named {', '.join(map(repr, unknown))}",
+                                  hint=f"available: {', '.join(available)}")
+        dim = self.embedder.dimension
+        for name in names:
+            self.store.check_embedding(name, self.embedder.model_name, dim)
+        return names
+
+
+def fuse_ranked(rankings: Sequence[Sequence[Hit]], top_k: int, k: int = 60) -> list[Hit]:
+    """Reciprocal rank fusion of ranked Hit lists (Cormack, Clarke & Büttcher, SIGIR 2009).
+
+    Each hit scores sum(1 / (k + rank)) over the lists it appears in (rank from 1); returns the ``top_k`` best, with
+    ``score`` replaced by the fused score.
+    """
+    from dataclasses import replace
+
+    scores: dict[str, float] = {}
+    first: dict[str, Hit] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            key = f"{hit.collection}/{hit.chunk.id}"
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+            first.setdefault(key, hit)
+    best = sorted(scores, key=lambda key: scores[key], reverse=True)[:top_k]
+    return [replace(first[key], score=scores[key]) for key in best]
+
+
+def _chain(*iterables: Any) -> Iterator[Any]:
+    for it in iterables:
+        yield from it

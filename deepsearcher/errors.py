@@ -1,0 +1,57 @@
+"""Error hierarchy: every failure the library raises carries a message that says what to do.
+
+The CLI (and the HTTP server) turn these into one-line messages; ``--debug`` shows the traceback.
+Pattern after simonw/llm's ``ModelError`` and paper-qa's retryable errors.
+"""
+
+from __future__ import annotations
+
+
+class DeepSearcherError(Exception):
+    """Base class of every error deepsearcher raises on purpose.
+
+    Attributes:
+        hint: optional text telling the user how to fix the problem.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def __str__(self) -> str:  # the CLI prints str(error)
+        base = super().__str__()
+        return f"{base}\n  hint: {self.hint}" if self.hint else base
+
+
+class ConfigError(DeepSearcherError):
+    """The configuration file or an option is invalid (names the key and the file)."""
+
+
+class ProviderError(DeepSearcherError):
+    """A provider (LLM, embedder, vector DB, crawler) is missing, unreachable or refused the call."""
+
+
+class LLMOutputError(DeepSearcherError):
+    """The LLM's reply could not be parsed or validated against the step's schema.
+
+    Attributes:
+        retryable: True when asking the model again (showing it the error) may succeed.
+        raw: the reply text that failed.
+    """
+
+    def __init__(self, message: str, *, raw: str = "", retryable: bool = True, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.raw = raw
+        self.retryable = retryable
+
+
+class CollectionError(DeepSearcherError):
+    """A collection is missing, has an invalid name, or was built with another embedding model."""
+
+
+class IngestError(DeepSearcherError):
+    """Loading documents failed as a whole (a missing path, zero documents from a URL, ...)."""
+
+
+class StoreInUseError(ProviderError):
+    """The Milvus Lite file is opened by another process."""

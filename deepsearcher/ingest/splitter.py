@@ -1,0 +1,97 @@
+"""Token-sized chunking with langchain-text-splitters' recursive splitter.
+
+Chunks are measured in the embedder's own tokens (``from_huggingface_tokenizer``), so the default size stays below the
+model's max sequence length and no chunk is silently truncated by the embedder. tiktoken is never used: its encodings
+are downloaded at first use and fail offline.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable
+
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+from deepsearcher.errors import ConfigError
+from deepsearcher.ingest.ids import chunk_id
+from deepsearcher.types import Chunk, Document
+
+log = logging.getLogger(__name__)
+
+#: Milvus VARCHAR fields hold at most 65,535 bytes; the text field is declared with this length.
+MAX_TEXT_BYTES = 65_535
+#: [CLS] and [SEP] (or the model's equivalents) are added by the embedder on top of the chunk's tokens.
+SPECIAL_TOKENS = 2
+#: Characters per token assumed when the embedder exposes no tokenizer (remote embedding APIs).
+CHARS_PER_TOKEN = 4
+
+
+class Splitter:
+    """Split Documents into Chunks of at most ``chunk_size`` tokens.
+
+    Args:
+        chunk_size: tokens per chunk (excluding special tokens).
+        chunk_overlap: tokens shared by consecutive chunks; must be < chunk_size.
+        tokenizer: a Hugging Face tokenizer, or None to measure length as characters / 4.
+        model_max_tokens: the embedder's max sequence length; chunk_size + 2 must not exceed it.
+
+    Raises:
+        ConfigError: overlap >= size, or size too large for the embedding model.
+    """
+
+    def __init__(self, chunk_size: int, chunk_overlap: int, tokenizer: Any | None = None,
+                 model_max_tokens: int | None = None) -> None:
+        if chunk_overlap >= chunk_size:
+            raise ConfigError(f"ingest.chunk_overlap_tokens ({chunk_overlap}) must be smaller than "
+                              f"ingest.chunk_size_tokens ({chunk_size})")
+        if model_max_tokens is not None and chunk_size + SPECIAL_TOKENS > model_max_tokens:
+            raise ConfigError(
+                f"ingest.chunk_size_tokens ({chunk_size}) + {SPECIAL_TOKENS} special tokens exceeds the embedding "
+                f"model's max sequence length ({model_max_tokens}); chunks would be truncated",
+                hint=f"set ingest.chunk_size_tokens to at most {model_max_tokens - SPECIAL_TOKENS}")
+        self.chunk_size = chunk_size
+        self.chunk_overlap = chunk_overlap
+        if tokenizer is not None:
+            self._splitter = RecursiveCharacterTextSplitter.from_huggingface_tokenizer(
+                tokenizer, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        else:
+            self._splitter = RecursiveCharacterTextSplitter(
+                chunk_size=chunk_size * CHARS_PER_TOKEN, chunk_overlap=chunk_overlap * CHARS_PER_TOKEN)
+
+    def split_text(self, text: str) -> list[str]:
+        """Split one text; every piece is non-blank and at most MAX_TEXT_BYTES in UTF-8."""
+        pieces = [p.strip() for p in self._splitter.split_text(text)]
+        out: list[str] = []
+        for piece in pieces:
+            if piece:
+                out.extend(_cap_bytes(piece, MAX_TEXT_BYTES))
+        return out
+
+    def split(self, documents: Iterable[Document], doc_hash: str) -> list[Chunk]:
+        """Split Documents of one source into Chunks with content-derived ids (duplicates within it dropped)."""
+        chunks: list[Chunk] = []
+        seen: set[str] = set()
+        for doc in documents:
+            for index, piece in enumerate(self.split_text(doc.text)):
+                cid = chunk_id(doc.source, doc.title, doc.page, piece)
+                if cid in seen:
+                    continue
+                seen.add(cid)
+                chunks.append(Chunk(id=cid, text=piece, source=doc.source, title=doc.title, page=doc.page,
+                                    chunk_index=index, doc_hash=doc_hash, metadata=doc.metadata))
+        return chunks
+
+
+def _cap_bytes(text: str, limit: int) -> list[str]:
+    """Cut text into pieces of at most ``limit`` UTF-8 bytes, never inside a character."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return [text]
+    pieces = []
+    while data:
+        cut = min(limit, len(data))
+        while cut < len(data) and (data[cut] & 0xC0) == 0x80:  # don't split a multi-byte character
+            cut -= 1
+        pieces.append(data[:cut].decode("utf-8"))
+        data = data[cut:]
+    return pieces

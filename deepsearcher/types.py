@@ -1,0 +1,165 @@
+"""Plain result types shared by every layer: frozen dataclasses, never tuples or loose dicts."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Document:
+    """One loaded unit of text before splitting: a file, a PDF page, a web page or a JSON record.
+
+    Attributes:
+        text: the extracted text (Unicode, never empty when produced by a loader).
+        source: file path (absolute, POSIX) or final URL after redirects.
+        title: human title (file stem, HTML <title>, JSON title key).
+        page: 1-based page number for paged formats (PDF, PPTX slide), else None.
+        metadata: small JSON-serialisable extras (content type, record id, ...).
+    """
+
+    text: str
+    source: str
+    title: str = ""
+    page: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One piece of a Document, sized for the embedder, as stored in the vector DB.
+
+    Attributes:
+        id: content-derived primary key (see ``ingest.ids.chunk_id``), 32 hex chars.
+        text: chunk text (at most the store's VARCHAR byte limit in UTF-8).
+        source, title, page: copied from the Document.
+        chunk_index: 0-based position of the chunk within its Document.
+        doc_hash: hash of the whole source (all its Documents), used to detect a changed file.
+        metadata: copied from the Document.
+    """
+
+    id: str
+    text: str
+    source: str
+    title: str
+    page: int | None
+    chunk_index: int
+    doc_hash: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieval result.
+
+    Attributes:
+        chunk: the stored chunk.
+        score: similarity (cosine in [-1, 1] for dense; BM25 score; RRF score for hybrid). Higher is better.
+        collection: collection the chunk came from.
+    """
+
+    chunk: Chunk
+    score: float
+    collection: str
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """What ``deepsearcher collections`` lists."""
+
+    name: str
+    description: str
+    chunk_count: int
+    embedding_model: str
+    embedding_dim: int
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """Outcome of loading one file or URL.
+
+    Attributes:
+        source: the path or URL as given (or discovered in a folder / crawl).
+        status: "loaded", "unchanged" or "skipped".
+        reason: why it was skipped ("" otherwise).
+        chunks: chunks written (0 when unchanged or skipped).
+    """
+
+    source: str
+    status: str
+    reason: str = ""
+    chunks: int = 0
+
+
+@dataclass(frozen=True)
+class LoadSummary:
+    """Result of ``DeepSearcher.load``.
+
+    Attributes:
+        collection: target collection name.
+        files: one FileResult per input source.
+        chunks_written: chunks upserted in this run.
+        chunks_deleted: stale chunks removed (changed files).
+        seconds: wall time of the whole load.
+        embed_seconds: wall time spent inside the embedding model.
+    """
+
+    collection: str
+    files: list[FileResult]
+    chunks_written: int
+    chunks_deleted: int
+    seconds: float
+    embed_seconds: float
+
+    @property
+    def loaded(self) -> list[FileResult]:
+        return [f for f in self.files if f.status == "loaded"]
+
+    @property
+    def unchanged(self) -> list[FileResult]:
+        return [f for f in self.files if f.status == "unchanged"]
+
+    @property
+    def skipped(self) -> list[FileResult]:
+        return [f for f in self.files if f.status == "skipped"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """LLM usage of one run.
+
+    Attributes:
+        llm_calls: number of chat completions requested (retries included).
+        prompt_tokens, completion_tokens: as reported by the server (estimated when it reports none).
+        seconds: wall time of the run.
+        cost: in the currency of the configured prices per 1M tokens; None when no prices are set.
+    """
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Event:
+    """A typed progress event emitted by long operations (load, query).
+
+    Attributes:
+        kind: stable machine name, e.g. "load.file", "query.sub_queries", "query.answer_token".
+        data: JSON-serialisable payload specific to the kind.
+    """
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+EventCallback = Callable[[Event], None]
+
+
+def ignore_event(event: Event) -> None:
+    """Default callback: drop the event."""

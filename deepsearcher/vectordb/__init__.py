@@ -1,0 +1,1 @@
+"""Vector stores: chunk storage with dense (and BM25) search."""

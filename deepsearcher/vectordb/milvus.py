@@ -1,0 +1,303 @@
+"""Milvus through pymilvus' ``MilvusClient``: a Milvus Lite file, a Milvus server, or Zilliz Cloud, one code path.
+
+Schema (one collection per user collection): ``id`` VARCHAR primary key (content hash, so loads upsert), ``vector``
+FLOAT_VECTOR (L2-normalised, COSINE), ``text`` VARCHAR with an analyzer feeding a BM25 function into ``sparse``
+(full-text search for hybrid retrieval), ``source``, ``title``, ``page`` (-1 = none), ``chunk_index``, ``doc_hash``,
+``doc_chunks`` (chunks of the whole source, to tell a complete load from an interrupted one) and ``metadata`` JSON.
+The collection description is the user's; collection properties record the embedding model and dimension.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from deepsearcher.errors import CollectionError, ProviderError, StoreInUseError
+from deepsearcher.ingest.splitter import MAX_TEXT_BYTES
+from deepsearcher.types import Chunk, CollectionInfo, Hit
+
+log = logging.getLogger(__name__)
+
+NAME_RULE = "letters, digits and underscores only, starting with a letter or underscore, at most 255 characters"
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
+PROP_MODEL = "deepsearcher.embedding_model"
+PROP_DIM = "deepsearcher.embedding_dim"
+PROP_DESC = "deepsearcher.description"
+OUTPUT_FIELDS = ["id", "text", "source", "title", "page", "chunk_index", "doc_hash", "metadata"]
+RRF_K = 60
+
+
+def validate_collection_name(name: str) -> str:
+    """Return ``name`` if Milvus accepts it.
+
+    Raises:
+        CollectionError: the name breaks Milvus's rule (message states the rule).
+    """
+    if not _NAME_RE.match(name or ""):
+        raise CollectionError(f"invalid collection name {name!r}: use {NAME_RULE}")
+    return name
+
+
+def _quote(value: str) -> str:
+    """A Milvus filter string literal."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+class MilvusStore:
+    """Chunk storage in Milvus.
+
+    Args:
+        uri: Milvus Lite file path (already resolved) or a server URI.
+        token: server token (``user:password`` or API key) or None.
+        db_name: database on a server, or None.
+
+    Raises:
+        ProviderError: milvus-lite missing for a file URI, or the server unreachable (raised on first use).
+        StoreInUseError: the Lite file is opened by another process.
+    """
+
+    def __init__(self, uri: str, token: str | None = None, db_name: str | None = None) -> None:
+        self.uri = uri
+        self.token = token
+        self.db_name = db_name
+        self._client: Any = None
+        self._loaded: set[str] = set()
+
+    @property
+    def is_lite(self) -> bool:
+        return not self.uri.startswith(("http://", "https://", "tcp://", "grpc://", "unix:"))
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
+
+    def _connect(self) -> Any:
+        try:
+            from pymilvus import MilvusClient
+        except ModuleNotFoundError as exc:  # pragma: no cover - core dependency
+            raise ProviderError("pymilvus is not installed", hint="pip install pymilvus") from exc
+        if self.is_lite:
+            try:
+                import milvus_lite  # noqa: F401
+            except ModuleNotFoundError as exc:
+                raise ProviderError(
+                    "Milvus Lite is not available on this platform (package milvus-lite)",
+                    hint="pip install milvus-lite (Linux/macOS), or point vector_db.uri at a Milvus server "
+                         "(http://host:19530, e.g. Milvus standalone in Docker) or Zilliz Cloud") from exc
+            Path(self.uri).parent.mkdir(parents=True, exist_ok=True)
+            if _lite_file_locked(Path(self.uri)):
+                raise StoreInUseError(f"the Milvus Lite file {self.uri} is in use by another process",
+                                      hint="wait for the other deepsearcher process to finish (Milvus Lite allows "
+                                           "one process per file), use another vector_db.uri, or run a Milvus "
+                                           "server for concurrent access")
+        kwargs: dict[str, Any] = {"uri": self.uri}
+        if self.token:
+            kwargs["token"] = self.token
+        if self.db_name:
+            kwargs["db_name"] = self.db_name
+        try:
+            return MilvusClient(**kwargs)
+        except Exception as exc:  # pymilvus raises MilvusException / ConnectionConfigException / RuntimeError
+            text = str(exc)
+            if self.is_lite and ("lock" in text.lower() or "in use" in text.lower() or "opened" in text.lower()):
+                raise StoreInUseError(f"the Milvus Lite file {self.uri} is in use by another process",
+                                      hint="wait for the other deepsearcher process to finish, or use another "
+                                           "vector_db.uri") from exc
+            raise ProviderError(f"cannot open Milvus at {self.uri}: {text}",
+                                hint="check vector_db.uri / token_env; is the server running?") from exc
+
+    def close(self) -> None:
+        if self._client is not None:
+            try:
+                self._client.close()
+            finally:
+                self._client = None
+
+    # --- collections ---------------------------------------------------------------------------------------------
+    def has_collection(self, name: str) -> bool:
+        return bool(self.client.has_collection(validate_collection_name(name)))
+
+    def create_collection(self, name: str, *, description: str, model_name: str, dim: int) -> None:
+        """Create a collection with the chunk schema, a dense index and a BM25 sparse index."""
+        from pymilvus import DataType, Function, FunctionType
+
+        validate_collection_name(name)
+        client = self.client
+        schema = client.create_schema(auto_id=False, enable_dynamic_field=False, description=description)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+        schema.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT_BYTES, enable_analyzer=True)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_field("source", DataType.VARCHAR, max_length=4096)
+        schema.add_field("title", DataType.VARCHAR, max_length=2048)
+        schema.add_field("page", DataType.INT64)
+        schema.add_field("chunk_index", DataType.INT64)
+        schema.add_field("doc_hash", DataType.VARCHAR, max_length=64)
+        schema.add_field("doc_chunks", DataType.INT64)
+        schema.add_field("metadata", DataType.JSON)
+        schema.add_function(Function(name="text_bm25", function_type=FunctionType.BM25,
+                                     input_field_names=["text"], output_field_names=["sparse"]))
+        index = client.prepare_index_params()
+        index.add_index(field_name="vector", index_type="FLAT" if self.is_lite else "HNSW", metric_type="COSINE",
+                        **({} if self.is_lite else {"params": {"M": 16, "efConstruction": 200}}))
+        index.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        client.create_collection(name, schema=schema, index_params=index, description=description,
+                                 properties={PROP_MODEL: model_name, PROP_DIM: str(dim), PROP_DESC: description})
+        self._loaded.add(name)
+        log.info("created collection %s (dim=%d, model=%s)", name, dim, model_name)
+
+    def drop_collection(self, name: str) -> None:
+        if not self.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+        self.client.drop_collection(name)
+        self._loaded.discard(name)
+
+    def list_collections(self) -> list[str]:
+        return sorted(self.client.list_collections())
+
+    def describe(self, name: str) -> CollectionInfo:
+        """Name, description, chunk count and embedding model of a collection.
+
+        Raises:
+            CollectionError: no such collection.
+        """
+        if not self.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
+        desc = self.client.describe_collection(name)
+        props = desc.get("properties") or {}
+        return CollectionInfo(name=name, description=props.get(PROP_DESC) or desc.get("description", "") or "",
+                              chunk_count=self.count(name), embedding_model=props.get(PROP_MODEL, "?"),
+                              embedding_dim=int(props.get(PROP_DIM, 0) or 0))
+
+    def check_embedding(self, name: str, model_name: str, dim: int) -> None:
+        """Refuse to mix embedding models in one collection.
+
+        Raises:
+            CollectionError: the collection was built with another model or dimension.
+        """
+        info = self.describe(name)
+        if info.embedding_model != model_name or (info.embedding_dim and info.embedding_dim != dim):
+            raise CollectionError(
+                f"collection {name!r} was built with embedding model {info.embedding_model!r} "
+                f"(dim {info.embedding_dim}), but the configured model is {model_name!r} (dim {dim})",
+                hint="configure the same embedding model, use another collection, or rebuild it with "
+                     "--force-new-collection")
+
+    def _ready(self, name: str) -> None:
+        """Load a collection into memory once per process (a collection opened from disk starts released)."""
+        if name not in self._loaded:
+            self.client.load_collection(name)
+            self._loaded.add(name)
+
+    def count(self, name: str, filter_expr: str = "") -> int:
+        self._ready(name)
+        rows = self.client.query(name, filter=filter_expr, output_fields=["count(*)"])
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    # --- documents -----------------------------------------------------------------------------------------------
+    def is_complete(self, name: str, source: str, doc_hash: str) -> bool:
+        """True when every chunk of ``source`` at version ``doc_hash`` is stored (an unchanged, complete load)."""
+        expr = f"source == {_quote(source)} and doc_hash == {_quote(doc_hash)}"
+        self._ready(name)
+        rows = self.client.query(name, filter=expr, output_fields=["doc_chunks"], limit=1)
+        if not rows:
+            return False
+        return self.count(name, expr) >= int(rows[0]["doc_chunks"])
+
+    def upsert(self, name: str, chunks: Sequence[Chunk], vectors: np.ndarray, doc_chunks: dict[str, int]) -> int:
+        """Upsert chunks with their vectors (shape (len(chunks), dim)); returns rows written."""
+        if not chunks:
+            return 0
+        self._ready(name)
+        rows = [{
+            "id": c.id, "vector": vectors[i].tolist(), "text": c.text, "source": c.source[:4096],
+            "title": c.title[:2048], "page": -1 if c.page is None else int(c.page), "chunk_index": c.chunk_index,
+            "doc_hash": c.doc_hash, "doc_chunks": doc_chunks[c.source], "metadata": c.metadata,
+        } for i, c in enumerate(chunks)]
+        self.client.upsert(name, rows)
+        return len(rows)
+
+    def delete_stale(self, name: str, source: str, doc_hash: str) -> int:
+        """Delete chunks of ``source`` that belong to another version than ``doc_hash``; returns rows deleted."""
+        expr = f"source == {_quote(source)} and doc_hash != {_quote(doc_hash)}"
+        stale = self.count(name, expr)  # count() loads the collection
+        if stale:
+            self.client.delete(name, filter=expr)
+        return stale
+
+    # --- search --------------------------------------------------------------------------------------------------
+    def search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,
+               mode: str = "hybrid") -> list[Hit]:
+        """Top-k chunks for a query.
+
+        Args:
+            name: collection.
+            query_vector: L2-normalised query embedding, shape (dim,); unused in "bm25" mode.
+            query_text: the raw query (for BM25).
+            top_k: results wanted.
+            mode: "dense" (cosine), "bm25" (full text), or "hybrid" (both fused with reciprocal rank fusion,
+                k=60; Cormack et al. 2009).
+
+        Returns:
+            Hits, best first.
+        """
+        client = self.client
+        self._ready(name)
+        if mode == "dense":
+            res = client.search(name, data=[np.asarray(query_vector).tolist()], anns_field="vector", limit=top_k,
+                                output_fields=OUTPUT_FIELDS, search_params={"metric_type": "COSINE"})
+        elif mode == "bm25":
+            res = client.search(name, data=[query_text], anns_field="sparse", limit=top_k,
+                                output_fields=OUTPUT_FIELDS, search_params={"metric_type": "BM25"})
+        elif mode == "hybrid":
+            from pymilvus import AnnSearchRequest, RRFRanker
+
+            dense = AnnSearchRequest(data=[np.asarray(query_vector).tolist()], anns_field="vector",
+                                     param={"metric_type": "COSINE"}, limit=top_k * 2)
+            sparse = AnnSearchRequest(data=[query_text], anns_field="sparse", param={"metric_type": "BM25"},
+                                      limit=top_k * 2)
+            res = client.hybrid_search(name, [dense, sparse], ranker=RRFRanker(RRF_K), limit=top_k,
+                                       output_fields=OUTPUT_FIELDS)
+        else:
+            raise ValueError(f"unknown search mode {mode!r}")
+        return [_to_hit(item, name) for item in (res[0] if res else [])]
+
+
+def _lite_file_locked(path: Path) -> bool:
+    """True when another process holds Milvus Lite's advisory flock on ``<file>/LOCK``."""
+    lock = path / "LOCK"
+    if not lock.is_file():
+        return False
+    try:
+        import fcntl
+    except ModuleNotFoundError:  # Windows: let milvus-lite report it
+        return False
+    with lock.open("rb") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return False
+
+
+def _to_hit(item: Any, collection: str) -> Hit:
+    entity = item.get("entity", item)
+    page = entity.get("page", -1)
+    chunk = Chunk(id=str(item.get("id", entity.get("id"))), text=entity.get("text", ""),
+                  source=entity.get("source", ""), title=entity.get("title", ""),
+                  page=None if page is None or page < 0 else int(page), chunk_index=int(entity.get("chunk_index", 0)),
+                  doc_hash=entity.get("doc_hash", ""), metadata=entity.get("metadata") or {})
+    return Hit(chunk=chunk, score=float(item.get("distance", 0.0)), collection=collection)
+
+
+def iter_batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
