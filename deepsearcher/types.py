@@ -163,3 +163,48 @@ EventCallback = Callable[[Event], None]
 
 def ignore_event(event: Event) -> None:
     """Default callback: drop the event."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One numbered source of a report: the chunk cited as ``[number]``.
+
+    Attributes:
+        number: the 1-based citation number used in the answer text.
+        chunk: the retrieved chunk.
+        collection: the collection it came from.
+    """
+
+    number: int
+    chunk: Chunk
+    collection: str
+
+
+@dataclass(frozen=True)
+class Report:
+    """The result of ``DeepSearcher.query``.
+
+    Attributes:
+        question: the user's question.
+        answer: Markdown answer with inline ``[n]`` citations, every one resolving to ``sources``.
+        sources: the cited sources, by number.
+        sub_queries: every sub-query searched, in order (initial decomposition, then gap queries).
+        iterations: reflection rounds run.
+        usage: LLM calls, tokens, seconds, cost.
+        agent: the agent that produced it ("deep_search", "naive", "chain_of_rag").
+        removed_citations: citation numbers in the model's text that resolved to no retrieved chunk (removed).
+        gaps: gap queries still open when the loop stopped (empty when reflection found none).
+    """
+
+    question: str
+    answer: str
+    sources: list[Source]
+    sub_queries: list[str]
+    iterations: int
+    usage: Usage
+    agent: str
+    removed_citations: int = 0
+    gaps: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
