@@ -10,9 +10,9 @@ import os
 from typing import Any, Iterator, Sequence
 
 from deepsearcher import registry
-from deepsearcher.errors import CollectionError
+from deepsearcher.errors import CollectionError, ConfigError
 from deepsearcher.settings import Settings
-from deepsearcher.types import CollectionInfo, EventCallback, Hit, LoadSummary, ignore_event
+from deepsearcher.types import CollectionInfo, Event, EventCallback, Hit, LoadSummary, Report, ignore_event
 
 log = logging.getLogger(__name__)
 
@@ -23,15 +23,19 @@ class DeepSearcher:
     Args:
         settings: validated configuration (see ``load_settings``).
         on_event: default progress callback for long operations.
+        llm: a ready ``ChatModel`` to use instead of building ``settings.llm`` (tests and the HTTP server pass a
+            ``ScriptedChatModel`` here).
 
     Construction is cheap: the embedder, vector store and LLM are built on first use.
     """
 
-    def __init__(self, settings: Settings, on_event: EventCallback = ignore_event) -> None:
+    def __init__(self, settings: Settings, on_event: EventCallback = ignore_event, *, llm: Any = None) -> None:
         self.settings = settings
         self.on_event = on_event
         self._embedder: Any = None
         self._store: Any = None
+        self._llm: Any = llm
+        self._llm_checked = llm is not None
 
     # --- providers -----------------------------------------------------------------------------------------------
     @property
@@ -50,6 +54,39 @@ class DeepSearcher:
             token = os.environ.get(vdb.token_env) if vdb.token_env else None
             self._store = MilvusStore(uri, token=token, db_name=vdb.db_name)
         return self._store
+
+    @property
+    def llm(self) -> Any:
+        """The chat model (``ChatModel``), built from ``settings.llm`` on first use.
+
+        Raises:
+            ConfigError: no ``llm`` section is configured (the message says how to add one).
+        """
+        if self._llm is None:
+            if self.settings.llm is None:
+                raise ConfigError("no LLM is configured, so `query` cannot run (`retrieve` works without one)",
+                                  hint="add an llm: block to the config, e.g. provider: openai_compatible, model: "
+                                       "gpt-4o-mini, api_key_env: OPENAI_API_KEY; or base_url: "
+                                       "http://127.0.0.1:8080/v1 for a local llama.cpp / Ollama / vLLM server. "
+                                       "See docs/llm-providers.md")
+            options = self.settings.llm
+            if getattr(options, "model_path", None) is not None:
+                options = options.model_copy(update={"model_path": self.settings.resolve_path(options.model_path)})
+            self._llm = registry.create("llm", options)
+        return self._llm
+
+    def check_llm(self) -> None:
+        """Fail fast when the LLM is not configured or not reachable (once per instance; no LLM call is made).
+
+        Raises:
+            ConfigError: no LLM configured, or an API key is missing.
+            ProviderError: the server is unreachable or rejects the key.
+        """
+        if not self._llm_checked:
+            check = getattr(self.llm, "check", None)
+            if check is not None:
+                check()
+            self._llm_checked = True
 
     def close(self) -> None:
         """Release the vector store connection (the Milvus Lite file lock)."""
@@ -107,17 +144,22 @@ class DeepSearcher:
             description = f"Documents loaded from {shown}"
         signature = self.split_signature()
         items: Iterator[Any] = file_items(files, self.settings.loader, signature)
-        if urls:
-            items = _chain(items, self._url_items(urls, signature))
+        emit = on_event or self.on_event
+        web = self._url_items(urls, signature, emit) if urls else None  # validates before any write
+        if web is not None:
+            items = _chain(items, web)
         pipeline = LoadPipeline(self.store, self.embedder, self.splitter(),
-                                batch_size or self.settings.ingest.batch_size, on_event or self.on_event)
-        return pipeline.run(items, name, description=description, force_new=force_new,
-                            total=len(files) if not urls else None)
+                                batch_size or self.settings.ingest.batch_size, emit)
+        summary = pipeline.run(items, name, description=description, force_new=force_new,
+                               total=len(files) if not urls else None)
+        if web is not None:
+            web.check(summary)  # a URL that gave 0 documents is an error (the collection is only made on a write)
+        return summary
 
-    def _url_items(self, urls: Sequence[str], signature: str) -> Iterator[Any]:
+    def _url_items(self, urls: Sequence[str], signature: str, on_event: EventCallback) -> Any:
         from deepsearcher.ingest.web import url_items
 
-        return url_items(urls, self.settings, signature, self.on_event)
+        return url_items(urls, self.settings, signature, on_event)
 
     # --- collections ---------------------------------------------------------------------------------------------
     def collections(self) -> list[CollectionInfo]:
@@ -178,6 +220,64 @@ class DeepSearcher:
         for name in names:
             self.store.check_embedding(name, self.embedder.model_name, dim)
         return names
+
+    # --- query ---------------------------------------------------------------------------------------------------
+    def query(self, question: str, *, collections: Sequence[str] | None = None, agent: str | None = None,
+              max_iter: int | None = None, on_event: EventCallback | None = None) -> Report:
+        """Research ``question`` over the collections and return one cited report.
+
+        Args:
+            question: the question, in any language (the report uses it unless ``query.language`` is set).
+            collections: collections in scope (default: all); routing picks among them per sub-query.
+            agent: "deep_search", "chain_of_rag", "naive" or "auto" (default ``query.agent``).
+            max_iter: search rounds at most (default ``query.max_iter``).
+            on_event: progress callback (default: the constructor's); event kinds are documented in
+                ``deepsearcher.agents`` and end with ``query.report``.
+
+        Returns:
+            ``Report``: answer with verified ``[n]`` citations, cited sources, sub-queries, iterations, usage.
+
+        Raises:
+            ConfigError: no LLM configured, an unknown agent, a bad ``max_iter`` or an empty question.
+            CollectionError: no collections, an unknown one, or an embedding-model mismatch.
+            ProviderError: the LLM server is unreachable or failed (checked before any work is done).
+        """
+        from functools import lru_cache
+
+        from deepsearcher.agents import agent_router
+        from deepsearcher.agents.context import QueryContext
+        from deepsearcher.llm.base import MeteredChatModel
+
+        question = question.strip()
+        if not question:
+            raise ConfigError("the question is empty", hint='deepsearcher query "your question"')
+        qs = self.settings.query
+        requested = agent or qs.agent
+        if requested != "auto" and requested not in agent_router.AGENTS:
+            raise ConfigError(f"unknown agent {requested!r}",
+                              hint=f"use one of: auto, {', '.join(agent_router.AGENTS)}")
+        if max_iter is not None:
+            if max_iter < 1:
+                raise ConfigError(f"max_iter must be at least 1, got {max_iter}")
+            qs = qs.model_copy(update={"max_iter": max_iter})
+        names = self.resolve_collections(collections)
+        self.check_llm()
+        llm = self.llm
+        meter = MeteredChatModel(llm, getattr(llm, "price_per_1m_input", None),
+                                 getattr(llm, "price_per_1m_output", None))
+        embed = lru_cache(maxsize=512)(self.embedder.embed_query)  # each sub-query is embedded once per run
+        mode = "hybrid" if qs.hybrid else "dense"
+
+        def search(text: str, collection: str, top_k: int) -> list[Hit]:
+            return self.store.search(collection, embed(text), text, top_k, mode=mode)
+
+        emit = on_event or self.on_event
+        ctx = QueryContext(question=question, llm=meter, collections=[self.store.describe(n) for n in names],
+                           search=search, embed=embed, settings=qs, emit=emit)
+        ctx.event("query.start", question=question, agent=requested, collections=names, max_iter=qs.max_iter)
+        report = agent_router.run(ctx, requested)
+        emit(Event("query.report", report.to_dict()))
+        return report
 
 
 def fuse_ranked(rankings: Sequence[Sequence[Hit]], top_k: int, k: int = 60) -> list[Hit]:

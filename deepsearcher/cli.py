@@ -57,6 +57,8 @@ class ErrorBoundary(click.Group):
 @click.pass_context
 def main(ctx: click.Context, config_path: str | None, debug: bool, verbose: bool) -> None:
     """deepsearcher: local-first agentic RAG over your documents, with cited reports."""
+    global console, out
+    console, out = Console(stderr=True), Console()  # bound to this invocation's streams (CliRunner swaps them)
     ctx.meta["debug"] = debug
     ctx.meta["verbose"] = verbose
     ctx.obj = {"config_path": config_path}
@@ -197,6 +199,128 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
                                     **h.chunk.__dict__} for i, h in enumerate(hits)], ensure_ascii=False))
     else:
         render_hits(out, hits)
+
+
+# --- query ---------------------------------------------------------------------------------------------------------
+@main.command()
+@click.argument("question")
+@click.option("--collection", "-c", "collection_names", multiple=True,
+              help="Collection(s) in scope (repeatable; default all). Routing picks among them per sub-query.")
+@click.option("--max-iter", type=click.IntRange(1), default=None,
+              help="Search rounds at most (default query.max_iter).")
+@click.option("--agent", type=click.Choice(["auto", "deep_search", "chain_of_rag", "naive"]), default=None,
+              help="Agent (default query.agent): deep_search reports, chain_of_rag multi-hop facts, naive one search; "
+                   "auto lets the LLM pick.")
+@click.option("--output", "-o", "output", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Also write the report (Markdown with Sources) to this file.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print answer, sources, sub-queries, iterations and usage as one JSON object.")
+@click.option("--verbose", "-v", is_flag=True, help="Show the model's reasoning for every step.")
+@click.pass_context
+def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], max_iter: int | None,
+          agent: str | None, output: str | None, as_json: bool, verbose: bool) -> None:
+    """Research QUESTION over your collections and print one report with verified citations.
+
+    Progress (sub-queries, routed collections, accepted chunks, gap queries) shows live, the answer streams as it is
+    written, and a usage line ends the run. Needs an LLM: see docs/llm-providers.md.
+    """
+    from pathlib import Path
+
+    from deepsearcher.agents.citations import report_markdown
+    from deepsearcher.render import QueryProgress, render_usage
+
+    app = make_app(ctx)
+    with QueryProgress(console, verbose=verbose or bool(ctx.find_root().meta.get("verbose")),
+                       quiet=as_json) as progress:
+        report = app.query(question, collections=list(collection_names) or None, agent=agent, max_iter=max_iter,
+                           on_event=progress.on_event)
+    markdown = report_markdown(report)
+    if output:
+        Path(output).write_text(markdown, encoding="utf-8")
+    if as_json:
+        out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
+        return
+    if out.is_terminal:
+        from rich.markdown import Markdown
+
+        out.print(Markdown(markdown))
+    else:
+        out.print(markdown, markup=False, highlight=False, soft_wrap=True)
+    render_usage(console, report.usage, report.removed_citations)
+    if output:
+        console.print(f"Report written to {output}", highlight=False)
+
+
+# --- serve ---------------------------------------------------------------------------------------------------------
+@main.command()
+@click.option("--host", default=None,
+              help="Interface to bind (default: server.host, 127.0.0.1). Any non-loopback host needs the token in "
+                   "$DEEPSEARCHER_API_TOKEN (server.token_env).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Port (default: server.port, 8000).")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
+    """Serve the HTTP API (streaming query events) and the web page."""
+    try:
+        import uvicorn
+
+        from deepsearcher.server import create_app
+    except ModuleNotFoundError as exc:
+        raise click.ClickException(f"serving needs the extra `server` ({exc.name} is not installed): "
+                                   "pip install 'deepsearcher[server]'") from exc
+    overrides = {"server": {k: v for k, v in {"host": host, "port": port}.items() if v is not None}}
+    settings = get_settings(ctx, overrides)
+    app = create_app(settings)  # refuses a non-loopback host without a token
+    app.state.service.ready()  # open the store now: a Lite file in use fails here, not on the first request
+    shown = f"[{settings.server.host}]" if ":" in settings.server.host else settings.server.host
+    console.print(f"Serving deepsearcher on [bold]http://{shown}:{settings.server.port}/[/] "
+                  f"(API docs at /docs). Ctrl-C stops.", highlight=False)
+    uvicorn.run(app, host=settings.server.host, port=settings.server.port, timeout_graceful_shutdown=5,
+                log_level="debug" if ctx.meta.get("debug") else "info")
+
+
+# --- eval ----------------------------------------------------------------------------------------------------------
+@main.command("eval")
+@click.argument("dataset", type=click.Path(exists=True))
+@click.option("--mode", type=click.Choice(["retrieve", "naive", "deep_search", "chain_of_rag"]), default="retrieve",
+              show_default=True, help="retrieve = no LLM; otherwise the agent that answers.")
+@click.option("--retrieval", type=click.Choice(["dense", "bm25", "hybrid"]), default=None,
+              help="Retrieval mode (default: hybrid when query.hybrid is true, else dense).")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Run the first N questions only.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Output folder (default: ./eval_runs/DATASET-MODE-RETRIEVAL).")
+@click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Corpus file (default: the *_corpus.json beside the questions).")
+@click.option("--subset", default=None, help="Dataset name to keep when the question file holds several.")
+@click.option("--collection", "-c", default=None, help="Collection for the corpus (default: eval_DATASET).")
+@click.option("--restart", is_flag=True, help="Discard earlier rows in the output folder instead of resuming.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_context
+def eval_cmd(ctx: click.Context, dataset: str, mode: str, retrieval: str | None, limit: int | None,
+             out_dir: str | None, corpus: str | None, subset: str | None, collection: str | None, restart: bool,
+             as_json: bool) -> None:
+    """Evaluate retrieval (and answers, with an agent) on a QA DATASET: a unified JSONL file or a dataset folder.
+
+    Loads the corpus into its own collection (skipped when already loaded), writes rows.jsonl/rows.csv and
+    summary.json, and resumes where an interrupted run stopped.
+    """
+    from deepsearcher.eval import EvalHarness, load_dataset
+    from deepsearcher.eval.render import EvalProgress, render_eval_summary
+
+    retrieval = retrieval or ("hybrid" if get_settings(ctx).query.hybrid else "dense")
+    overrides: dict[str, Any] = {"loader": {"json_text_key": "text", "json_title_key": "title"}}
+    if mode != "retrieve":
+        overrides["query"] = {"hybrid": retrieval == "hybrid"}
+    app = make_app(ctx, overrides)
+    data = load_dataset(dataset, subset=subset, corpus=corpus)
+    out_path = out_dir or f"eval_runs/{data.name}-{mode}-{retrieval}"
+    with EvalProgress(console, quiet=as_json) as progress:
+        harness = EvalHarness(app, data, out_path, mode=mode, retrieval=retrieval, limit=limit,
+                              collection=collection, restart=restart, on_event=progress.on_event)
+        summary = harness.run()
+    if as_json:
+        out.print_json(json.dumps(summary.to_dict()))
+    else:
+        render_eval_summary(out, summary)
 
 
 def run() -> None:  # pragma: no cover - console-script entry

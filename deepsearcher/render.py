@@ -25,7 +25,8 @@ class LoadProgress:
         self.quiet = quiet
         self.progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
                                  MofNCompleteColumn(), TextColumn("{task.fields[chunks]} chunks"),
-                                 TimeElapsedColumn(), console=console, transient=True, disable=quiet)
+                                 TimeElapsedColumn(), console=console, transient=True, disable=quiet,
+                                 redirect_stdout=False, redirect_stderr=False)
         self.task: Any = None
 
     def __enter__(self) -> "LoadProgress":
@@ -86,3 +87,106 @@ def render_hits(console: Console, hits: Sequence[Hit]) -> None:
                       f"{location(hit.chunk)}" + (f" — {hit.chunk.title}" if hit.chunk.title else ""),
                       highlight=False)
         console.print(f"   {excerpt}", highlight=False, markup=False)
+
+
+# --- query ---------------------------------------------------------------------------------------------------------
+_STOP_TEXT = {"no_gaps": "nothing left to search", "max_iter": "reached --max-iter",
+              "token_budget": "token budget spent", "duplicates": "new queries repeat earlier ones"}
+
+
+class QueryProgress:
+    """Live view of a query: one line per step above a spinner, then the answer streaming in as it is written.
+
+    The streamed text is transient: once the run ends the CLI prints the verified report (citations checked and
+    renumbered) in its place. ``verbose`` also prints the model's reasoning; ``quiet`` prints nothing (``--json``).
+    """
+
+    def __init__(self, console: Console, verbose: bool = False, quiet: bool = False) -> None:
+        from rich.live import Live
+
+        self.console = console
+        self.verbose = verbose
+        self.quiet = quiet
+        self.status = "Starting"
+        self.answer = ""
+        self.live = Live(console=console, transient=True, refresh_per_second=8, get_renderable=self._view,
+                         redirect_stdout=False, redirect_stderr=False)
+
+    def __enter__(self) -> "QueryProgress":
+        if not self.quiet:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.quiet:
+            self.live.stop()
+
+    def _view(self) -> Any:
+        from rich.console import Group
+        from rich.spinner import Spinner
+        from rich.text import Text
+
+        spinner = Spinner("dots", text=Text(self.status, style="bold"))
+        if not self.answer:
+            return spinner
+        room = max(3, self.console.size.height - 4)
+        tail = "\n".join(self.answer.splitlines()[-room:])
+        return Group(spinner, Text(tail))
+
+    def _line(self, text: str, style: str = "") -> None:
+        if not self.quiet:
+            self.console.print(text, style=style, highlight=False, markup=False)
+
+    def on_event(self, event: Event) -> None:
+        data = event.data
+        kind = event.kind
+        if kind == "query.start":
+            self._line(f"Researching in {', '.join(data['collections'])} (max {data['max_iter']} rounds)")
+            self.status = "Planning"
+        elif kind == "query.agent" and data["chosen_by"] != "config":
+            self._line(f"Agent: {data['agent']} (chosen by {data['chosen_by']})")
+        elif kind == "query.sub_queries":
+            self._line(f"Round {data['iteration']}: searching")
+            for query in data["sub_queries"]:
+                self._line(f"  • {query}")
+            for query in data["duplicates"]:
+                self._line(f"  – skipped near-duplicate: {query}", "dim")
+            self.status = f"Round {data['iteration']}: routing and retrieving"
+        elif kind == "query.routed":
+            dropped = f" (ignored unknown: {', '.join(data['dropped'])})" if data["dropped"] else ""
+            self._line(f"    → {data['sub_query']}: {', '.join(data['collections'])}{dropped}", "dim")
+        elif kind == "query.accepted":
+            self._line(f"    ✓ kept {data['accepted']} of {data['retrieved']} new chunks for: {data['sub_query']}",
+                       "green" if data["accepted"] else "dim")
+            self.status = f"Round {data['iteration']}: judging relevance"
+        elif kind == "query.intermediate":
+            self._line(f"    = {data['answer'] or '(no answer found)'}", "cyan")
+        elif kind == "query.gaps":
+            if data["gaps"] and data["stop"] is None:
+                self._line("  Gaps to search next: " + "; ".join(data["gaps"]), "yellow")
+            elif data["gaps"]:
+                self._line("  Open gaps: " + "; ".join(data["gaps"]), "yellow")
+            if data["stop"]:
+                self._line(f"Research done after {data['iteration']} round(s): {_STOP_TEXT.get(data['stop'], '')}")
+                self.status = "Writing the report"
+            else:
+                self.status = "Reflecting"
+        elif kind == "query.fallback":
+            self._line(f"  ! {data['step']}: unusable reply ({data['error']}); {data['fallback']}", "yellow")
+        elif kind == "query.reasoning" and self.verbose:
+            self._line(f"  [reasoning: {data['step']}]", "dim italic")
+            self._line("    " + data["text"].strip().replace("\n", "\n    "), "dim")
+        elif kind == "query.answer_token":
+            self.answer += data["text"]
+            self.status = "Writing the report"
+
+
+def render_usage(console: Console, usage: Any, removed_citations: int = 0) -> None:
+    """One line: LLM calls, prompt/completion tokens, seconds, cost when prices are set."""
+    line = (f"Usage: {usage.llm_calls} LLM calls, {usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} "
+            f"completion tokens, {usage.seconds:.1f} s")
+    if usage.cost is not None:
+        line += f", cost {usage.cost:.4f}"
+    if removed_citations:
+        line += f"; removed {removed_citations} citation(s) to unknown sources"
+    console.print(line, highlight=False, style="dim" if not removed_citations else "")

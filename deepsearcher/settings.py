@@ -9,11 +9,12 @@ Relative paths resolve against the config file's folder.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from deepsearcher.errors import ConfigError
 
@@ -135,8 +136,15 @@ class BuiltinCrawler(_Model):
     include: list[str] = Field(default_factory=list, description="Regexes a URL must match to be followed.")
     exclude: list[str] = Field(default_factory=list, description="Regexes of URLs never followed.")
     concurrency: int = Field(4, gt=0, description="Requests in flight at once.")
-    timeout_s: float = Field(20, gt=0, description="Per-request timeout in seconds.")
-    user_agent: str = Field("deepsearcher-crawler (+https://github.com/deepsearcher)")
+    timeout_s: float = Field(20, gt=0, description="Per-request timeout in seconds (connect to last byte).")
+    max_page_mb: float = Field(20, gt=0, description="Responses larger than this many MB are skipped.")
+    user_agent: str = Field("deepsearcher-crawler (+https://github.com/deepsearcher)",
+                            description="User-Agent header, also the name matched against robots.txt groups.")
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _valid_regexes(cls, patterns: list[str]) -> list[str]:
+        return _check_regexes(patterns)
 
 
 class FirecrawlCrawler(_Model):
@@ -145,9 +153,31 @@ class FirecrawlCrawler(_Model):
     provider: Literal["firecrawl"] = "firecrawl"
     api_url: str | None = Field(None, description="Self-hosted Firecrawl URL; None = the hosted service.")
     api_key_env: str | None = "FIRECRAWL_API_KEY"
-    max_depth: int = Field(1, ge=0)
-    max_pages: int = Field(50, gt=0)
-    options: dict[str, Any] = Field(default_factory=dict, description="Extra Firecrawl options (validated).")
+    max_depth: int = Field(1, ge=0, description="Link depth (0 = scrape only the start URL).")
+    max_pages: int = Field(50, gt=0, description="Pages per start URL at most (Firecrawl's limit).")
+    same_site: bool = Field(True, description="Stay on the start URL's host (no external links, no subdomains).")
+    respect_robots: bool = Field(True, description="Obey robots.txt.")
+    include: list[str] = Field(default_factory=list, description="Regexes a URL must match to be crawled.")
+    exclude: list[str] = Field(default_factory=list, description="Regexes of URLs never crawled.")
+    timeout_s: float = Field(600, gt=0, description="Wait this long for a crawl job, then cancel it.")
+    poll_interval_s: float = Field(2, gt=0, description="Seconds between crawl status polls.")
+    options: dict[str, Any] = Field(default_factory=dict,
+                                    description="More Firecrawl options by our names (see docs/crawling.md); "
+                                                "an unknown one is an error listing the accepted ones.")
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _valid_regexes(cls, patterns: list[str]) -> list[str]:
+        return _check_regexes(patterns)
+
+
+def _check_regexes(patterns: list[str]) -> list[str]:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression {pattern!r}: {exc}") from None
+    return patterns
 
 
 CrawlerSettings = Annotated[Union[BuiltinCrawler, FirecrawlCrawler], Field(discriminator="provider")]
@@ -182,6 +212,13 @@ class ServerSettings(_Model):
     port: int = 8000
     token_env: str = Field("DEEPSEARCHER_API_TOKEN", description="Bearer token variable (required off loopback).")
     allowed_roots: list[Path] = Field(default_factory=list, description="Folders the load endpoint may read.")
+    allow_private_urls: bool | None = Field(
+        None, description="Let the load endpoint fetch URLs on loopback/private/link-local addresses; "
+                          "None = only when the server itself is bound to loopback.")
+    max_concurrent_queries: int = Field(2, gt=0, description="Queries run at once (in worker threads); more wait.")
+
+
+DEFAULT_PROVIDERS = {"llm": "openai_compatible", "embedding": "sentence_transformers", "crawler": "builtin"}
 
 
 class Settings(_Model):
@@ -196,6 +233,17 @@ class Settings(_Model):
     query: QuerySettings = Field(default_factory=QuerySettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     config_path: Path | None = Field(None, exclude=True, description="Where the settings came from.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_providers(cls, data: Any) -> Any:
+        """A section written without ``provider:`` uses the default provider of that section."""
+        if isinstance(data, dict):
+            data = dict(data)
+            for section, provider in DEFAULT_PROVIDERS.items():
+                if isinstance(data.get(section), dict) and "provider" not in data[section]:
+                    data[section] = {"provider": provider, **data[section]}
+        return data
 
     def resolve_path(self, value: str | Path) -> Path:
         """Resolve a relative path against the config file's folder (cwd when no file)."""

@@ -79,12 +79,12 @@ class SentenceTransformersEmbedder:
                     hint="use 'bundled:all-MiniLM-L6-v2', a local model folder, or a model already in the "
                          "Hugging Face cache (this tool does not download weights when HF_HUB_OFFLINE=1)",
                 ) from exc
-            log.info("loaded embedding model %s (dim=%s)", path, self._model.get_sentence_embedding_dimension())
+            log.info("loaded embedding model %s (dim=%s)", path, _dimension_of(self._model))
             return self._model
 
     @property
     def dimension(self) -> int:
-        return int(self._load().get_sentence_embedding_dimension())
+        return _dimension_of(self._load())
 
     @property
     def max_tokens(self) -> int | None:
@@ -104,3 +104,9 @@ class SentenceTransformersEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
+
+
+def _dimension_of(model: Any) -> int:
+    # sentence-transformers 5 renamed get_sentence_embedding_dimension to get_embedding_dimension
+    getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(getter())

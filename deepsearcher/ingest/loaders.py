@@ -5,7 +5,7 @@
 | PDF | pypdf (one Document per page, page numbers kept) |
 | DOCX | python-docx (paragraphs and tables in order) |
 | PPTX | python-pptx (one Document per slide) |
-| HTML | trafilatura ``bare_extraction`` on the raw bytes (its charset detection sees the bytes) |
+| HTML | trafilatura ``bare_extraction`` on ``decode_html`` text (BOM, header or meta charset, UTF-8, detection) |
 | TXT/MD/RST/... | plain text; UTF-8, else charset-normalizer with a cp1252 preference for Latin guesses |
 | JSON / JSONL | one Document per record, text and title keys configurable |
 | anything else | markitdown when installed (XLSX, EPUB, ...), else skipped |
@@ -82,6 +82,8 @@ def load_bytes(data: bytes, source: str, *, suffix: str = "", content_type: str 
         docs = _load_json(data, source, title, options, suffix=suffix)
     elif kind == "other":
         docs = _load_other(data, source, title, suffix=suffix)
+    elif kind == "html":
+        docs = _load_html(data, source, title, charset=charset)
     else:
         docs = loader(data, source, title)
     return _non_empty(docs, source)
@@ -154,6 +156,37 @@ def decode_text(data: bytes, charset: str | None = None) -> str:
         except UnicodeDecodeError:
             pass
     return str(best)
+
+
+def decode_html(data: bytes, charset: str | None = None) -> str:
+    """Decode HTML bytes: byte-order mark, then the HTTP header charset, then ``<meta charset>``, then UTF-8, then
+    detection (``decode_text``) — the WHATWG order, so UTF-8 served with no charset anywhere is never mojibake.
+
+    WHATWG maps the labels iso-8859-1 / us-ascii to windows-1252, which browsers (and pages) actually use.
+
+    Raises:
+        SkipSource: no encoding decodes the bytes.
+    """
+    from bs4.dammit import EncodingDetector
+
+    if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return decode_text(data)
+    declared = EncodingDetector.find_declared_encoding(data[:4096], is_html=True)
+    for label in (charset, declared):
+        if not label:
+            continue
+        label = label.strip().lower()
+        for encoding in (_WHATWG_ALIASES.get(label), label):
+            if encoding:
+                try:
+                    return data.decode(encoding)
+                except (LookupError, UnicodeDecodeError):
+                    continue
+    return decode_text(data)
+
+
+_WHATWG_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "us-ascii": "cp1252",
+                   "ascii": "cp1252"}
 
 
 def _non_empty(docs: list[Document], source: str) -> list[Document]:
@@ -231,10 +264,11 @@ def _load_pptx(data: bytes, source: str, title: str) -> list[Document]:
     return docs
 
 
-def _load_html(data: bytes, source: str, title: str) -> list[Document]:
+def _load_html(data: bytes, source: str, title: str, *, charset: str | None = None) -> list[Document]:
     import trafilatura
 
-    result = trafilatura.bare_extraction(data, include_tables=True, include_comments=False, with_metadata=True,
+    # decoded here because trafilatura ignores <meta charset> and the HTTP header (it tries UTF-8, then guesses)
+    result = trafilatura.bare_extraction(decode_html(data, charset), include_tables=True, include_comments=False, with_metadata=True,
                                          url=source if source.startswith("http") else None)
     if result is None or not (result.text or "").strip():
         raise SkipSource("no main text found in HTML")

@@ -30,6 +30,9 @@ PROP_DIM = "deepsearcher.embedding_dim"
 PROP_DESC = "deepsearcher.description"
 OUTPUT_FIELDS = ["id", "text", "source", "title", "page", "chunk_index", "doc_hash", "metadata"]
 RRF_K = 60
+#: Lite files this process opened: milvus-lite keeps their flock for the life of the process, and a probe from the
+#: same process would see its own lock as "another process".
+_OPENED_IN_THIS_PROCESS: set[str] = set()
 
 
 def validate_collection_name(name: str) -> str:
@@ -92,7 +95,9 @@ class MilvusStore:
                     hint="pip install milvus-lite (Linux/macOS), or point vector_db.uri at a Milvus server "
                          "(http://host:19530, e.g. Milvus standalone in Docker) or Zilliz Cloud") from exc
             Path(self.uri).parent.mkdir(parents=True, exist_ok=True)
-            if _lite_file_locked(Path(self.uri)):
+            # milvus-lite's in-process gRPC server logs unimplemented optional RPCs (AllocTimestamp) at ERROR
+            logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+            if self.uri not in _OPENED_IN_THIS_PROCESS and _lite_file_locked(Path(self.uri)):
                 raise StoreInUseError(f"the Milvus Lite file {self.uri} is in use by another process",
                                       hint="wait for the other deepsearcher process to finish (Milvus Lite allows "
                                            "one process per file), use another vector_db.uri, or run a Milvus "
@@ -103,7 +108,10 @@ class MilvusStore:
         if self.db_name:
             kwargs["db_name"] = self.db_name
         try:
-            return MilvusClient(**kwargs)
+            client = MilvusClient(**kwargs)
+            if self.is_lite:
+                _OPENED_IN_THIS_PROCESS.add(self.uri)
+            return client
         except Exception as exc:  # pymilvus raises MilvusException / ConnectionConfigException / RuntimeError
             text = str(exc)
             if self.is_lite and ("lock" in text.lower() or "in use" in text.lower() or "opened" in text.lower()):

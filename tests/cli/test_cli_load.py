@@ -1,0 +1,100 @@
+"""CLI tests for load / collections / config check / retrieve, through click's CliRunner."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from deepsearcher.cli import main
+from tests.conftest import DATA
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def cfg(tmp_path: Path) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text("llm: null\nvector_db:\n  uri: ./store/milvus.db\n")
+    return path
+
+
+def invoke(runner: CliRunner, cfg: Path, *args: str):
+    return runner.invoke(main, ["--config", str(cfg), *args], catch_exceptions=False)
+
+
+def test_load_list_retrieve_drop(runner: CliRunner, cfg: Path, tmp_path: Path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(DATA / "milvus_docs" / "limitations.md", docs)
+    shutil.copy(DATA / "pdf" / "WhatisMilvus.pdf", docs)
+    (docs / "empty.md").write_text("  \n")
+
+    result = invoke(runner, cfg, "load", str(docs), "-c", "milvus_docs", "-d", "Milvus documentation")
+    assert result.exit_code == 0, result.output
+    assert "2 loaded, 0 unchanged, 1 skipped" in result.output
+    assert (tmp_path / "store" / "milvus.db").is_dir()  # relative to the config file's folder
+
+    again = invoke(runner, cfg, "load", str(docs), "-c", "milvus_docs", "--json")
+    summary = json.loads(again.stdout)
+    assert summary["chunks_written"] == 0
+    assert sorted(f["status"] for f in summary["files"]) == ["skipped", "unchanged", "unchanged"]
+
+    listed = json.loads(invoke(runner, cfg, "collections", "--json").stdout)
+    assert listed[0]["name"] == "milvus_docs" and listed[0]["description"] == "Milvus documentation"
+    assert listed[0]["embedding_model"] == "all-MiniLM-L6-v2" and listed[0]["chunk_count"] > 0
+
+    hits = json.loads(invoke(runner, cfg, "retrieve", "maximum length of a collection name", "-k", "2",
+                             "--json").stdout)
+    assert len(hits) == 2 and hits[0]["source"].endswith("limitations.md")
+
+    dropped = invoke(runner, cfg, "collections", "drop", "milvus_docs", "--yes")
+    assert dropped.exit_code == 0
+    assert "No collections yet" in invoke(runner, cfg, "collections").output
+
+
+def test_missing_path_is_a_message_not_a_traceback(runner: CliRunner, cfg: Path, tmp_path: Path):
+    result = invoke(runner, cfg, "load", str(tmp_path / "nope"))
+    assert result.exit_code == 1
+    assert "Error: not found:" in result.output and "Traceback" not in result.output
+
+
+def test_invalid_collection_name_message(runner: CliRunner, cfg: Path):
+    result = invoke(runner, cfg, "load", str(DATA / "milvus_docs" / "overview.md"), "-c", "9lives")
+    assert result.exit_code == 1
+    assert "letters, digits and underscores" in result.output
+
+
+def test_bad_config_key_message(runner: CliRunner, tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("vector_db:\n  urii: x\n")
+    result = runner.invoke(main, ["--config", str(bad), "collections"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "vector_db.urii: unknown key" in result.output and str(bad) in result.output
+
+
+def test_config_check_masks_secrets(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("SECRET_FOR_TEST", "sk-verysecretvalue123")
+    path = tmp_path / "c.yaml"
+    path.write_text("llm:\n  api_key_env: SECRET_FOR_TEST\n")
+    result = runner.invoke(main, ["--config", str(path), "config", "check"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert "sk-verysecretvalue123" not in result.output and "SECRET_FOR_TEST (set: sk-" in result.output
+
+
+def test_help_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; from click.testing import CliRunner; from deepsearcher.cli import main; "
+            "r = CliRunner().invoke(main, ['--help']); assert r.exit_code == 0; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr

@@ -1,0 +1,107 @@
+from pathlib import Path
+
+import pytest
+
+from deepsearcher.errors import CollectionError, ConfigError
+from deepsearcher.ingest.ids import chunk_id, file_hash
+from deepsearcher.ingest.loaders import SkipSource, decode_text, load_bytes, sniff
+from deepsearcher.ingest.splitter import MAX_TEXT_BYTES, Splitter, _cap_bytes
+from deepsearcher.types import Document
+from deepsearcher.vectordb.milvus import validate_collection_name
+
+
+def test_chunk_id_is_content_derived():
+    a = chunk_id("/d/a.md", "A", None, "hello")
+    assert a == chunk_id("/d/a.md", "A", None, "hello")
+    assert len(a) == 32 and int(a, 16) >= 0
+    assert a != chunk_id("/d/b.md", "A", None, "hello")
+    assert a != chunk_id("/d/a.md", "A", 1, "hello")
+    assert a != chunk_id("/d/a.md", "A", None, "hello!")
+
+
+def test_file_hash_changes_with_content_and_settings(tmp_path: Path):
+    f = tmp_path / "x.txt"
+    f.write_text("one")
+    h1 = file_hash(f, extra="240/32")
+    assert h1 == file_hash(f, extra="240/32")
+    assert h1 != file_hash(f, extra="200/32")
+    f.write_text("two")
+    assert h1 != file_hash(f, extra="240/32")
+
+
+@pytest.mark.parametrize("name", ["docs", "_x", "Milvus_docs_2"])
+def test_valid_collection_names(name: str):
+    assert validate_collection_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["2docs", "my-docs", "a b", "", "x" * 256, "é"])
+def test_invalid_collection_names_state_the_rule(name: str):
+    with pytest.raises(CollectionError, match="letters, digits and underscores"):
+        validate_collection_name(name)
+
+
+def test_splitter_sizes_in_tokenizer_tokens(bundled_embedder):
+    tok = bundled_embedder.tokenizer()
+    splitter = Splitter(50, 10, tokenizer=tok, model_max_tokens=bundled_embedder.max_tokens)
+    text = " ".join(f"sentence number {i} talks about vector databases and retrieval." for i in range(60))
+    pieces = splitter.split_text(text)
+    assert len(pieces) > 5
+    assert all(len(tok.tokenize(p)) <= 50 for p in pieces)
+
+
+def test_default_chunk_fits_model_max_sequence(bundled_embedder):
+    # 240 tokens + [CLS]/[SEP] must fit MiniLM's 256 so nothing is silently truncated
+    assert bundled_embedder.max_tokens == 256
+    Splitter(240, 32, tokenizer=bundled_embedder.tokenizer(), model_max_tokens=256)
+    with pytest.raises(ConfigError, match="at most 254"):
+        Splitter(255, 32, tokenizer=bundled_embedder.tokenizer(), model_max_tokens=256)
+    with pytest.raises(ConfigError, match="smaller"):
+        Splitter(100, 100)
+
+
+def test_cap_bytes_counts_bytes_not_characters():
+    text = "日本" * 20000  # 120,000 bytes, 40,000 characters
+    pieces = _cap_bytes(text, MAX_TEXT_BYTES)
+    assert "".join(pieces) == text
+    assert all(len(p.encode("utf-8")) <= MAX_TEXT_BYTES for p in pieces)
+    assert len(pieces) == 2
+
+
+def test_splitter_drops_duplicate_chunks_of_one_source():
+    splitter = Splitter(20, 0)
+    docs = [Document("same text here", "/s", "t"), Document("same text here", "/s", "t")]
+    chunks = splitter.split(docs, "h")
+    assert len(chunks) == 1 and chunks[0].doc_hash == "h"
+
+
+def test_cp1252_is_decoded_right():
+    raw = "Café – naïve “quotes” — 50 € für Straße".encode("cp1252")
+    assert decode_text(raw) == "Café – naïve “quotes” — 50 € für Straße"
+
+
+def test_utf8_and_bom():
+    assert decode_text("Estação café 日本".encode("utf-8")) == "Estação café 日本"
+    assert decode_text(b"\xef\xbb\xbfhello") == "hello"
+
+
+def test_sniff_magic_bytes_win():
+    assert sniff(b"%PDF-1.7 ...", suffix=".html", content_type="text/html") == "pdf"
+    assert sniff(b"<html><body>x</body></html>", suffix="") == "html"
+    assert sniff(b"\x00\x01\x02binary", suffix=".bin") == "other"
+    assert sniff(b"plain", suffix=".md") == "text"
+
+
+def test_json_loader_keys():
+    from deepsearcher.settings import LoaderSettings
+
+    data = b'[{"title": "A", "text": "alpha"}, {"title": "B", "text": "beta"}, {"nope": 1}]'
+    docs = load_bytes(data, "/c.json", suffix=".json", options=LoaderSettings())
+    assert [(d.title, d.text) for d in docs] == [("A", "alpha"), ("B", "beta")]
+    jsonl = b'{"body": "x1", "name": "N1"}\n{"body": "x2", "name": "N2"}\n'
+    docs = load_bytes(jsonl, "/c.jsonl", suffix=".jsonl",
+                      options=LoaderSettings(json_text_key="body", json_title_key="name"))
+    assert [(d.title, d.text) for d in docs] == [("N1", "x1"), ("N2", "x2")]
+    with pytest.raises(SkipSource, match="'text'"):
+        load_bytes(b'[{"a": 1}]', "/c.json", suffix=".json")
+    with pytest.raises(SkipSource, match="invalid JSON"):
+        load_bytes(b'[{"a": ', "/c.json", suffix=".json")

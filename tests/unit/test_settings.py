@@ -1,0 +1,87 @@
+from pathlib import Path
+
+import pytest
+
+from deepsearcher.errors import ConfigError
+from deepsearcher.settings import BUNDLED_MODEL, load_settings
+
+
+def test_defaults_without_file():
+    settings = load_settings(None)
+    assert settings.config_path is None
+    assert settings.embedding.model == BUNDLED_MODEL
+    assert settings.vector_db.uri == "./milvus.db"
+    assert settings.query.hybrid is True
+
+
+def test_unknown_key_names_key_and_file(tmp_path: Path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("ingest:\n  chunk_size_tokenz: 100\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert "ingest.chunk_size_tokenz: unknown key" in str(err.value)
+    assert str(cfg) in str(err.value)
+
+
+def test_wrong_type_names_key(tmp_path: Path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("query:\n  max_iter: many\n")
+    with pytest.raises(ConfigError, match=r"query\.max_iter"):
+        load_settings(cfg)
+
+
+def test_unknown_key_inside_provider_section(tmp_path: Path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("llm:\n  provider: openai_compatible\n  modle: x\n")
+    with pytest.raises(ConfigError, match=r"llm\.modle: unknown key"):
+        load_settings(cfg)
+
+
+def test_unknown_provider_is_an_error(tmp_path: Path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("embedding:\n  provider: magic\n")
+    with pytest.raises(ConfigError, match="embedding"):
+        load_settings(cfg)
+
+
+def test_missing_file_and_bad_yaml(tmp_path: Path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("llm: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_settings(bad)
+
+
+def test_relative_paths_resolve_against_config_folder(tmp_path: Path):
+    sub = tmp_path / "conf"
+    sub.mkdir()
+    cfg = sub / "config.yaml"
+    cfg.write_text("vector_db:\n  uri: ./data/m.db\n")
+    settings = load_settings(cfg)
+    assert settings.resolve_path(settings.vector_db.uri) == (sub / "data" / "m.db").resolve()
+
+
+def test_env_var_selects_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    cfg = tmp_path / "other.yaml"
+    cfg.write_text("query:\n  top_k: 9\n")
+    monkeypatch.setenv("DEEPSEARCHER_CONFIG", str(cfg))
+    assert load_settings().query.top_k == 9
+
+
+def test_literal_token_refused_and_secrets_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("vector_db:\n  token: root:Milvus\n")
+    with pytest.raises(ConfigError, match="environment variable"):
+        load_settings(cfg)
+    monkeypatch.setenv("MY_KEY", "sk-abcdefghijklmnop")
+    cfg.write_text("llm:\n  api_key_env: MY_KEY\n")
+    masked = load_settings(cfg).masked()
+    assert "sk-abcdefghijklmnop" not in str(masked)
+    assert masked["llm"]["api_key_env"].startswith("MY_KEY (set: sk-")
+
+
+def test_llm_may_be_disabled(tmp_path: Path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("llm: null\n")
+    assert load_settings(cfg).llm is None
