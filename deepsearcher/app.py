@@ -260,8 +260,8 @@ class DeepSearcher:
             if max_iter < 1:
                 raise ConfigError(f"max_iter must be at least 1, got {max_iter}")
             qs = qs.model_copy(update={"max_iter": max_iter})
+        self.check_llm()  # before the embedder loads: a missing or unreachable LLM is reported in a moment
         names = self.resolve_collections(collections)
-        self.check_llm()
         llm = self.llm
         meter = MeteredChatModel(llm, getattr(llm, "price_per_1m_input", None),
                                  getattr(llm, "price_per_1m_output", None))

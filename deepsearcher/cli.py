@@ -248,7 +248,7 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
         out.print(markdown, markup=False, highlight=False, soft_wrap=True)
     render_usage(console, report.usage, report.removed_citations)
     if output:
-        console.print(f"Report written to {output}", highlight=False)
+        console.print(f"Report written to {output}", highlight=False, soft_wrap=True)
 
 
 # --- serve ---------------------------------------------------------------------------------------------------------
@@ -273,7 +273,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     app.state.service.ready()  # open the store now: a Lite file in use fails here, not on the first request
     shown = f"[{settings.server.host}]" if ":" in settings.server.host else settings.server.host
     console.print(f"Serving deepsearcher on [bold]http://{shown}:{settings.server.port}/[/] "
-                  f"(API docs at /docs). Ctrl-C stops.", highlight=False)
+                  f"(API docs at /docs). Ctrl-C stops.", highlight=False, soft_wrap=True)
     uvicorn.run(app, host=settings.server.host, port=settings.server.port, timeout_graceful_shutdown=5,
                 log_level="debug" if ctx.meta.get("debug") else "info")
 

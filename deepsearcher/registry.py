@@ -72,3 +72,35 @@ def _oa_embedder(options: Any) -> Any:
 
 register("embedding", "sentence_transformers", _st_embedder)
 register("embedding", "openai_compatible", _oa_embedder)
+
+
+def _oa_chat(options: Any) -> Any:
+    from deepsearcher.llm.openai_compatible import OpenAICompatibleChat
+
+    return OpenAICompatibleChat(options)
+
+
+def _llama_cpp_chat(options: Any) -> Any:
+    from deepsearcher.llm.llama_cpp import LlamaCppChat
+
+    return LlamaCppChat(options)
+
+
+register("llm", "openai_compatible", _oa_chat)
+register("llm", "llama_cpp", _llama_cpp_chat)
+
+
+def _builtin_crawler(options: Any) -> Any:
+    from deepsearcher.ingest.crawler import BuiltinCrawler
+
+    return BuiltinCrawler(options)
+
+
+def _firecrawl_crawler(options: Any) -> Any:
+    from deepsearcher.ingest.firecrawl import FirecrawlCrawler
+
+    return FirecrawlCrawler(options)
+
+
+register("crawler", "builtin", _builtin_crawler)
+register("crawler", "firecrawl", _firecrawl_crawler)

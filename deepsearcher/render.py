@@ -135,7 +135,7 @@ class QueryProgress:
 
     def _line(self, text: str, style: str = "") -> None:
         if not self.quiet:
-            self.console.print(text, style=style, highlight=False, markup=False)
+            self.console.print(text, style=style, highlight=False, markup=False, soft_wrap=True)
 
     def on_event(self, event: Event) -> None:
         data = event.data
@@ -172,7 +172,7 @@ class QueryProgress:
             else:
                 self.status = "Reflecting"
         elif kind == "query.fallback":
-            self._line(f"  ! {data['step']}: unusable reply ({data['error']}); {data['fallback']}", "yellow")
+            self._line(f"  ! {data['step']}: {data['error']}; {data['fallback']}", "yellow")
         elif kind == "query.reasoning" and self.verbose:
             self._line(f"  [reasoning: {data['step']}]", "dim italic")
             self._line("    " + data["text"].strip().replace("\n", "\n    "), "dim")
@@ -189,4 +189,4 @@ def render_usage(console: Console, usage: Any, removed_citations: int = 0) -> No
         line += f", cost {usage.cost:.4f}"
     if removed_citations:
         line += f"; removed {removed_citations} citation(s) to unknown sources"
-    console.print(line, highlight=False, style="dim" if not removed_citations else "")
+    console.print(line, highlight=False, style="dim" if not removed_citations else "", soft_wrap=True)

@@ -3,11 +3,7 @@
 # Extra arguments go to pytest (e.g. scripts/test.sh tests/unit -x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q "torch==2.13.0"
 # `local` builds llama-cpp-python from source the first time (~16 min on 2 cores), then pip's wheel cache serves it
-.venv/bin/python -m pip install -q -e ".[dev,local,server,crawl]"
+bash scripts/install.sh dev,local,server,crawl
 export HF_HUB_OFFLINE=1 DO_NOT_TRACK=1
 exec .venv/bin/python -m pytest "$@"

@@ -268,8 +268,8 @@ def _load_html(data: bytes, source: str, title: str, *, charset: str | None = No
     import trafilatura
 
     # decoded here because trafilatura ignores <meta charset> and the HTTP header (it tries UTF-8, then guesses)
-    result = trafilatura.bare_extraction(decode_html(data, charset), include_tables=True, include_comments=False, with_metadata=True,
-                                         url=source if source.startswith("http") else None)
+    result = trafilatura.bare_extraction(decode_html(data, charset), include_tables=True, include_comments=False,
+                                         with_metadata=True, url=source if source.startswith("http") else None)
     if result is None or not (result.text or "").strip():
         raise SkipSource("no main text found in HTML")
     return [Document(text=result.text, source=source, title=result.title or title,

@@ -141,10 +141,12 @@ class LoadPipeline:
         store, model_name = self.store, self.embedder.model_name
         dim = self.embedder.dimension
         exists = store.has_collection(collection)
-        if exists and force_new:
-            store.drop_collection(collection)
+        # --force-new-collection drops the old collection only when the first new batch is written, so a load that
+        # yields nothing (all skipped, an unreachable URL) leaves the old collection as it was
+        drop_first = exists and force_new
+        if drop_first:
             exists = False
-        if exists:
+        elif exists:
             store.check_embedding(collection, model_name, dim)
         self.on_event(Event("load.start", {"collection": collection, "total": total}))
 
@@ -155,13 +157,16 @@ class LoadPipeline:
         written = deleted = 0
 
         def write(batch: list[Chunk]) -> None:
-            nonlocal written, embed_seconds, exists
-            if not exists:
-                store.create_collection(collection, description=description, model_name=model_name, dim=dim)
-                exists = True
+            nonlocal written, embed_seconds, exists, drop_first
             t0 = time.perf_counter()
             vectors = self.embedder.embed_documents([c.text for c in batch])
             embed_seconds += time.perf_counter() - t0
+            if drop_first:
+                store.drop_collection(collection)
+                drop_first = False
+            if not exists:
+                store.create_collection(collection, description=description, model_name=model_name, dim=dim)
+                exists = True
             written += store.upsert(collection, batch, vectors, doc_chunks)
             self.on_event(Event("load.batch", {"chunks": len(batch), "written": written}))
 

@@ -19,16 +19,34 @@ from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
 
+#: The spaCy pipeline unstructured 0.27 loads for sentence splitting (downloaded from GitHub when missing).
+SPACY_MODEL = "en_core_web_sm"
+
 
 def _partition():  # type: ignore[no-untyped-def]
     os.environ["DO_NOT_TRACK"] = "1"  # must precede the import: unstructured phones home at import time
     os.environ.setdefault("SCARF_NO_ANALYTICS", "true")
+    os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
     try:
         from unstructured.partition.auto import partition
     except ModuleNotFoundError as exc:
         raise ProviderError("loader.provider is 'unstructured' but the package is not installed",
                             hint="pip install 'deepsearcher[unstructured]', or set loader.provider: builtin") from exc
+    missing = missing_models()
+    if missing:
+        raise ProviderError(
+            f"unstructured needs the spaCy model {missing} and would download it from GitHub on first use",
+            hint=f"install it while online (python -m spacy download {missing}), or set loader.provider: builtin")
     return partition
+
+
+def missing_models() -> str | None:
+    """Name of the spaCy model unstructured needs that is not installed here, or None when all are present."""
+    try:
+        import spacy.util
+    except ModuleNotFoundError:
+        return None  # an unstructured without the spaCy dependency needs no model
+    return None if spacy.util.is_package(SPACY_MODEL) else SPACY_MODEL
 
 
 def load_with_unstructured(path: Path, source: str, options: LoaderSettings) -> list[Document]:
@@ -44,7 +62,7 @@ def load_with_unstructured(path: Path, source: str, options: LoaderSettings) -> 
     partition = _partition()
     try:
         elements = partition(filename=str(path), strategy=options.unstructured_strategy)
-    except (OSError, LookupError) as exc:
+    except (OSError, LookupError, RuntimeError) as exc:
         text = str(exc)
         if any(word in text for word in ("spacy", "en_core_web", "nltk", "punkt", "averaged_perceptron")) or \
                 "Connection" in type(exc).__name__:

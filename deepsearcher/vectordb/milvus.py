@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -82,6 +83,8 @@ class MilvusStore:
         return self._client
 
     def _connect(self) -> Any:
+        # gRPC's C core prints keep-alive GOAWAY notices to stderr during long embedding pauses; they are harmless
+        os.environ.setdefault("GRPC_VERBOSITY", "NONE")
         try:
             from pymilvus import MilvusClient
         except ModuleNotFoundError as exc:  # pragma: no cover - core dependency

@@ -172,3 +172,22 @@ def test_second_process_gets_in_use_message(make_app, docs: Path, tmp_path: Path
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert "IN-USE:" in out.stdout and "in use by another process" in out.stdout
     assert StoreInUseError  # the exception type the CLI renders as a message
+
+
+def test_force_new_with_nothing_loadable_keeps_the_old_collection(make_app, docs: Path):
+    app = make_app()
+    app.load([str(docs / "consistency.md")], "docs")
+    before = app.store.count("docs")
+    summary = app.load([str(docs / "empty.txt")], "docs", force_new=True)
+    assert summary.chunks_written == 0 and summary.skipped
+    assert app.store.count("docs") == before
+
+
+def test_force_new_rebuilds_with_another_model(make_app, docs: Path):
+    from deepsearcher.vectordb.milvus import PROP_MODEL
+
+    app = make_app()
+    app.load([str(docs / "consistency.md")], "docs")
+    app.store.client.alter_collection_properties("docs", properties={PROP_MODEL: "old-model"})
+    app.load([str(docs / "notes.txt")], "docs", force_new=True)  # no mismatch error: it is a rebuild
+    assert {c.name: c for c in app.collections()}["docs"].embedding_model == "all-MiniLM-L6-v2"

@@ -105,3 +105,16 @@ def test_json_loader_keys():
         load_bytes(b'[{"a": 1}]', "/c.json", suffix=".json")
     with pytest.raises(SkipSource, match="invalid JSON"):
         load_bytes(b'[{"a": ', "/c.json", suffix=".json")
+
+
+def test_missing_milvus_lite_names_alternatives(tmp_path, monkeypatch):
+    import sys
+
+    from deepsearcher.errors import ProviderError
+    from deepsearcher.vectordb.milvus import MilvusStore
+
+    monkeypatch.setitem(sys.modules, "milvus_lite", None)  # as on a platform without a milvus-lite wheel
+    with pytest.raises(ProviderError) as err:
+        MilvusStore(str(tmp_path / "x.db")).list_collections()
+    assert "Milvus Lite is not available" in str(err.value)
+    assert "http://host:19530" in str(err.value) and "Zilliz Cloud" in str(err.value)

@@ -1,0 +1,196 @@
+"""What an agent run needs (``QueryContext``) and the steps every agent shares: asking a structured question with
+events for reasoning and fallbacks, retrieving per collection, and dropping near-duplicate sub-queries."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Callable, Sequence, TypeVar
+
+import numpy as np
+from pydantic import BaseModel
+
+from deepsearcher.llm.base import MeteredChatModel
+from deepsearcher.llm.output import Structured, ask_structured
+from deepsearcher.agents import prompts
+from deepsearcher.settings import QuerySettings
+from deepsearcher.types import CollectionInfo, Event, EventCallback, Hit, Source
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+
+SearchFn = Callable[[str, str, int], list[Hit]]
+"""``search(query, collection, top_k) -> hits`` best first."""
+EmbedFn = Callable[[str], np.ndarray]
+"""``embed(text) -> unit vector`` of shape (dim,)."""
+
+
+@dataclass(frozen=True)
+class QueryContext:
+    """Everything one query run uses; built by ``DeepSearcher.query``.
+
+    Attributes:
+        question: the user's question.
+        llm: the chat model, metered (calls, tokens, seconds, cost of this run).
+        collections: the collections in scope, with their descriptions (for routing).
+        search: retrieval function (dense or hybrid, as configured).
+        embed: query embedder (for near-duplicate detection).
+        settings: query settings with any per-call overrides applied (``max_iter``).
+        emit: event callback.
+    """
+
+    question: str
+    llm: MeteredChatModel
+    collections: list[CollectionInfo]
+    search: SearchFn
+    embed: EmbedFn
+    settings: QuerySettings
+    emit: EventCallback = field(default=lambda event: None)
+
+    def event(self, kind: str, **data: object) -> None:
+        self.emit(Event(kind, dict(data)))
+
+    @property
+    def language(self) -> str:
+        return self.settings.language or prompts.QUESTION_LANGUAGE
+
+    def over_budget(self) -> bool:
+        """True when the optional token budget is spent."""
+        budget = self.settings.token_budget
+        return budget is not None and self.llm.total_tokens >= budget
+
+
+def ask(ctx: QueryContext, step: str, prompt: str, schema: type[T], fallback: T, fallback_text: str) -> Structured[T]:
+    """Run one structured step: ask, retry once on a bad reply, else fall back; emit reasoning / fallback events."""
+    result = ask_structured(ctx.llm, prompts.messages(prompt), schema, fallback)
+    if result.reasoning:
+        ctx.event("query.reasoning", step=step, text=result.reasoning)
+    if result.fell_back:
+        error = f"unusable reply after a retry: {result.error}"
+        log.info("%s: %s; %s", step, error, fallback_text)
+        ctx.event("query.fallback", step=step, error=error, fallback=fallback_text)
+    return result
+
+
+def retrieve(ctx: QueryContext, query: str, collections: Sequence[str]) -> list[Hit]:
+    """Top-k hits per collection for ``query``, concatenated collection by collection (each list best first),
+    without repeated chunks."""
+    seen: set[str] = set()
+    hits: list[Hit] = []
+    for name in collections:
+        for hit in ctx.search(query, name, ctx.settings.top_k):
+            key = hit_key(hit)
+            if key not in seen:
+                seen.add(key)
+                hits.append(hit)
+    return hits
+
+
+def hit_key(hit: Hit) -> str:
+    return f"{hit.collection}/{hit.chunk.id}"
+
+
+def chunk_summary(hit: Hit) -> dict[str, object]:
+    """The JSON shape of a chunk in events."""
+    c = hit.chunk
+    return {"id": c.id, "collection": hit.collection, "source": c.source, "page": c.page, "title": c.title}
+
+
+@dataclass(frozen=True)
+class Deduped:
+    """Result of ``dedup_queries``: the queries to keep and the ones dropped as duplicates."""
+
+    kept: list[str]
+    duplicates: list[str]
+
+
+def dedup_queries(ctx: QueryContext, candidates: Sequence[str], earlier: Sequence[str]) -> Deduped:
+    """Drop candidates that repeat an earlier query or an earlier candidate.
+
+    Two queries are duplicates when they are equal after case/whitespace folding, or when the cosine similarity of
+    their embeddings is at least ``query.dedup_threshold`` (embeddings are unit vectors, so cosine = dot product).
+    Empty candidates are dropped silently.
+    """
+    kept: list[str] = []
+    duplicates: list[str] = []
+    vectors = [_embedding(ctx, q) for q in earlier]
+    folded = {_fold(q) for q in earlier}
+    for query in candidates:
+        query = query.strip()
+        if not query:
+            continue
+        if _fold(query) in folded:
+            duplicates.append(query)
+            continue
+        vec = _embedding(ctx, query)
+        if any(float(np.dot(vec, other)) >= ctx.settings.dedup_threshold for other in vectors):
+            duplicates.append(query)
+            continue
+        kept.append(query)
+        vectors.append(vec)
+        folded.add(_fold(query))
+    return Deduped(kept, duplicates)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip("?.!。？！ ")
+
+
+def _embedding(ctx: QueryContext, text: str) -> np.ndarray:
+    return np.asarray(ctx.embed(text), dtype=np.float32).reshape(-1)
+
+
+# --- synthesis, shared by every agent ------------------------------------------------------------------------------
+NOTHING_FOUND = "No relevant information was found in the searched collections for this question."
+
+
+def synthesise(ctx: QueryContext, hits: Sequence[Hit], notes: str = "") -> tuple[str, list[Source], int]:
+    """Write the cited answer from ``hits`` (numbered 1..N in the prompt), streaming it as ``query.answer_token``.
+
+    Returns:
+        ``(answer, sources, removed_citations)``: the answer with citations verified and renumbered; the cited
+        sources (all chunks, numbered as in the prompt, when the answer cites none); the count of removed
+        citations. With no hits, a fixed "nothing found" answer and no LLM call.
+    """
+    from deepsearcher.agents.citations import cited_sources, consulted_sources, verify_citations
+    from deepsearcher.llm.output import ask_text
+
+    if not hits:
+        return NOTHING_FOUND, [], 0
+    prompt = prompts.SYNTHESISE.format(language=ctx.language, notes=notes, question=ctx.question,
+                                       chunks=prompts.chunk_list([h.chunk for h in hits]))
+    reply = ask_text(ctx.llm, prompts.messages(prompt), on_token=lambda text: ctx.event("query.answer_token",
+                                                                                         text=text))
+    if reply.reasoning:
+        ctx.event("query.reasoning", step="synthesise", text=reply.reasoning)
+    verified = verify_citations(reply.text, len(hits))
+    if not verified.text:
+        return "The model returned an empty answer.", consulted_sources(hits), verified.removed
+    sources = cited_sources(verified, hits) if verified.cited else consulted_sources(hits)
+    return verified.text, sources, verified.removed
+
+
+def top_ranked(per_query: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
+    """Interleave per-query rankings (every query's best, then every second-best, …) into at most ``k`` hits."""
+    out: list[Hit] = []
+    seen: set[str] = set()
+    depth = max((len(r) for r in per_query), default=0)
+    for rank in range(depth):
+        for ranking in per_query:
+            if rank < len(ranking) and hit_key(ranking[rank]) not in seen and len(out) < k:
+                seen.add(hit_key(ranking[rank]))
+                out.append(ranking[rank])
+    return out
+
+
+def answer_hits(ctx: QueryContext, accepted: Sequence[Hit], per_query: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """The chunks to write the report from: the accepted ones; if the model judged none relevant although chunks
+    were retrieved, the ``top_k`` best-ranked retrieved chunks (reported as a ``relevance`` fallback), so the report
+    still shows what the collections hold instead of an empty answer."""
+    if accepted or not any(per_query):
+        return list(accepted)
+    best = top_ranked(per_query, ctx.settings.top_k)
+    ctx.event("query.fallback", step="relevance", error="no retrieved chunk was judged relevant",
+              fallback=f"answering from the {len(best)} top-ranked retrieved chunks")
+    return best

@@ -1,0 +1,143 @@
+"""Every prompt the agents send, as named templates with named placeholders (``str.format``).
+
+Tests render them and assert on the text the scripted model receives. Replies are JSON (validated by each step's
+pydantic schema) except the final report. Templates ask for a JSON *object*, because OpenAI's structured output
+needs an object at the top level; the parsers also accept a bare list.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from deepsearcher.llm.base import Message
+from deepsearcher.types import Chunk
+
+SYSTEM = ("You are DeepSearcher, a careful research assistant. You work only from the documents you are given and "
+          "you follow the requested output format exactly.")
+
+DECOMPOSE = """Break the question below into at most {max_sub_queries} short, self-contained search queries that \
+together cover everything needed to answer it. Keep the language of the question. A simple question needs only one \
+query.
+
+Question: {question}
+
+Reply with JSON only, in this form: {{"sub_queries": ["<query 1>", "<query 2>"]}}"""
+
+ROUTE = """Choose the collections that may contain information for the search query. Each collection is listed with \
+a description of its contents.
+
+Collections:
+{collections}
+
+Search query: {query}
+
+Reply with JSON only, in this form: {{"collections": ["<name>"]}}. Use only the names listed above; give an \
+empty list if you cannot tell."""
+
+RELEVANCE = """Question: {question}
+Search query: {query}
+
+Below are {count} numbered text chunks found by the search. Decide which chunks contain information that helps to \
+answer the question or the search query.
+
+{chunks}
+
+Reply with JSON only, in this form: {{"relevant": [1, 3]}} listing the numbers of the helpful chunks, or \
+{{"relevant": []}} if none helps."""
+
+REFLECT = """Question: {question}
+
+Search queries already run:
+{queries}
+
+Information found so far:
+{chunks}
+
+Is information needed to answer the question still missing? If so, propose at most {max_gaps} new search queries \
+that would find it; they must differ from the queries already run. If the information is sufficient, propose none.
+
+Reply with JSON only, in this form: {{"gap_queries": ["<new query>"]}} or {{"gap_queries": []}}"""
+
+SYNTHESISE = """Write a report that answers the question below, using only the numbered sources that follow.
+
+Rules:
+- Support each statement with the number of its source in square brackets, like [1] or [2][4], placed right after \
+the statement. Cite only the numbers listed below.
+- Use Markdown: a short direct answer first, then the details (paragraphs, lists or headings as they fit).
+- If the sources do not answer part of the question, say so plainly instead of guessing.
+- Write in {language}.
+{notes}
+Question: {question}
+
+Sources:
+{chunks}"""
+
+CHAIN_NOTES = """- Findings of earlier research steps (question → intermediate answer), for orientation:
+{steps}
+"""
+
+FOLLOW_UP = """Question: {question}
+
+Research steps so far (follow-up question → intermediate answer):
+{steps}
+
+Decide whether the steps above are enough to answer the question. If not, write the single next follow-up question \
+to search for: a short, self-contained question about one missing fact, using what the steps have established.
+
+Reply with JSON only, in this form: {{"enough": false, "follow_up": "<next question>"}} or \
+{{"enough": true, "follow_up": ""}}"""
+
+INTERMEDIATE = """Answer the follow-up question briefly, using only the numbered chunks below. If they do not contain \
+the answer, say "no relevant information".
+
+Follow-up question: {query}
+
+{chunks}
+
+Reply with JSON only, in this form: {{"answer": "<short answer>", "supporting": [1, 2]}} where "supporting" lists \
+the numbers of the chunks the answer relies on."""
+
+CHOOSE_AGENT = """Choose the best strategy to answer the question over a document collection.
+
+Strategies:
+- deep_search: broad or open questions that need a report covering several aspects (compare, explain, summarise).
+- chain_of_rag: multi-hop factual questions, where finding one fact is needed before the next can be searched.
+- naive: a simple question answered by a single search.
+
+Question: {question}
+
+Reply with JSON only, in this form: {{"agent": "deep_search"}}"""
+
+NO_STEPS = "(none yet)"
+QUESTION_LANGUAGE = "the same language as the question"
+
+
+def is_placeholder(text: str) -> bool:
+    """True for text that only repeats a template placeholder (``<query 1>``, ``...``) or is empty: small models
+    copy the example reply, and such a "query" must not be searched."""
+    t = text.strip()
+    return not t.strip(".…") or (t.startswith("<") and t.endswith(">"))
+
+
+def messages(prompt: str) -> list[Message]:
+    """The system prompt plus one user message."""
+    return [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)]
+
+
+def chunk_block(number: int, chunk: Chunk, max_chars: int | None = None) -> str:
+    """One numbered chunk for a prompt: ``[n] title (source, p. N)`` then its text (cut at ``max_chars``)."""
+    where = f"{chunk.source}, p. {chunk.page}" if chunk.page is not None else chunk.source
+    head = f"[{number}] {chunk.title} ({where})" if chunk.title else f"[{number}] ({where})"
+    text = " ".join(chunk.text.split())
+    if max_chars is not None and len(text) > max_chars:
+        text = text[:max_chars].rstrip() + " …"
+    return f"{head}\n{text}"
+
+
+def chunk_list(chunks: Sequence[Chunk], max_chars: int | None = None, start: int = 1) -> str:
+    """Numbered chunks separated by blank lines (numbers from ``start``)."""
+    return "\n\n".join(chunk_block(i, c, max_chars) for i, c in enumerate(chunks, start=start)) or "(nothing)"
+
+
+def bullet_list(items: Sequence[str]) -> str:
+    return "\n".join(f"- {item}" for item in items) or "(none)"

@@ -1,0 +1,371 @@
+"""``deepsearcher eval``: load a QA corpus into its own collection, run the questions, score them, write the results.
+
+Output folder (``out_dir``):
+- ``run.json``: the run's settings; a resumed run must match them.
+- ``rows.jsonl``: one row per finished question, appended and flushed as each finishes (the resume log).
+- ``rows.csv``: the same rows, flat (``recall@k`` columns), rewritten at the end.
+- ``summary.json``: means over the rows (see ``EvalSummary``), rewritten at the end, also after an interruption.
+
+Resuming: questions whose id already has a row without an error are skipped; rows with an error are run again.
+The corpus load is idempotent (content-hashed chunk ids, unchanged sources skipped), so a re-run loads nothing.
+Progress is reported as events: "eval.start", the load's own "load.*" events, "eval.question", "eval.done".
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from deepsearcher.errors import ConfigError, DeepSearcherError
+from deepsearcher.eval.datasets import EvalDataset, EvalQuestion
+from deepsearcher.eval.metrics import citation_share, exact_match, mean, recall_at_k, token_f1
+from deepsearcher.types import Event, EventCallback, LoadSummary, ignore_event
+
+log = logging.getLogger(__name__)
+
+MODES = ("retrieve", "naive", "deep_search", "chain_of_rag")
+RETRIEVALS = ("dense", "bm25", "hybrid")
+DEFAULT_KS = (1, 2, 5, 10)
+#: run.json keys that must match for a resume (the rest may change, e.g. --limit)
+RESUME_KEYS = ("dataset", "mode", "retrieval", "collection", "embedding_model")
+
+
+@dataclass(frozen=True)
+class EvalRow:
+    """The result of one question.
+
+    Attributes:
+        id, dataset, question_type, question: from the dataset.
+        gold_titles, gold_complete, gold_answers: from the dataset.
+        retrieved_titles: titles of the retrieved chunks best first (retrieve mode), or of the report's sources in
+            citation-number order (agent modes).
+        recall: k -> recall@k (None when the question has no gold title).
+        answer: the agent's answer ("" in retrieve mode).
+        em, f1: answer exact match / token F1 (None in retrieve mode).
+        llm_calls, prompt_tokens, completion_tokens: LLM usage of the question (0 in retrieve mode).
+        seconds: wall time of the question (embed + search in retrieve mode).
+        citation_share: share of the answer's citations that resolve to a source (None with no citation).
+        error: "" or the error that stopped the question (then it is run again on resume).
+    """
+
+    id: str
+    dataset: str
+    question_type: str
+    question: str
+    gold_titles: list[str]
+    gold_complete: bool
+    gold_answers: list[str]
+    retrieved_titles: list[str]
+    recall: dict[int, float | None]
+    answer: str = ""
+    em: float | None = None
+    f1: float | None = None
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    citation_share: float | None = None
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EvalRow":
+        data = dict(data)
+        data["recall"] = {int(k): v for k, v in (data.get("recall") or {}).items()}
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    """Means over the finished rows of a run.
+
+    Attributes:
+        recall_all: k -> mean recall@k over questions with at least one gold title (``n_recall_all`` of them).
+        recall_complete: k -> mean recall@k over questions whose gold set is complete (``n_recall_complete``);
+            this is the number comparable with the reference system's evaluation.
+        em, f1: mean answer exact match / token F1 (None in retrieve mode).
+        llm_calls, prompt_tokens, completion_tokens: means per question.
+        seconds_mean, seconds_p50, seconds_p95: per-question wall time.
+        citation_share: mean share of resolving citations over questions that cite.
+        load: the corpus load (None when the corpus was not loaded in this run).
+        complete: every selected question has a row without error.
+    """
+
+    dataset: str
+    mode: str
+    retrieval: str
+    collection: str
+    embedding_model: str
+    questions: int
+    done: int
+    errors: int
+    ks: list[int]
+    recall_all: dict[int, float | None]
+    n_recall_all: int
+    recall_complete: dict[int, float | None]
+    n_recall_complete: int
+    em: float | None
+    f1: float | None
+    llm_calls: float | None
+    prompt_tokens: float | None
+    completion_tokens: float | None
+    seconds_mean: float | None
+    seconds_p50: float | None
+    seconds_p95: float | None
+    citation_share: float | None
+    out_dir: str
+    complete: bool
+    load: dict[str, Any] | None = field(default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def collection_name(dataset: str) -> str:
+    """Collection used for a dataset's corpus, e.g. ``eval_2wikimultihopqa``."""
+    return "eval_" + re.sub(r"[^A-Za-z0-9_]", "_", dataset)[:200]
+
+
+class EvalHarness:
+    """Run one evaluation.
+
+    Args:
+        app: a ``DeepSearcher``.
+        dataset: questions and corpus (see ``load_dataset``).
+        out_dir: output folder (created).
+        mode: "retrieve" (no LLM) or an agent name.
+        retrieval: "dense", "bm25" or "hybrid" (retrieve mode; agents use dense or hybrid).
+        limit: first N questions only.
+        collection: collection to use (default ``collection_name(dataset.name)``).
+        ks: recall cut-offs; retrieve mode fetches max(ks) chunks per question.
+        restart: discard earlier rows in ``out_dir`` instead of resuming.
+        on_event: progress callback.
+
+    Raises:
+        ConfigError: unknown mode/retrieval, or ``out_dir`` holds a run with other settings.
+    """
+
+    def __init__(self, app: Any, dataset: EvalDataset, out_dir: str | Path, *, mode: str = "retrieve",
+                 retrieval: str = "hybrid", limit: int | None = None, collection: str | None = None,
+                 ks: Sequence[int] = DEFAULT_KS, restart: bool = False,
+                 on_event: EventCallback = ignore_event) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"unknown eval mode {mode!r}", hint=f"use one of {', '.join(MODES)}")
+        if retrieval not in RETRIEVALS:
+            raise ConfigError(f"unknown retrieval {retrieval!r}", hint=f"use one of {', '.join(RETRIEVALS)}")
+        if mode != "retrieve" and retrieval == "bm25":
+            raise ConfigError("agents retrieve with dense or hybrid search", hint="use --retrieval dense|hybrid")
+        self.app = app
+        self.dataset = dataset
+        self.out_dir = Path(out_dir)
+        self.mode = mode
+        self.retrieval = retrieval
+        self.questions = dataset.questions[:limit] if limit else list(dataset.questions)
+        self.collection = collection or collection_name(dataset.name)
+        self.ks = sorted(set(int(k) for k in ks))
+        self.restart = restart
+        self.on_event = on_event
+        self.load_summary: LoadSummary | None = None
+
+    # --- files ---------------------------------------------------------------------------------------------------
+    @property
+    def rows_path(self) -> Path:
+        return self.out_dir / "rows.jsonl"
+
+    def _run_settings(self) -> dict[str, Any]:
+        return {"dataset": self.dataset.name, "mode": self.mode, "retrieval": self.retrieval,
+                "collection": self.collection, "embedding_model": self.app.embedder.model_name,
+                "corpus": str(self.dataset.corpus) if self.dataset.corpus else None, "ks": self.ks}
+
+    def _prepare_out_dir(self) -> dict[str, EvalRow]:
+        """Create the folder, check run.json, and return the finished rows by question id."""
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        settings = self._run_settings()
+        run_file = self.out_dir / "run.json"
+        if self.restart:
+            for name in ("rows.jsonl", "rows.csv", "summary.json"):
+                (self.out_dir / name).unlink(missing_ok=True)
+        elif run_file.is_file() and self.rows_path.is_file():
+            before = json.loads(run_file.read_text(encoding="utf-8"))
+            changed = [k for k in RESUME_KEYS if before.get(k) != settings.get(k)]
+            if changed:
+                raise ConfigError(
+                    f"{self.out_dir} holds a run with other settings ({', '.join(changed)} differ)",
+                    hint="use another --out folder, or --restart to discard those rows")
+        run_file.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        return read_rows(self.rows_path)
+
+    # --- steps ---------------------------------------------------------------------------------------------------
+    def ensure_corpus(self) -> LoadSummary | None:
+        """Load the corpus into the run's collection; a complete earlier load is skipped by the load pipeline.
+
+        Raises:
+            ConfigError: no corpus is known and the collection does not exist.
+        """
+        if self.dataset.corpus is None:
+            if not self.app.store.has_collection(self.collection):
+                raise ConfigError(f"no corpus for dataset {self.dataset.name!r} and no collection "
+                                  f"{self.collection!r}", hint="pass --corpus PATH")
+            return None
+        description = f"Evaluation corpus of {self.dataset.name} ({self.dataset.corpus.name})"
+        self.load_summary = self.app.load([str(self.dataset.corpus)], self.collection, description,
+                                          on_event=self.on_event)
+        return self.load_summary
+
+    def answer(self, q: EvalQuestion) -> EvalRow:
+        """Run one question in the harness's mode and score it."""
+        start = time.perf_counter()
+        base = dict(id=q.id, dataset=q.dataset, question_type=q.question_type, question=q.question,
+                    gold_titles=q.gold_titles, gold_complete=q.gold_complete, gold_answers=q.answers)
+        if self.mode == "retrieve":
+            hits = self.app.retrieve(q.question, top_k=max(self.ks), collections=[self.collection],
+                                     mode=self.retrieval)
+            seconds = time.perf_counter() - start
+            titles = [h.chunk.title for h in hits]
+            return EvalRow(**base, retrieved_titles=titles, recall=self._recall(titles, q), seconds=seconds)
+        report = self.app.query(q.question, collections=[self.collection], agent=self.mode)
+        seconds = time.perf_counter() - start
+        sources = sorted(report.sources, key=lambda s: s.number)
+        titles = [s.chunk.title for s in sources]
+        usage = report.usage
+        return EvalRow(**base, retrieved_titles=titles, recall=self._recall(titles, q), answer=report.answer,
+                       em=exact_match(report.answer, q.answers) if q.answers else None,
+                       f1=token_f1(report.answer, q.answers) if q.answers else None,
+                       llm_calls=usage.llm_calls, prompt_tokens=usage.prompt_tokens,
+                       completion_tokens=usage.completion_tokens, seconds=usage.seconds or seconds,
+                       citation_share=citation_share(report.answer, [s.number for s in report.sources],
+                                                     getattr(report, "removed_citations", 0)))
+
+    def _recall(self, titles: list[str], q: EvalQuestion) -> dict[int, float | None]:
+        return {k: recall_at_k(titles, q.gold_titles, k) for k in self.ks}
+
+    def run(self) -> EvalSummary:
+        """Load the corpus, run every unfinished question, write rows, CSV and summary.
+
+        Errors of a single question in agent modes (an LLM failure) are recorded in its row and the run goes on;
+        errors of retrieval or the store stop the run. An interruption (KeyboardInterrupt) still writes the CSV
+        and summary of the rows so far, then propagates.
+        """
+        done = self._prepare_out_dir()
+        self.ensure_corpus()
+        todo = [q for q in self.questions if q.id not in done or done[q.id].error]
+        self.on_event(Event("eval.start", {"dataset": self.dataset.name, "mode": self.mode,
+                                           "retrieval": self.retrieval, "total": len(self.questions),
+                                           "done": len(self.questions) - len(todo)}))
+        finished = {k: v for k, v in done.items() if not v.error}
+        try:
+            with self.rows_path.open("a", encoding="utf-8") as fh:
+                for q in todo:
+                    row = self._answer_safely(q)
+                    fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+                    fh.flush()
+                    finished[q.id] = row
+                    self.on_event(Event("eval.question", {
+                        "id": q.id, "done": sum(1 for x in self.questions if x.id in finished),
+                        "total": len(self.questions), "recall": row.recall, "seconds": row.seconds,
+                        "error": row.error}))
+        finally:
+            rows = [finished[q.id] for q in self.questions if q.id in finished]
+            summary = self.summarise(rows)
+            self.write_outputs(rows, summary)
+        self.on_event(Event("eval.done", {"summary": summary.to_dict()}))
+        return summary
+
+    def _answer_safely(self, q: EvalQuestion) -> EvalRow:
+        if self.mode == "retrieve":
+            return self.answer(q)
+        try:
+            return self.answer(q)
+        except DeepSearcherError as exc:  # e.g. an LLM failing after its retries: record and go on
+            log.warning("question %s failed: %s", q.id, exc)
+            return EvalRow(id=q.id, dataset=q.dataset, question_type=q.question_type, question=q.question,
+                           gold_titles=q.gold_titles, gold_complete=q.gold_complete, gold_answers=q.answers,
+                           retrieved_titles=[], recall={}, error=f"{type(exc).__name__}: {exc}")
+
+    # --- results -------------------------------------------------------------------------------------------------
+    def summarise(self, rows: Sequence[EvalRow]) -> EvalSummary:
+        """Means over rows without error (see ``EvalSummary``)."""
+        ok = [r for r in rows if not r.error]
+        with_gold = [r for r in ok if r.gold_titles]
+        complete = [r for r in with_gold if r.gold_complete]
+        answered = [r for r in ok if r.em is not None]
+        seconds = np.array([r.seconds for r in ok]) if ok else None
+        agent = self.mode != "retrieve"
+        load = None
+        if self.load_summary is not None:
+            ls = self.load_summary
+            load = {"seconds": ls.seconds, "embed_seconds": ls.embed_seconds, "chunks_written": ls.chunks_written,
+                    "status": [f.status for f in ls.files]}
+        ids = {q.id for q in self.questions}
+        return EvalSummary(
+            dataset=self.dataset.name, mode=self.mode, retrieval=self.retrieval, collection=self.collection,
+            embedding_model=self.app.embedder.model_name, questions=len(self.questions), done=len(ok),
+            errors=len(rows) - len(ok), ks=self.ks,
+            recall_all={k: mean(r.recall.get(k) for r in with_gold) for k in self.ks}, n_recall_all=len(with_gold),
+            recall_complete={k: mean(r.recall.get(k) for r in complete) for k in self.ks},
+            n_recall_complete=len(complete),
+            em=mean(r.em for r in answered) if answered else None,
+            f1=mean(r.f1 for r in answered) if answered else None,
+            llm_calls=mean(r.llm_calls for r in ok) if agent and ok else None,
+            prompt_tokens=mean(r.prompt_tokens for r in ok) if agent and ok else None,
+            completion_tokens=mean(r.completion_tokens for r in ok) if agent and ok else None,
+            seconds_mean=float(seconds.mean()) if seconds is not None else None,
+            seconds_p50=float(np.percentile(seconds, 50)) if seconds is not None else None,
+            seconds_p95=float(np.percentile(seconds, 95)) if seconds is not None else None,
+            citation_share=mean(r.citation_share for r in ok) if agent else None,
+            out_dir=str(self.out_dir), complete=ids <= {r.id for r in ok}, load=load)
+
+    def write_outputs(self, rows: Sequence[EvalRow], summary: EvalSummary) -> None:
+        """Rewrite rows.jsonl (deduplicated), rows.csv and summary.json."""
+        tmp = self.rows_path.with_suffix(".jsonl.tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+        tmp.replace(self.rows_path)
+        write_csv(self.out_dir / "rows.csv", rows, self.ks)
+        (self.out_dir / "summary.json").write_text(json.dumps(summary.to_dict(), indent=2), encoding="utf-8")
+
+
+def read_rows(path: Path) -> dict[str, EvalRow]:
+    """Rows of a rows.jsonl by id (the last row of an id wins); a torn last line from a crash is ignored."""
+    rows: dict[str, EvalRow] = {}
+    if not path.is_file():
+        return rows
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = EvalRow.from_dict(json.loads(line))
+        except (json.JSONDecodeError, TypeError) as exc:
+            log.warning("%s:%d: unreadable row skipped (%s)", path, number, exc)
+            continue
+        rows[row.id] = row
+    return rows
+
+
+def write_csv(path: Path, rows: Sequence[EvalRow], ks: Sequence[int]) -> None:
+    """Flat CSV of rows: lists joined with " | ", recall as ``recall@k`` columns."""
+    columns = ["id", "dataset", "question_type", "question", "gold_titles", "gold_complete", "gold_answers",
+               "retrieved_titles", *[f"recall@{k}" for k in ks], "answer", "em", "f1", "llm_calls",
+               "prompt_tokens", "completion_tokens", "seconds", "citation_share", "error"]
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            data = row.to_dict()
+            recall = data.pop("recall")
+            for key in ("gold_titles", "gold_answers", "retrieved_titles"):
+                data[key] = " | ".join(data[key])
+            for k in ks:
+                data[f"recall@{k}"] = recall.get(k)
+            writer.writerow(data)

@@ -1,0 +1,199 @@
+"""Firecrawl (hosted or self-hosted) as a crawler provider, through firecrawl-py's v2 client (extra ``crawl``).
+
+``max_depth: 0`` scrapes the start URL (``POST /v2/scrape``); otherwise a crawl job is started (``POST /v2/crawl``)
+and polled (``GET /v2/crawl/{id}``, following ``next`` pages) by the SDK. Pages come back as Markdown and go through
+the text loader. Our settings are validated and mapped to the SDK's keyword names when the provider is built, i.e.
+before the pipeline writes anything; an unknown option is an error listing the accepted ones.
+
+The v2 client does not read ``FIRECRAWL_API_URL``; the API URL comes from ``crawler.api_url`` (None = the hosted
+service), the key from the variable named by ``crawler.api_key_env``. Only a local server speaking the SDK's
+endpoints was exercised here, not the live service.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+from typing import Any, Iterator, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from deepsearcher.errors import ConfigError, ProviderError
+from deepsearcher.ingest.web import FetchedPage
+from deepsearcher.settings import FirecrawlCrawler as FirecrawlSettings
+from deepsearcher.types import Event, EventCallback
+
+log = logging.getLogger(__name__)
+
+HOSTED_API = "https://api.firecrawl.dev"
+
+
+class FirecrawlOptions(BaseModel):
+    """``crawler.options`` for Firecrawl, by our names (each maps to one firecrawl-py v2 keyword)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    only_main_content: bool | None = Field(None, description="Drop headers, navs and footers (Firecrawl default).")
+    include_tags: list[str] | None = Field(None, description="HTML tags/selectors to keep.")
+    exclude_tags: list[str] | None = Field(None, description="HTML tags/selectors to drop.")
+    wait_for_ms: int | None = Field(None, ge=0, description="Wait before scraping a page (JavaScript sites).")
+    headers: dict[str, str] | None = Field(None, description="HTTP headers sent to the site.")
+    mobile: bool | None = Field(None, description="Emulate a mobile device.")
+    block_ads: bool | None = Field(None, description="Block ads and cookie banners.")
+    proxy: Literal["basic", "stealth", "auto"] | None = Field(None, description="Firecrawl proxy mode.")
+    max_age_ms: int | None = Field(None, ge=0, description="Accept a cached page this recent.")
+    sitemap: Literal["skip", "include", "only"] = Field(
+        "skip", description="Crawl: use the site's sitemap (skip keeps max_depth meaning link depth).")
+    allow_subdomains: bool | None = Field(None, description="Crawl: follow subdomains of the start host.")
+    crawl_entire_domain: bool | None = Field(None, description="Crawl: follow links to parent paths too.")
+    ignore_query_parameters: bool | None = Field(None, description="Crawl: treat ?a=1 and ?a=2 as one page.")
+    max_concurrency: int | None = Field(None, gt=0, description="Crawl: pages scraped at once.")
+    delay_s: int | None = Field(None, ge=0, description="Crawl: seconds between page scrapes.")
+
+
+# our option name -> firecrawl-py keyword, for scrape() (and crawl()'s scrape options) and for crawl() only
+SCRAPE_NAMES = {"only_main_content": "only_main_content", "include_tags": "include_tags",
+                "exclude_tags": "exclude_tags", "wait_for_ms": "wait_for", "headers": "headers", "mobile": "mobile",
+                "block_ads": "block_ads", "proxy": "proxy", "max_age_ms": "max_age"}
+CRAWL_NAMES = {"sitemap": "sitemap", "allow_subdomains": "allow_subdomains",
+               "crawl_entire_domain": "crawl_entire_domain", "ignore_query_parameters": "ignore_query_parameters",
+               "max_concurrency": "max_concurrency", "delay_s": "delay"}
+
+
+def map_options(settings: FirecrawlSettings) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Validate ``crawler`` settings and map them to firecrawl-py keywords.
+
+    Returns:
+        (scrape keywords, crawl keywords); the crawl ones include the scrape ones.
+
+    Raises:
+        ConfigError: an unknown option (the message lists the accepted ones) or a value of the wrong type.
+    """
+    accepted = ", ".join(FirecrawlOptions.model_fields)
+    try:
+        options = FirecrawlOptions.model_validate(settings.options)
+    except ValidationError as exc:
+        unknown = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
+        if unknown:
+            raise ConfigError(f"unknown Firecrawl option(s) in crawler.options: {', '.join(unknown)}",
+                              hint=f"accepted: {accepted}") from None
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid Firecrawl option in crawler.options: {problems}") from None
+    chosen = options.model_dump(exclude_none=True)
+    scrape = {"formats": ["markdown"], **{SCRAPE_NAMES[k]: v for k, v in chosen.items() if k in SCRAPE_NAMES}}
+    crawl = {
+        **scrape, **{CRAWL_NAMES[k]: v for k, v in chosen.items() if k in CRAWL_NAMES},
+        "limit": settings.max_pages, "max_discovery_depth": settings.max_depth,
+        "allow_external_links": not settings.same_site, "ignore_robots_txt": not settings.respect_robots,
+        "timeout": max(1, round(settings.timeout_s)), "poll_interval": settings.poll_interval_s,
+    }
+    if not settings.same_site:
+        crawl.setdefault("allow_subdomains", True)
+    if settings.include or settings.exclude:
+        crawl.update(include_paths=settings.include or None, exclude_paths=settings.exclude or None,
+                     regex_on_full_url=True)  # our patterns are searched in the whole URL, as in the builtin
+    return scrape, {k: v for k, v in crawl.items() if v is not None}
+
+
+class FirecrawlCrawler:
+    """Crawler provider backed by a Firecrawl server.
+
+    Args:
+        settings: the ``crawler`` settings (provider ``firecrawl``).
+
+    Raises:
+        ConfigError: invalid options (see ``map_options``).
+        ProviderError: firecrawl-py is not installed, or the installed one does not take a mapped keyword.
+    """
+
+    def __init__(self, settings: FirecrawlSettings) -> None:
+        self.settings = settings
+        self.scrape_kwargs, self.crawl_kwargs = map_options(settings)
+        try:
+            from firecrawl import Firecrawl
+        except ModuleNotFoundError:
+            raise ProviderError("crawler.provider firecrawl needs the firecrawl-py package",
+                                hint="pip install 'deepsearcher[crawl]'") from None
+        self.api_url = settings.api_url or HOSTED_API
+        api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
+        self.client = Firecrawl(api_key=api_key, api_url=self.api_url, timeout=max(settings.timeout_s, 30))
+        for method, kwargs in (("scrape", self.scrape_kwargs), ("crawl", self.crawl_kwargs)):
+            params = inspect.signature(getattr(self.client, method)).parameters
+            missing = [k for k in kwargs if k not in params]
+            if missing:  # the SDK renamed something: fail before any write rather than send a wrong request
+                raise ProviderError(f"the installed firecrawl-py does not accept {', '.join(missing)} in {method}()",
+                                    hint="install a firecrawl-py v2 client: pip install 'deepsearcher[crawl]'")
+
+    def crawl(self, start_urls: Sequence[str], on_event: EventCallback) -> Iterator[FetchedPage]:
+        """Scrape (max_depth 0) or crawl each start URL; yield its pages.
+
+        Raises:
+            ProviderError: Firecrawl is unreachable, refuses the key, wants payment or rate-limits us.
+        """
+        done = 0
+        for start in start_urls:
+            on_event(Event("crawl.queued", {"fetched": done, "queued": done + self.settings.max_pages}))
+            try:
+                documents = self._fetch(start)
+            except _PageError as exc:
+                documents = []
+                done += 1
+                yield FetchedPage(start, start, error=str(exc))
+            for doc in documents:
+                done += 1
+                on_event(Event("crawl.fetched", {"fetched": done, "queued": done}))
+                yield _page(start, doc)
+
+    def _fetch(self, start: str) -> list[Any]:
+        import requests
+        from firecrawl.v2.utils.error_handler import (
+            FirecrawlError, PaymentRequiredError, RateLimitError, UnauthorizedError)
+
+        try:
+            if self.settings.max_depth == 0:
+                return [self.client.scrape(start, **self.scrape_kwargs)]
+            job = self.client.crawl(start, **self.crawl_kwargs)
+        except UnauthorizedError as exc:
+            raise ProviderError(f"Firecrawl at {self.api_url} refused the API key: {exc}",
+                                hint=f"set ${self.settings.api_key_env or 'FIRECRAWL_API_KEY'} "
+                                     "(crawler.api_key_env names the variable)") from None
+        except (PaymentRequiredError, RateLimitError) as exc:
+            raise ProviderError(f"Firecrawl at {self.api_url}: {exc}",
+                                hint="check the plan and credits of the Firecrawl account") from None
+        except requests.RequestException as exc:
+            raise ProviderError(f"cannot reach Firecrawl at {self.api_url}: {exc}",
+                                hint="check crawler.api_url (for a self-hosted Firecrawl) and the network") from None
+        except TimeoutError as exc:  # CrawlJobTimeoutError: stop the job so it does not keep using credits
+            self._cancel(getattr(exc, "job_id", None))
+            raise _PageError(f"Firecrawl crawl did not finish within {self.settings.timeout_s:g} s "
+                             "(crawler.timeout_s)") from None
+        except (FirecrawlError, ValueError) as exc:
+            raise _PageError(f"Firecrawl: {exc}") from None
+        if not job.data and job.status != "completed":
+            raise _PageError(f"Firecrawl crawl job {job.status}")
+        return list(job.data)
+
+    def _cancel(self, job_id: str | None) -> None:
+        if not job_id:
+            return
+        try:
+            self.client.cancel_crawl(job_id)
+        except Exception:  # best effort: the timeout is what gets reported
+            log.debug("could not cancel Firecrawl job %s", job_id, exc_info=True)
+
+
+class _PageError(Exception):
+    """One start URL failed at Firecrawl; the message is the reason shown to the user."""
+
+
+def _page(start: str, doc: Any) -> FetchedPage:
+    """A FetchedPage from a firecrawl-py Document (Markdown body, metadata with final URL and status)."""
+    meta = doc.metadata_typed
+    url = meta.url or meta.source_url or start
+    status = meta.status_code
+    error = ""
+    if meta.error or (status is not None and status >= 400):
+        error = " ".join(x for x in (f"HTTP {status}" if status else "", meta.error or "") if x)
+    return FetchedPage(start, url, (doc.markdown or "").encode("utf-8"), "text/markdown; charset=utf-8", "utf-8",
+                       title=meta.title or "", error=error)

@@ -1,0 +1,139 @@
+"""The ``ChatModel`` protocol every LLM provider implements, its result type, and the usage meter.
+
+Messages are OpenAI-shaped dicts (``{"role": "system" | "user" | "assistant", "content": str}``) because every provider
+we support speaks that shape. A provider returns the model's *raw* text: stripping reasoning and parsing JSON is the
+job of ``deepsearcher.llm.output``, so it happens the same way for every provider and every call site.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence, TypedDict, runtime_checkable
+
+from pydantic import BaseModel
+
+from deepsearcher.types import Usage
+
+
+class Message(TypedDict):
+    """One chat message, OpenAI shape."""
+
+    role: str
+    content: str
+
+
+TokenCallback = Callable[[str], None]
+"""Receives each piece of *content* text as it streams (reasoning deltas are not passed)."""
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One chat completion.
+
+    Attributes:
+        text: the content as the model wrote it (may still contain ``<think>`` blocks; see ``llm.output``).
+        reasoning: a separate reasoning field (``reasoning_content`` of DeepSeek-R1 / vLLM / llama.cpp), "" if none.
+        prompt_tokens, completion_tokens: as reported by the server, or estimated (characters / 4) when it reports
+            none.
+        attempts: HTTP requests made for this result (1 + transport retries).
+        finish_reason: "stop", "length", ... as reported ("" when unknown).
+    """
+
+    text: str
+    reasoning: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 1
+    finish_reason: str = ""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat-completion model.
+
+    Attributes:
+        name: model identifier shown in logs and usage ("gpt-4o-mini", "scripted", ...).
+    """
+
+    name: str
+
+    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
+             on_token: TokenCallback | None = None) -> ChatResult:
+        """Complete ``messages``.
+
+        Args:
+            messages: the conversation, OpenAI shape.
+            schema: pydantic model the reply should follow; providers ask the server for JSON-schema output where it
+                supports it. The reply is still parsed and validated by the caller.
+            on_token: when given, the reply is streamed and each content delta is passed here as it arrives.
+
+        Raises:
+            ProviderError: the server is unreachable, refused the request, or kept failing after the retries.
+        """
+        ...
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (characters / 4, at least 1 for non-empty text) for servers that report no usage."""
+    return (len(text) + 3) // 4 if text else 0
+
+
+def messages_chars(messages: Sequence[Message]) -> str:
+    return "\n".join(m["content"] for m in messages)
+
+
+class MeteredChatModel:
+    """Wraps a ``ChatModel`` and counts calls, tokens, seconds and cost for one run.
+
+    Args:
+        model: the provider.
+        price_per_1m_input, price_per_1m_output: prices per million tokens; cost is None unless both are set.
+
+    Thread-safe: steps may call it from worker threads.
+    """
+
+    def __init__(self, model: ChatModel, price_per_1m_input: float | None = None,
+                 price_per_1m_output: float | None = None) -> None:
+        self.model = model
+        self.name = getattr(model, "name", type(model).__name__)
+        self.prices = (price_per_1m_input, price_per_1m_output)
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self._lock = threading.Lock()
+        self._start = time.monotonic()
+
+    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
+             on_token: TokenCallback | None = None) -> ChatResult:
+        result = self.model.chat(messages, schema=schema, on_token=on_token)
+        with self._lock:
+            self.calls += max(1, result.attempts)
+            self.prompt_tokens += result.prompt_tokens
+            self.completion_tokens += result.completion_tokens
+        return result
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def usage(self) -> Usage:
+        """Usage so far; seconds since the meter was created."""
+        pin, pout = self.prices
+        cost = None
+        if pin is not None and pout is not None:
+            cost = round(self.prompt_tokens * pin / 1e6 + self.completion_tokens * pout / 1e6, 6)
+        return Usage(llm_calls=self.calls, prompt_tokens=self.prompt_tokens,
+                     completion_tokens=self.completion_tokens, seconds=round(time.monotonic() - self._start, 3),
+                     cost=cost)
+
+
+def schema_name(schema: type[BaseModel]) -> str:
+    """A name servers accept for a JSON schema (``[a-zA-Z0-9_-]{1,64}``)."""
+    return "".join(c if c.isalnum() or c in "_-" else "_" for c in schema.__name__)[:64] or "reply"
+
+
+def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of ``schema`` as sent to servers."""
+    return schema.model_json_schema()

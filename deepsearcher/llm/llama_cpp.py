@@ -1,0 +1,103 @@
+"""In-process chat on a local GGUF file through llama-cpp-python (extra ``local``:
+``pip install 'deepsearcher[local]'``).
+
+No server, no network: the model is loaded on the first call (lazy import, so ``deepsearcher --help`` never imports
+llama.cpp). Structured steps use llama.cpp's JSON-schema grammar (``response_format={"type": "json_object",
+"schema": …}``), which constrains even tiny models to well-formed JSON.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from pydantic import BaseModel
+
+from deepsearcher.errors import ConfigError, ProviderError
+from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars
+from deepsearcher.settings import LlamaCppLLM
+
+
+class LlamaCppChat:
+    """``ChatModel`` running a GGUF model in this process.
+
+    Args:
+        options: the ``llm`` settings block (``model_path`` already resolved against the config folder).
+
+    Raises (on first use):
+        ConfigError: the GGUF file does not exist.
+        ProviderError: llama-cpp-python is not installed, or the file is not a loadable model.
+    """
+
+    def __init__(self, options: LlamaCppLLM) -> None:
+        self.options = options
+        self.name = Path(options.model_path).name
+        self.price_per_1m_input = options.price_per_1m_input
+        self.price_per_1m_output = options.price_per_1m_output
+        self._llama: Any = None
+        self._lock = threading.Lock()  # a Llama context is not thread-safe
+
+    def check(self) -> None:
+        """Load the model now, so a missing file or extra fails before the query starts."""
+        self._model()
+
+    def _model(self) -> Any:
+        if self._llama is None:
+            path = Path(self.options.model_path).expanduser()
+            if not path.is_file():
+                raise ConfigError(f"llm.model_path {str(path)!r} does not exist",
+                                  hint="point llm.model_path at a .gguf file")
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise ProviderError("the llama_cpp provider needs llama-cpp-python",
+                                    hint="pip install 'deepsearcher[local]'") from exc
+            try:
+                self._llama = Llama(model_path=str(path), n_ctx=self.options.n_ctx, n_threads=self.options.n_threads,
+                                    verbose=False)
+            except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for unreadable models
+                raise ProviderError(f"llama.cpp could not load {path}: {exc}",
+                                    hint="is it a GGUF model file that this llama-cpp-python version supports?") \
+                    from exc
+        return self._llama
+
+    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
+             on_token: TokenCallback | None = None) -> ChatResult:
+        """Complete ``messages`` (see ``ChatModel.chat``).
+
+        Raises:
+            ConfigError, ProviderError: as for ``check``; ProviderError also when generation fails (e.g. the prompt
+                exceeds ``n_ctx``).
+        """
+        llama = self._model()
+        kwargs: dict[str, Any] = {"messages": list(messages), "temperature": self.options.temperature,
+                                  "max_tokens": self.options.max_tokens}
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema(schema)}
+        with self._lock:
+            try:
+                if on_token is None:
+                    resp = llama.create_chat_completion(**kwargs)
+                    choice = resp["choices"][0]
+                    text = choice["message"].get("content") or ""
+                    usage = resp.get("usage") or {}
+                    return ChatResult(text, "", int(usage.get("prompt_tokens") or 0) or
+                                      estimate_tokens(messages_chars(messages)),
+                                      int(usage.get("completion_tokens") or 0) or estimate_tokens(text), 1,
+                                      choice.get("finish_reason") or "")
+                pieces: list[str] = []
+                finish = ""
+                for chunk in llama.create_chat_completion(stream=True, **kwargs):
+                    choice = chunk["choices"][0]
+                    finish = choice.get("finish_reason") or finish
+                    piece = choice.get("delta", {}).get("content") or ""
+                    if piece:
+                        pieces.append(piece)
+                        on_token(piece)
+            except ValueError as exc:  # "Requested tokens exceed context window", grammar errors
+                raise ProviderError(f"llama.cpp failed: {exc}", hint="raise llm.n_ctx or lower query.top_k") from exc
+        text = "".join(pieces)
+        prompt_tokens = len(llama.tokenize(messages_chars(messages).encode("utf-8"), add_bos=False, special=True))
+        return ChatResult(text, "", prompt_tokens, len(llama.tokenize(text.encode("utf-8"), add_bos=False)), 1,
+                          finish)

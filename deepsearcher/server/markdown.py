@@ -1,0 +1,95 @@
+"""Report -> Markdown text (to copy or download) and -> safe HTML with clickable ``[n]`` citations (the web page).
+
+HTML comes from markdown-it-py with raw HTML disabled (a model's answer never injects markup or script), and each
+citation ``[n]`` that resolves to a source becomes ``<a class="cite" data-source="n">``. Citations inside code and
+links are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+
+CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+
+
+def location(chunk: Mapping[str, Any]) -> str:
+    """``source`` plus ``, p. N`` for paged formats (the same text the CLI shows)."""
+    page = chunk.get("page")
+    return f"{chunk['source']}, p. {page}" if page is not None else str(chunk["source"])
+
+
+def report_markdown(report: Mapping[str, Any]) -> str:
+    """The report as one Markdown document: question as title, the answer, a numbered Sources list.
+
+    Args:
+        report: ``Report.to_dict()``.
+    """
+    lines = [f"# {report['question'].strip()}", "", report["answer"].strip(), ""]
+    sources = report.get("sources") or []
+    if sources and not re.search(r"^#+\s*Sources\s*$", report["answer"], flags=re.MULTILINE):
+        lines += ["## Sources", ""]
+        for src in sources:
+            chunk = src["chunk"]
+            title = chunk.get("title") or ""
+            where = location(chunk)
+            shown = f"{title} — {where}" if title and title != chunk["source"] else where
+            lines.append(f"[{src['number']}] {shown}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def answer_html(answer: str, source_numbers: set[int]) -> str:
+    """Render the answer's Markdown to HTML; ``[n]`` for a known source number becomes a citation link."""
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable("table")
+    md.core.ruler.push("citations", _citations_rule(source_numbers))
+    return md.render(answer)
+
+
+def _citations_rule(numbers: set[int]) -> Any:
+    def rule(state: StateCore) -> None:
+        for token in state.tokens:
+            if token.type != "inline" or not token.children:
+                continue
+            out: list[Token] = []
+            in_link = 0
+            for child in token.children:
+                if child.type == "link_open":
+                    in_link += 1
+                elif child.type == "link_close":
+                    in_link -= 1
+                if child.type == "text" and not in_link and CITATION.search(child.content):
+                    out.extend(_split(child.content, numbers))
+                else:
+                    out.append(child)
+            token.children = out
+
+    return rule
+
+
+def _split(text: str, numbers: set[int]) -> list[Token]:
+    tokens: list[Token] = []
+    pos = 0
+    for match in CITATION.finditer(text):
+        tokens.append(_text(text[pos:match.start()]))
+        nums = [int(n) for n in re.split(r"\s*[,;]\s*", match.group(1))]
+        if all(n in numbers for n in nums):
+            links = ", ".join(f'<a class="cite" href="#source-{n}" data-source="{n}">{n}</a>' for n in nums)
+            html_token = Token("html_inline", "", 0)
+            html_token.content = f"[{links}]"
+            tokens.append(html_token)
+        else:
+            tokens.append(_text(match.group(0)))
+        pos = match.end()
+    tokens.append(_text(text[pos:]))
+    return [t for t in tokens if t.type != "text" or t.content]
+
+
+def _text(content: str) -> Token:
+    token = Token("text", "", 0)
+    token.content = content
+    return token

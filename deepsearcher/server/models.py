@@ -1,0 +1,104 @@
+"""Request and response bodies of the HTTP API (validated; unknown keys are errors, like config.yaml).
+
+Results reuse the library's dataclasses (``CollectionInfo``, ``Hit``, ``LoadSummary``, ``Report``), so the JSON the API
+returns is the JSON the CLI's ``--json`` prints.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
+Input = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4096)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LoadRequest(_Body):
+    """Load server-side files/folders (inside ``server.allowed_roots``) and http(s) URLs into a collection."""
+
+    inputs: list[Input] = Field(..., min_length=1, max_length=1000,
+                                description="Absolute paths, folders or glob patterns on the server, or http(s) URLs.")
+    collection: Name | None = Field(None, description="Target collection (default: vector_db.default_collection).")
+    description: Annotated[str, StringConstraints(max_length=2000)] | None = Field(
+        None, description="What the collection holds (used to route sub-queries); set when it is created.")
+    force_new: bool = Field(False, description="Drop the collection and rebuild it.")
+
+
+class RetrieveRequest(_Body):
+    """Rank chunks for a query with no LLM."""
+
+    query: Text = Field(..., description="The query text.")
+    top_k: int | None = Field(None, ge=1, le=100, description="Results wanted (default: query.top_k).")
+    collections: list[Name] | None = Field(None, max_length=100, description="Collections to search (default all).")
+    mode: Literal["dense", "bm25", "hybrid"] | None = Field(None, description="Default: hybrid when query.hybrid.")
+
+
+class QueryRequest(_Body):
+    """Research a question and write a cited report."""
+
+    question: Text = Field(..., description="The question.")
+    collections: list[Name] | None = Field(None, max_length=100,
+                                           description="Collections to search (default: routed over all).")
+    agent: Literal["auto", "deep_search", "naive", "chain_of_rag"] | None = Field(
+        None, description="Agent (default: query.agent in the config).")
+    max_iter: int | None = Field(None, ge=1, le=10, description="Reflection rounds at most (default: query.max_iter).")
+    stream: bool = Field(True, description="Stream Server-Sent Events; false = wait and return the report as JSON.")
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx/5xx answer: one message that says what went wrong, and how to fix it when known."""
+
+    detail: str = Field(..., description="What went wrong.")
+    hint: str | None = Field(None, description="How to fix it.")
+    type: str = Field(..., description="Error class, e.g. RequestValidationError, CollectionError, Refused.")
+    errors: list[dict[str, Any]] | None = Field(None, description="Per-field problems (validation errors only).")
+
+
+class Health(BaseModel):
+    """Liveness, and whether API calls need a bearer token."""
+
+    status: Literal["ok"] = "ok"
+    version: str
+    auth_required: bool
+
+
+class Info(BaseModel):
+    """Read-only facts the web page shows (never keys, base URLs or file paths)."""
+
+    version: str
+    llm_model: str | None
+    embedding_model: str
+    agent: str
+    max_iter: int
+    top_k: int
+    loads_paths: bool = Field(..., description="True when server.allowed_roots lets the load endpoint read files.")
+
+
+class ReportOut(BaseModel):
+    """A finished report: ``Report.to_dict()`` plus ``markdown`` (to copy/download) and ``answer_html``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question: str
+    answer: str
+    sources: list[dict[str, Any]]
+    usage: dict[str, Any]
+    markdown: str
+    answer_html: str
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody, "description": text}
+    for code, text in {400: "The request cannot be carried out (message says why).",
+                       401: "Missing or wrong bearer token.",
+                       403: "Refused: path outside the allowed roots, or a non-public URL.",
+                       422: "The body is malformed.",
+                       502: "The LLM or another provider failed.",
+                       503: "The server is misconfigured or its store is busy."}.items()
+}

@@ -1,0 +1,110 @@
+"""Run a blocking query in a worker thread and hand its typed events to the event loop as Server-Sent Events.
+
+The agent loop is synchronous (LLM calls, embedding, Milvus). Each query runs on a thread of a small pool owned by
+the app, so the event loop keeps answering other requests; the query's ``on_event`` callback crosses into the loop
+with ``call_soon_threadsafe``. When the client goes away, the next event the query emits raises ``QueryCancelled``
+in the worker, which ends the run early instead of spending LLM tokens on nobody.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from concurrent.futures import Executor
+from typing import Any, AsyncIterator, Callable, Mapping
+
+from sse_starlette import ServerSentEvent
+
+from deepsearcher.errors import DeepSearcherError
+from deepsearcher.types import Event, EventCallback, Report
+
+log = logging.getLogger(__name__)
+
+REPORT_EVENT = "query.report"
+ERROR_EVENT = "error"
+
+
+class QueryCancelled(Exception):
+    """Raised inside the worker when the client that asked has disconnected."""
+
+
+_DONE = object()
+
+
+def error_payload(exc: BaseException) -> dict[str, Any]:
+    """The JSON body of an ``error`` event (the same shape as an HTTP error body)."""
+    if isinstance(exc, DeepSearcherError):
+        return {"detail": exc.args[0] if exc.args else str(exc), "hint": exc.hint, "type": type(exc).__name__}
+    return {"detail": f"unexpected error ({type(exc).__name__}); see the server log", "hint": None,
+            "type": "InternalError"}
+
+
+def sse(kind: str, data: Mapping[str, Any], seq: int) -> ServerSentEvent:
+    return ServerSentEvent(data=json.dumps(data, ensure_ascii=False, default=str), event=kind, id=str(seq))
+
+
+async def stream_events(executor: Executor, run: Callable[[EventCallback], Report],
+                        finish: Callable[[dict[str, Any]], dict[str, Any]]) -> AsyncIterator[ServerSentEvent]:
+    """Yield the query's events in the order they were emitted, then its report, or an ``error`` event.
+
+    Args:
+        executor: where the query runs.
+        run: ``on_event -> Report``; called on a worker thread.
+        finish: adds the rendered forms (Markdown, HTML) to the report's dict.
+
+    Every event is ``event: <kind>`` with ``data: <JSON>`` and an increasing ``id``. The stream always ends with
+    exactly one ``query.report`` or one ``error`` event.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    cancelled = threading.Event()
+
+    def post(item: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: the server is shutting down
+            cancelled.set()
+
+    def on_event(event: Event) -> None:
+        if cancelled.is_set():
+            raise QueryCancelled("the client disconnected")
+        post(event)
+
+    def work() -> Report:
+        try:
+            return run(on_event)
+        finally:
+            post(_DONE)
+
+    future = asyncio.wrap_future(executor.submit(work))
+    seq = 0
+    saw_report = False
+    try:
+        while (item := await queue.get()) is not _DONE:
+            data = item.data
+            if item.kind == REPORT_EVENT:
+                if saw_report:
+                    continue
+                saw_report, data = True, finish(dict(data))
+            seq += 1
+            yield sse(item.kind, data, seq)
+        try:
+            report = await future
+        except Exception as exc:  # the run failed: tell the client in-band, never as a trace
+            if not isinstance(exc, DeepSearcherError):
+                log.error("query failed", exc_info=exc)
+            yield sse(ERROR_EVENT, error_payload(exc), seq + 1)
+            return
+        if not saw_report:
+            yield sse(REPORT_EVENT, finish(report.to_dict()), seq + 1)
+    finally:
+        cancelled.set()
+        future.add_done_callback(_consume)
+
+
+def _consume(future: "asyncio.Future[Any]") -> None:
+    """Retrieve a finished future's exception so asyncio does not log it as never retrieved."""
+    if not future.cancelled():
+        future.exception()

@@ -1,0 +1,319 @@
+// deepsearcher web page: pick collections, ask, watch the agent's steps live, read the cited report.
+// No build step and no third-party code. The report's HTML is rendered by the server (markdown-it-py, raw HTML
+// disabled); everything else is put on the page as text, never as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const state = { token: sessionStorage.getItem("deepsearcher-token") || "", report: null, controller: null };
+
+function headers(json) {
+  const h = {};
+  if (json) h["Content-Type"] = "application/json";
+  if (state.token) h["Authorization"] = "Bearer " + state.token;
+  return h;
+}
+
+const plural = (n, word) => `${n} ${word}${Number(n) === 1 ? "" : "s"}`;
+
+function el(tag, text, cls) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (cls) node.className = cls;
+  return node;
+}
+
+function showError(body) {
+  const box = $("error");
+  if (!body) { box.hidden = true; box.textContent = ""; return; }
+  box.textContent = (body.detail || String(body)) + (body.hint ? "\nhint: " + body.hint : "");
+  box.hidden = false;
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, { ...options, headers: headers(Boolean(options.body)) });
+  if (response.status === 401) $("token-form").hidden = false;
+  if (!response.ok) {
+    let body;
+    try { body = await response.json(); } catch (_) { body = { detail: response.status + " " + response.statusText }; }
+    const error = new Error(body.detail || "request failed");
+    error.body = body;
+    throw error;
+  }
+  return response;
+}
+
+// --- collections and info -------------------------------------------------------------------------------------
+async function loadInfo() {
+  try {
+    const health = await (await fetch("/api/health")).json();
+    if (health.auth_required && !state.token) $("token-form").hidden = false;
+    const info = await (await api("/api/info")).json();
+    $("info").textContent = `v${info.version} · LLM ${info.llm_model || "none"} · embeddings ${info.embedding_model}` +
+      ` · agent ${info.agent}, ${plural(info.max_iter, "round")}`;
+  } catch (err) {
+    if (err.body) showError(err.body);
+  }
+}
+
+async function loadCollections() {
+  const list = $("collections");
+  list.replaceChildren(el("li", "Loading…", "muted small"));
+  try {
+    const items = await (await api("/api/collections")).json();
+    list.replaceChildren();
+    if (!items.length) list.append(el("li", "No collections yet: load documents with `deepsearcher load PATH`.", "muted small"));
+    for (const c of items) {
+      const li = el("li");
+      const label = el("label");
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.value = c.name;
+      box.name = "collection";
+      label.append(box, el("span", c.name), el("span", `${c.chunk_count} chunks`, "muted small"));
+      li.append(label, el("span", c.description, "desc"));
+      list.append(li);
+    }
+  } catch (err) {
+    list.replaceChildren(el("li", "Could not list collections.", "muted small"));
+    if (err.body) showError(err.body);
+  }
+}
+
+function pickedCollections() {
+  return [...document.querySelectorAll("#collections input:checked")].map((b) => b.value);
+}
+
+// --- Server-Sent Events over fetch (EventSource cannot POST or send a bearer header) ----------------------------
+async function* readEvents(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let kind = "message";
+      const data = [];
+      for (const line of frame.split("\n")) {
+        if (line.startsWith(":")) continue; // keep-alive comment
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const val = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") kind = val;
+        else if (field === "data") data.push(val);
+      }
+      if (data.length) yield { kind, data: JSON.parse(data.join("\n")) };
+    }
+  }
+}
+
+// --- steps ------------------------------------------------------------------------------------------------------
+const list = (xs) => (Array.isArray(xs) ? xs.map((x) => (typeof x === "string" ? `“${x}”` : JSON.stringify(x))).join(", ") : String(xs));
+
+const STOPS = { no_gaps: "nothing missing", max_iter: "round limit reached", token_budget: "token budget spent",
+  duplicates: "only repeated queries left" };
+const clip = (text, n = 240) => (String(text).length > n ? String(text).slice(0, n) + "…" : String(text));
+
+function describe(kind, d) {
+  switch (kind) {
+    case "query.start": return `Researching “${d.question ?? ""}”` +
+      (d.collections ? ` in ${(d.collections || []).join(", ")}` : "") + (d.max_iter ? `, up to ${plural(d.max_iter, "round")}` : "");
+    case "query.agent": return `Agent ${d.agent}` + (d.chosen_by ? ` (chosen by ${d.chosen_by})` : "");
+    case "query.sub_queries": return `Round ${d.iteration ?? "?"}: searching ${list(d.sub_queries || [])}` +
+      ((d.duplicates || []).length ? ` (dropped repeats: ${list(d.duplicates)})` : "");
+    case "query.routed": return `Routed “${d.sub_query ?? ""}” to ${(d.collections || []).join(", ")}` +
+      (d.fell_back ? " (fallback: all collections)" : "");
+    case "query.accepted": return `Kept ${d.accepted ?? "?"} of ${d.retrieved ?? "?"} new chunks for “${d.sub_query ?? ""}”` +
+      ((d.chunks || []).length ? ": " + d.chunks.map((c) => c.title || c.source).join(", ") : "");
+    case "query.intermediate": return `Intermediate answer to “${d.sub_query ?? ""}”: ${clip(d.answer ?? "")}`;
+    case "query.gaps": return ((d.gaps || []).length ? `Gaps to search: ${list(d.gaps)}` : "No gaps found") +
+      (d.stop ? ` — stopping: ${STOPS[d.stop] || d.stop}` : "");
+    case "query.reasoning": return `Model reasoning (${d.step}): ${clip(d.text ?? "")}`;
+    case "query.fallback": return `Fallback in ${d.step}: ${d.fallback} (${clip(d.error ?? "", 120)})`;
+    case "query.report": return `Report written with ${plural(d.sources, "source")} (${plural(d.llm_calls, "LLM call")})`;
+    default: return Object.entries(d).map(([k, v]) => `${k}: ${clip(typeof v === "object" ? JSON.stringify(v) : v)}`).join(" · ");
+  }
+}
+
+function addStep(kind, data) {
+  const li = el("li");
+  li.dataset.kind = kind;
+  li.append(el("span", kind.replace(/^query\./, ""), "kind"), el("span", describe(kind, data)));
+  $("steps").append(li);
+}
+
+// --- report -----------------------------------------------------------------------------------------------------
+function sourceLocation(chunk) {
+  return chunk.page !== null && chunk.page !== undefined ? `${chunk.source}, p. ${chunk.page}` : chunk.source;
+}
+
+function showReport(report) {
+  state.report = report;
+  $("answer-stream").textContent = "";
+  $("answer").innerHTML = report.answer_html; // server-rendered with raw HTML disabled
+  const sources = $("sources");
+  sources.replaceChildren();
+  for (const s of report.sources || []) {
+    const li = el("li");
+    li.value = s.number;
+    li.id = `source-${s.number}`;
+    const a = el("a", (s.chunk.title && s.chunk.title !== s.chunk.source ? s.chunk.title + " — " : "") + sourceLocation(s.chunk));
+    a.dataset.source = s.number;
+    a.className = "source-link";
+    a.href = `#source-${s.number}`;
+    li.append(a);
+    sources.append(li);
+  }
+  $("sources-title").hidden = !(report.sources || []).length;
+  const u = report.usage || {};
+  const cost = u.cost === null || u.cost === undefined ? "" : ` · cost ${Number(u.cost).toFixed(4)}`;
+  $("usage").textContent = `${u.llm_calls ?? 0} LLM calls · ${u.prompt_tokens ?? 0} prompt + ` +
+    `${u.completion_tokens ?? 0} completion tokens · ${Number(u.seconds ?? 0).toFixed(1)} s${cost}` +
+    (report.iterations !== undefined ? ` · ${plural(report.iterations, "round")}` : "") + (report.agent ? ` · ${report.agent}` : "");
+  $("copy").disabled = $("download").disabled = false;
+}
+
+function openSource(number) {
+  const report = state.report;
+  const source = report && (report.sources || []).find((s) => Number(s.number) === Number(number));
+  if (!source) return;
+  const c = source.chunk;
+  $("source-title").textContent = `Source [${source.number}]`;
+  $("source-doc-title").textContent = c.title || "—";
+  const where = $("source-location");
+  where.replaceChildren();
+  if (/^https?:\/\//i.test(c.source)) {
+    const a = el("a", sourceLocation(c));
+    a.href = c.source;
+    a.target = "_blank";
+    a.rel = "noopener noreferrer";
+    where.append(a);
+  } else {
+    where.textContent = sourceLocation(c);
+  }
+  $("source-collection").textContent = source.collection;
+  $("source-text").textContent = c.text;
+  document.querySelectorAll("a.cite.active").forEach((a) => a.classList.remove("active"));
+  document.querySelectorAll(`a.cite[data-source="${source.number}"]`).forEach((a) => a.classList.add("active"));
+  $("source-panel").hidden = false;
+  document.querySelector(".layout").classList.add("with-source");
+}
+
+function closeSource() {
+  $("source-panel").hidden = true;
+  document.querySelector(".layout").classList.remove("with-source");
+}
+
+// --- asking -----------------------------------------------------------------------------------------------------
+function setRunning(running, status) {
+  $("ask").disabled = running;
+  $("stop").hidden = !running;
+  $("status").textContent = status || "";
+}
+
+async function ask(event) {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  if (!question) return;
+  showError(null);
+  closeSource();
+  state.report = null;
+  $("steps").replaceChildren();
+  $("answer").replaceChildren();
+  $("answer-stream").textContent = "";
+  $("sources").replaceChildren();
+  $("sources-title").hidden = true;
+  $("usage").textContent = "";
+  $("copy").disabled = $("download").disabled = true;
+  $("steps-box").hidden = false;
+  $("report-box").hidden = false;
+  const body = { question, stream: true };
+  const picked = pickedCollections();
+  if (picked.length) body.collections = picked;
+  if ($("agent").value) body.agent = $("agent").value;
+  if ($("max-iter").value) body.max_iter = Number($("max-iter").value);
+  state.controller = new AbortController();
+  setRunning(true, "running…");
+  try {
+    const response = await api("/api/query", { method: "POST", body: JSON.stringify(body), signal: state.controller.signal });
+    for await (const { kind, data } of readEvents(response)) {
+      if (kind === "query.answer_token") {
+        $("answer-stream").textContent += data.token ?? data.text ?? "";
+      } else if (kind === "query.report") {
+        addStep(kind, { sources: (data.sources || []).length, llm_calls: (data.usage || {}).llm_calls });
+        showReport(data);
+      } else if (kind === "error") {
+        showError(data);
+      } else {
+        addStep(kind, data);
+      }
+    }
+    setRunning(false, state.report ? "done" : "stopped");
+  } catch (err) {
+    setRunning(false, err.name === "AbortError" ? "stopped" : "failed");
+    if (err.name !== "AbortError") showError(err.body || { detail: String(err) });
+  }
+}
+
+async function copyMarkdown() {
+  if (!state.report) return;
+  const text = state.report.markdown;
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch (_) { // no clipboard API outside secure contexts: fall back to a selection copy
+    const area = el("textarea");
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  $("copy").textContent = "Copied";
+  setTimeout(() => { $("copy").textContent = "Copy Markdown"; }, 1500);
+}
+
+function downloadMarkdown() {
+  if (!state.report) return;
+  const blob = new Blob([state.report.markdown], { type: "text/markdown;charset=utf-8" });
+  const a = el("a");
+  a.href = URL.createObjectURL(blob);
+  const slug = state.report.question.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60);
+  a.download = `${slug || "report"}.md`;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("ask-form").addEventListener("submit", ask);
+  $("stop").addEventListener("click", () => state.controller && state.controller.abort());
+  $("refresh").addEventListener("click", loadCollections);
+  $("copy").addEventListener("click", copyMarkdown);
+  $("download").addEventListener("click", downloadMarkdown);
+  $("close-source").addEventListener("click", closeSource);
+  $("question").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("ask-form").requestSubmit();
+  });
+  $("report-box").addEventListener("click", (e) => {
+    const link = e.target.closest("a.cite, a.source-link");
+    if (!link) return;
+    e.preventDefault();
+    openSource(link.dataset.source);
+  });
+  $("token-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    state.token = $("token").value.trim();
+    sessionStorage.setItem("deepsearcher-token", state.token);
+    $("token-form").hidden = true;
+    showError(null);
+    loadInfo();
+    loadCollections();
+  });
+  loadInfo();
+  loadCollections();
+});

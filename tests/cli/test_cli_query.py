@@ -1,0 +1,108 @@
+"""``deepsearcher query`` through click's CliRunner: progress, report, usage, --json, --output, --verbose, and the
+fail-fast messages when no LLM is configured or reachable."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from deepsearcher import cli
+from deepsearcher.cli import main
+from deepsearcher.llm.base import ChatResult
+from deepsearcher.llm.scripted import ScriptedChatModel
+from tests.unit.query_fakes import memory_app
+
+REPLIES = [
+    json.dumps({"sub_queries": ["Milvus Lite local file", "collection names"]}),
+    json.dumps({"collections": ["milvus", "atlantis"]}),
+    json.dumps({"relevant": [1]}),
+    json.dumps({"collections": ["milvus"]}),
+    json.dumps({"relevant": [1]}),
+    ChatResult(json.dumps({"gap_queries": []}), reasoning="The two chunks cover both parts."),
+    "Milvus Lite keeps data in a local file [1]. Names use letters, digits, underscores [2]. Moon [9].",
+]
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedChatModel:
+    """Make the CLI build a DeepSearcher over the memory store with a scripted model."""
+    llm = ScriptedChatModel(REPLIES)
+    app = memory_app(llm)
+    monkeypatch.setattr(cli, "make_app", lambda ctx, overrides=None: app)
+    return llm
+
+
+def test_query_shows_progress_report_sources_and_usage(runner: CliRunner, scripted: ScriptedChatModel):
+    result = runner.invoke(main, ["query", "What is Milvus Lite and how are collections named?"],
+                           catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    err, out = result.stderr, result.stdout
+    assert "Researching in milvus, recipes (max 3 rounds)" in err
+    assert "  • Milvus Lite local file\n  • collection names" in err
+    assert "→ Milvus Lite local file: milvus (ignored unknown: atlantis)" in err
+    assert "✓ kept 1 of 3 new chunks for: Milvus Lite local file" in err
+    assert "Research done after 1 round(s): nothing left to search" in err
+    assert "Usage: 7 LLM calls" in err and "removed 1 citation(s) to unknown sources" in err
+    assert out.startswith("Milvus Lite keeps data in a local file [1]. Names use letters, digits, underscores [2]. "
+                          "Moon.")
+    assert "## Sources\n\n- [1] /d/lite.md\n- [2] /d/limits.md" in out
+    assert "reasoning" not in err
+    assert "Traceback" not in result.output
+
+
+def test_query_json(runner: CliRunner, scripted: ScriptedChatModel):
+    result = runner.invoke(main, ["query", "q?", "--json"], catch_exceptions=False)
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["answer"].endswith("Moon.")
+    assert [s["chunk"]["source"] for s in data["sources"]] == ["/d/lite.md", "/d/limits.md"]
+    assert data["sub_queries"] == ["Milvus Lite local file", "collection names"]
+    assert data["iterations"] == 1 and data["usage"]["llm_calls"] == 7 and data["removed_citations"] == 1
+    assert result.stderr == ""  # no progress noise around the JSON
+
+
+def test_query_output_file_and_verbose_reasoning(runner: CliRunner, scripted: ScriptedChatModel, tmp_path: Path):
+    target = tmp_path / "report.md"
+    result = runner.invoke(main, ["query", "q?", "--output", str(target), "--verbose", "--max-iter", "1",
+                                  "-c", "milvus", "-c", "recipes"], catch_exceptions=False)
+    assert result.exit_code == 0
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith("Milvus Lite keeps data") and "## Sources" in text
+    assert f"Report written to {target}" in result.stderr
+    assert "[reasoning: reflect]" in result.stderr and "The two chunks cover both parts." in result.stderr
+
+
+def test_query_without_llm_says_how_to_configure(runner: CliRunner, tmp_path: Path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm: null\nvector_db:\n  uri: ./milvus.db\n")
+    result = runner.invoke(main, ["--config", str(cfg), "query", "anything"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "Error: no LLM is configured" in result.stderr
+    assert "docs/llm-providers.md" in result.stderr and "Traceback" not in result.output
+
+
+def test_query_with_unreachable_llm_fails_fast(runner: CliRunner, tmp_path: Path):
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"llm:\n  base_url: http://127.0.0.1:{port}/v1\n  model: m\nvector_db:\n  uri: ./milvus.db\n")
+    result = runner.invoke(main, ["--config", str(cfg), "query", "anything"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert f"cannot reach the LLM server at http://127.0.0.1:{port}/v1" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_query_help_lists_the_options(runner: CliRunner):
+    result = runner.invoke(main, ["query", "--help"])
+    for option in ("--collection", "--max-iter", "--agent", "--output", "--json", "--verbose"):
+        assert option in result.output

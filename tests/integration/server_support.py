@@ -1,0 +1,151 @@
+"""Helpers for the HTTP server tests: a hash embedder, a scripted research run, and uvicorn on a free port."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from deepsearcher.embedding.base import l2_normalise
+
+QUESTION = "What is Milvus Lite?"
+ANSWER = ("Milvus Lite is the embedded edition of the Milvus vector database that runs inside a Python process "
+          "and stores everything in one local file [1].\n\n- It needs **no server** [1].")
+
+DOCS = {
+    "milvus.md": "# Milvus Lite\n\nMilvus Lite is the embedded edition of the Milvus vector database. It runs inside "
+                 "a Python process and stores everything in one local file, so it needs no server.\n",
+    "rag.md": "# Retrieval-augmented generation\n\nRetrieval-augmented generation answers questions from retrieved "
+              "text chunks and cites the sources it used.\n",
+}
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words hashing embedder (64-d, unit vectors): fast, offline, good enough to rank."""
+
+    model_name = "test-hash-64"
+    dimension = 64
+    max_tokens = None
+
+    def tokenizer(self) -> None:
+        return None
+
+    def _one(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dimension, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            vec[int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimension] += 1.0
+        return vec
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return l2_normalise(np.stack([self._one(t) for t in texts]))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return l2_normalise(self._one(text)[None, :])[0]
+
+
+def write_corpus(root: Path) -> tuple[Path, Path]:
+    """Make ``root/allowed/docs`` (two Markdown files and a symlink leading out) and ``root/outside/secret.txt``.
+
+    Returns:
+        (allowed root, outside folder).
+    """
+    allowed, outside = root / "allowed", root / "outside"
+    (allowed / "docs").mkdir(parents=True)
+    outside.mkdir()
+    for name, text in DOCS.items():
+        (allowed / "docs" / name).write_text(text, encoding="utf-8")
+    (outside / "secret.txt").write_text("TOP SECRET: the launch code is 0000.\n", encoding="utf-8")
+    (allowed / "docs" / "escape.txt").symlink_to(outside / "secret.txt")
+    return allowed, outside
+
+
+def responder(gate: threading.Event | None = None, slow_word: str = "slowly") -> Callable[[Sequence[Any]], str]:
+    """A scripted model that answers by step, whatever order concurrent queries call it in.
+
+    A question containing ``slow_word`` waits for ``gate`` before its decomposition reply.
+    """
+
+    def reply(messages: Sequence[Any]) -> str:
+        prompt = messages[-1]["content"]
+        if prompt.startswith("Break the question"):
+            if gate is not None and slow_word in prompt:
+                assert gate.wait(30), "the test never released the slow query"
+            return json.dumps({"sub_queries": [QUESTION]})
+        if prompt.startswith("Choose the collections"):
+            return json.dumps({"collections": ["docs"]})
+        if "numbered text chunks" in prompt:
+            return json.dumps({"relevant": [1]})
+        if "Search queries already run" in prompt:
+            return json.dumps({"gap_queries": []})
+        if prompt.startswith("Write a report"):
+            return ANSWER
+        if prompt.startswith("Choose the best strategy"):
+            return json.dumps({"agent": "deep_search"})
+        raise AssertionError(f"unexpected prompt: {prompt[:200]}")
+
+    return reply
+
+
+def scripted_llm(gate: threading.Event | None = None, calls: int = 400) -> Any:
+    from deepsearcher.llm.scripted import ScriptedChatModel
+
+    return ScriptedChatModel([responder(gate)] * calls)
+
+
+class LiveServer:
+    """uvicorn serving ``app`` on 127.0.0.1 at a free port, in a background thread."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2, lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    def __enter__(self) -> "LiveServer":
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)
+        self.sock.close()
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """Parse Server-Sent Events from text lines: yields ``{"event", "id", "data"}`` (data JSON-decoded)."""
+    frame: dict[str, Any] = {}
+    data: list[str] = []
+    for line in lines:
+        if line == "":
+            if data:
+                yield {"event": frame.get("event", "message"), "id": frame.get("id"), "data": json.loads("\n".join(data))}
+            frame, data = {}, []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "data":
+            data.append(value)
+        else:
+            frame[field] = value
+    if data:
+        yield {"event": frame.get("event", "message"), "id": frame.get("id"), "data": json.loads("\n".join(data))}

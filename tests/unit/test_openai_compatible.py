@@ -1,0 +1,221 @@
+"""The OpenAI-compatible provider against an in-process mock transport: retries, refused parameters, reasoning,
+usage, streaming and error messages (no network)."""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+import httpx
+import pytest
+from openai import OpenAI
+from pydantic import BaseModel
+
+from deepsearcher.errors import ConfigError, ProviderError
+from deepsearcher.llm.openai_compatible import OpenAICompatibleChat
+from deepsearcher.settings import OpenAICompatibleLLM
+
+MSGS = [{"role": "user", "content": "Say hi in JSON"}]
+
+
+class Reply(BaseModel):
+    greeting: str
+
+
+def completion(content: str, reasoning: str | None = None, usage: dict | None = None) -> dict:
+    message: dict = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    if usage is not None:
+        body["usage"] = {**usage, "total_tokens": sum(usage.values())}
+    return body
+
+
+def provider(handler: Callable[[httpx.Request], httpx.Response], **options: object) -> tuple[OpenAICompatibleChat,
+                                                                                             list[dict]]:
+    """A provider whose HTTP goes to ``handler``; returns it and the list of JSON bodies it sent."""
+    sent: list[dict] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/chat/completions"):
+            sent.append(json.loads(request.content))
+        return handler(request)
+
+    chat = OpenAICompatibleChat(OpenAICompatibleLLM(**{"model": "m", "base_url": "http://127.0.0.1:9/v1",
+                                                       "max_retries": 2, **options}))  # type: ignore[arg-type]
+    chat._client = OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1", max_retries=0,
+                          http_client=httpx.Client(transport=httpx.MockTransport(record)))
+    return chat, sent
+
+
+def queue(*responses: httpx.Response) -> Callable[[httpx.Request], httpx.Response]:
+    pending = list(responses)
+    return lambda request: pending.pop(0)
+
+
+NOW = {"retry-after": "0"}  # keeps the backoff instant in tests
+
+
+def test_json_schema_request_reasoning_and_usage():
+    chat, sent = provider(queue(httpx.Response(200, json=completion(
+        '{"greeting": "hi"}', reasoning="think first", usage={"prompt_tokens": 12, "completion_tokens": 5}))))
+    result = chat.chat(MSGS, schema=Reply)
+    assert (result.text, result.reasoning, result.prompt_tokens, result.completion_tokens, result.attempts) == (
+        '{"greeting": "hi"}', "think first", 12, 5, 1)
+    fmt = sent[0]["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "Reply"
+    assert fmt["json_schema"]["schema"]["required"] == ["greeting"]
+    assert sent[0]["max_tokens"] == 4096 and sent[0]["temperature"] == 0.1
+
+
+def test_retries_429_and_5xx_then_succeeds_counting_attempts():
+    chat, sent = provider(queue(httpx.Response(429, headers=NOW, json={"error": {"message": "slow down"}}),
+                                httpx.Response(503, headers=NOW, json={"error": {"message": "busy"}}),
+                                httpx.Response(200, json=completion("ok"))))
+    result = chat.chat(MSGS)
+    assert result.text == "ok" and result.attempts == 3 and len(sent) == 3
+
+
+def test_gives_up_after_max_retries_with_a_message():
+    chat, sent = provider(lambda r: httpx.Response(500, headers=NOW, json={"error": {"message": "boom"}}),
+                          max_retries=1)
+    with pytest.raises(ProviderError, match="answered 500: boom"):
+        chat.chat(MSGS)
+    assert len(sent) == 2
+
+
+def test_refused_json_schema_is_retried_without_it_and_remembered():
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        fmt = body.get("response_format")
+        if fmt and fmt["type"] == "json_schema":
+            return httpx.Response(400, json={"error": {"message": "response_format type json_schema is unavailable"}})
+        if fmt and fmt["type"] == "json_object":
+            return httpx.Response(400, json={"error": {"message": "This response_format type is unavailable now"}})
+        return httpx.Response(200, json=completion('{"greeting": "hi"}'))
+
+    chat, sent = provider(handler)
+    assert chat.chat(MSGS, schema=Reply).text == '{"greeting": "hi"}'
+    assert [b.get("response_format", {}).get("type") for b in sent] == ["json_schema", "json_object", None]
+    chat.chat(MSGS, schema=Reply)
+    assert "response_format" not in sent[-1] and len(sent) == 4  # remembered: no second refusal
+
+
+def test_llama_cpp_python_500_validation_error_downgrades_to_json_object_with_schema():
+    detail = ("1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+              "'msg': \"Input should be 'text' or 'json_object'\"}")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        fmt = json.loads(request.content).get("response_format", {})
+        if fmt.get("type") == "json_schema":
+            return httpx.Response(500, json={"error": {"message": detail}})
+        return httpx.Response(200, json=completion('{"greeting": "hi"}'))
+
+    chat, sent = provider(handler)
+    chat.chat(MSGS, schema=Reply)
+    assert len(sent) == 2  # not retried as a transient 500
+    assert sent[1]["response_format"]["type"] == "json_object"
+    assert sent[1]["response_format"]["schema"]["required"] == ["greeting"]
+
+
+def test_a_400_that_is_not_a_refusal_is_not_remembered():
+    chat, sent = provider(lambda r: httpx.Response(400, json={"error": {"message": "context length exceeded"}}))
+    with pytest.raises(ProviderError, match="context length exceeded"):
+        chat.chat(MSGS, schema=Reply)
+    assert chat._format_level == 0
+
+
+def test_max_tokens_renamed_for_reasoning_models():
+    def handler(request: httpx.Request) -> httpx.Response:
+        if "max_tokens" in json.loads(request.content):
+            return httpx.Response(400, json={"error": {"message": "Unsupported parameter: 'max_tokens' is not "
+                                                                  "supported with this model. Use "
+                                                                  "'max_completion_tokens' instead."}})
+        return httpx.Response(200, json=completion("ok"))
+
+    chat, sent = provider(handler)
+    chat.chat(MSGS)
+    assert sent[-1]["max_completion_tokens"] == 4096 and "max_tokens" not in sent[-1]
+
+
+def test_json_schema_never_sends_no_format():
+    chat, sent = provider(queue(httpx.Response(200, json=completion("{}"))), json_schema="never")
+    chat.chat(MSGS, schema=Reply)
+    assert "response_format" not in sent[0]
+
+
+def test_usage_is_estimated_when_the_server_sends_none():
+    chat, _ = provider(queue(httpx.Response(200, json=completion("12345678"))))
+    result = chat.chat([{"role": "user", "content": "abcdefgh"}])
+    assert (result.prompt_tokens, result.completion_tokens) == (2, 2)
+
+
+def sse(*chunks: dict) -> httpx.Response:
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
+
+
+def delta(**d: object) -> dict:
+    return {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+
+
+def test_streaming_passes_content_and_collects_reasoning_and_usage():
+    chat, sent = provider(queue(sse(delta(role="assistant", reasoning_content="let me "),
+                                    delta(reasoning_content="think"), delta(content="Hello "),
+                                    delta(content="[1]."),
+                                    {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                                     "choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 4,
+                                                              "total_tokens": 34}})))
+    pieces: list[str] = []
+    result = chat.chat(MSGS, on_token=pieces.append)
+    assert pieces == ["Hello ", "[1]."]
+    assert (result.text, result.reasoning, result.prompt_tokens, result.completion_tokens) == (
+        "Hello [1].", "let me think", 30, 4)
+    assert sent[0]["stream"] is True and sent[0]["stream_options"] == {"include_usage": True}
+
+
+def test_auth_error_names_the_key_variable():
+    chat, _ = provider(lambda r: httpx.Response(401, json={"error": {"message": "invalid api key"}}),
+                       api_key_env="DEEPSEEK_API_KEY")
+    with pytest.raises(ProviderError) as err:
+        chat.chat(MSGS)
+    assert "rejected the API key (invalid api key)" in str(err.value)
+    assert "DEEPSEEK_API_KEY" in str(err.value.hint)
+
+
+def test_unknown_model_says_so():
+    chat, _ = provider(lambda r: httpx.Response(404, json={"error": {"message": "model not found"}}))
+    with pytest.raises(ProviderError, match="has no model 'm'"):
+        chat.chat(MSGS)
+
+
+def test_check_reports_unreachable_server():
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    chat, _ = provider(refuse)
+    with pytest.raises(ProviderError) as err:
+        chat.check()
+    assert "cannot reach the LLM server at http://127.0.0.1:9/v1: [Errno 111] Connection refused" in str(err.value)
+    assert "llm.base_url" in str(err.value.hint)
+
+
+def test_check_passes_when_models_endpoint_is_missing():
+    chat, _ = provider(lambda r: httpx.Response(404, json={"error": {"message": "no such route"}}))
+    chat.check()
+
+
+def test_openai_without_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    chat = OpenAICompatibleChat(OpenAICompatibleLLM(model="gpt-4o-mini"))
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set"):
+        chat.check()
+
+
+def test_local_server_needs_no_key(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    chat = OpenAICompatibleChat(OpenAICompatibleLLM(model="x", base_url="http://127.0.0.1:8080/v1"))
+    assert chat.client.api_key == "not-needed"

@@ -1,0 +1,81 @@
+"""``DeepSearcher.query``: the Python API and its event stream, with an injected scripted model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deepsearcher.agents import QUERY_EVENT_KINDS
+from deepsearcher.app import DeepSearcher
+from deepsearcher.errors import CollectionError, ConfigError
+from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.settings import load_settings
+from deepsearcher.types import Event
+from tests.unit.query_fakes import memory_app
+
+
+def j(**value: object) -> str:
+    return json.dumps(value)
+
+
+def test_query_runs_the_configured_agent_and_emits_the_documented_events():
+    llm = ScriptedChatModel([j(sub_queries=["bread baking time"]), j(collections=["recipes"]), j(relevant=[1]),
+                             j(gap_queries=[]), "Bake it for thirty minutes [1]."])
+    events: list[Event] = []
+    report = memory_app(llm).query("  How long do I bake bread?  ", on_event=events.append)
+    assert [e.kind for e in events if e.kind != "query.answer_token"] == [
+        "query.start", "query.agent", "query.sub_queries", "query.routed", "query.accepted", "query.gaps",
+        "query.report"]
+    assert {e.kind for e in events} <= set(QUERY_EVENT_KINDS)
+    assert events[0].data == {"question": "How long do I bake bread?", "agent": "deep_search",
+                              "collections": ["milvus", "recipes"], "max_iter": 3}
+    assert events[-1].data == report.to_dict()
+    for event in events:
+        json.dumps(event.data)
+    assert report.sources[0].chunk.source == "https://example.org/bread"
+    assert report.usage.llm_calls == 5 and report.usage.prompt_tokens > 0 and report.usage.seconds >= 0
+
+
+def test_query_overrides_agent_collections_and_max_iter():
+    llm = ScriptedChatModel(["Lite [1]."])
+    events: list[Event] = []
+    report = memory_app(llm).query("What is Milvus Lite?", collections=["milvus"], agent="naive", max_iter=1,
+                                   on_event=events.append)
+    assert report.agent == "naive" and llm.remaining == 0
+    assert events[0].data["collections"] == ["milvus"] and events[0].data["max_iter"] == 1
+
+
+def test_query_without_llm_fails_fast_with_how_to(tmp_path):
+    app = DeepSearcher(load_settings(None, {"llm": None, "vector_db": {"uri": str(tmp_path / "x.db")}}))
+    with pytest.raises(ConfigError) as err:
+        app.query("anything")
+    assert "no LLM is configured" in str(err.value)
+    assert "docs/llm-providers.md" in str(err.value.hint)
+    assert app._store is None and app._embedder is None  # failed before opening the store or loading a model
+
+
+@pytest.mark.parametrize("kwargs, error, text", [
+    ({"agent": "oracle"}, ConfigError, "unknown agent 'oracle'"),
+    ({"max_iter": 0}, ConfigError, "max_iter must be at least 1"),
+    ({"collections": ["nope"]}, CollectionError, "no collection named 'nope'"),
+])
+def test_query_rejects_bad_arguments_before_any_llm_call(kwargs, error, text):
+    llm = ScriptedChatModel()
+    with pytest.raises(error, match=text):
+        memory_app(llm).query("q", **kwargs)
+    assert llm.history == []
+
+
+def test_empty_question_is_rejected():
+    with pytest.raises(ConfigError, match="empty"):
+        memory_app(ScriptedChatModel()).query("   ")
+
+
+def test_prices_from_the_provider_give_a_cost():
+    llm = ScriptedChatModel(["Lite [1]."])
+    llm.price_per_1m_input = 1.0  # type: ignore[attr-defined]
+    llm.price_per_1m_output = 2.0  # type: ignore[attr-defined]
+    report = memory_app(llm).query("What is Milvus Lite?", agent="naive")
+    u = report.usage
+    assert u.cost == pytest.approx(u.prompt_tokens / 1e6 + 2 * u.completion_tokens / 1e6)
