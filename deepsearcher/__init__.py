@@ -18,10 +18,12 @@ from deepsearcher.errors import (
     ProviderError,
 )
 from deepsearcher.settings import Settings, load_settings
-from deepsearcher.types import Chunk, CollectionInfo, Document, Event, FileResult, Hit, LoadSummary, Usage
+from deepsearcher.types import (
+    Chunk, CollectionInfo, Document, Event, FileResult, Hit, LoadSummary, Report, Source, Usage,
+)
 
 __all__ = [
     "DeepSearcher", "Settings", "load_settings", "DeepSearcherError", "ConfigError", "ProviderError",
     "LLMOutputError", "CollectionError", "IngestError", "Chunk", "CollectionInfo", "Document", "Event",
-    "FileResult", "Hit", "LoadSummary", "Usage",
+    "FileResult", "Hit", "LoadSummary", "Usage", "Report", "Source",
 ]

@@ -103,7 +103,9 @@ class QueryProgress:
 
     def __init__(self, console: Console, verbose: bool = False, quiet: bool = False) -> None:
         from rich.live import Live
+        from rich.spinner import Spinner
 
+        self.spinner = Spinner("dots")  # one instance, so it animates across refreshes
         self.console = console
         self.verbose = verbose
         self.quiet = quiet
@@ -123,15 +125,14 @@ class QueryProgress:
 
     def _view(self) -> Any:
         from rich.console import Group
-        from rich.spinner import Spinner
         from rich.text import Text
 
-        spinner = Spinner("dots", text=Text(self.status, style="bold"))
+        self.spinner.update(text=Text(self.status, style="bold"))
         if not self.answer:
-            return spinner
+            return self.spinner
         room = max(3, self.console.size.height - 4)
         tail = "\n".join(self.answer.splitlines()[-room:])
-        return Group(spinner, Text(tail))
+        return Group(self.spinner, Text(tail))
 
     def _line(self, text: str, style: str = "") -> None:
         if not self.quiet:
@@ -153,12 +154,13 @@ class QueryProgress:
                 self._line(f"  – skipped near-duplicate: {query}", "dim")
             self.status = f"Round {data['iteration']}: routing and retrieving"
         elif kind == "query.routed":
+            self.status = f"Round {data['iteration']}: retrieving and judging chunks"
             dropped = f" (ignored unknown: {', '.join(data['dropped'])})" if data["dropped"] else ""
             self._line(f"    → {data['sub_query']}: {', '.join(data['collections'])}{dropped}", "dim")
         elif kind == "query.accepted":
             self._line(f"    ✓ kept {data['accepted']} of {data['retrieved']} new chunks for: {data['sub_query']}",
                        "green" if data["accepted"] else "dim")
-            self.status = f"Round {data['iteration']}: judging relevance"
+            self.status = f"Round {data['iteration']}: thinking"
         elif kind == "query.intermediate":
             self._line(f"    = {data['answer'] or '(no answer found)'}", "cyan")
         elif kind == "query.gaps":
@@ -183,7 +185,8 @@ class QueryProgress:
 
 def render_usage(console: Console, usage: Any, removed_citations: int = 0) -> None:
     """One line: LLM calls, prompt/completion tokens, seconds, cost when prices are set."""
-    line = (f"Usage: {usage.llm_calls} LLM calls, {usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} "
+    calls = "call" if usage.llm_calls == 1 else "calls"
+    line = (f"Usage: {usage.llm_calls} LLM {calls}, {usage.prompt_tokens:,} prompt + {usage.completion_tokens:,} "
             f"completion tokens, {usage.seconds:.1f} s")
     if usage.cost is not None:
         line += f", cost {usage.cost:.4f}"

@@ -69,7 +69,10 @@ class SentenceTransformersEmbedding(_Model):
     model: str = Field(BUNDLED_MODEL, description="'bundled:all-MiniLM-L6-v2', a model name, or a local path.")
     batch_size: int = Field(64, gt=0, description="Texts per forward pass.")
     device: str = Field("cpu", description="torch device: cpu, cuda, mps.")
-    backend: Literal["torch", "onnx"] = Field("torch", description="sentence-transformers backend.")
+    backend: Literal["torch", "onnx"] = Field(
+        "torch", description="torch (sentence-transformers) or onnx (onnxruntime on a local export of the model, "
+                             "made on first use; needs the onnx extra to export).")
+    onnx_int8: bool = Field(True, description="With backend onnx: run the int8 dynamically quantised export.")
 
 
 class OpenAICompatibleEmbedding(_Model):

@@ -21,10 +21,12 @@ JSON-serialisable dict. Keys may be added; none are removed or renamed.
 ``query.intermediate`` ``{"iteration": int, "sub_query": str, "answer": str}`` — ChainOfRAG only.
 ``query.gaps``         ``{"iteration": int, "gaps": [str] (new gap queries; [] = none), "stop": null | "no_gaps" |
                         "max_iter" | "token_budget" | "duplicates", "tokens": int (LLM tokens so far)}``
-                        — once per iteration; ``stop`` is set on the last one.
+                        — once per iteration (DeepSearch, ChainOfRAG; NaiveRAG has none); ``stop`` is set on the
+                        last one.
 ``query.reasoning``    ``{"step": str, "text": str}`` — model reasoning removed from a reply (shown by ``--verbose``).
 ``query.fallback``     ``{"step": str, "error": str, "fallback": str}`` — a reply stayed unusable after one retry and
-                        the step's documented fallback was used.
+                        the step's documented fallback was used (also step "relevance" when no retrieved chunk was
+                        judged relevant and the report is written from the top-ranked ones).
 ``query.answer_token`` ``{"text": str}`` — a piece of the answer as it streams (reasoning filtered out). The final
                         answer may differ: unknown citations are removed and citations renumbered.
 ``query.report``       ``Report.to_dict()`` — once, last.

@@ -39,8 +39,11 @@ REFLECT_EXCERPT_CHARS = 300
 REFLECT_MAX_CHUNKS = 30
 
 
-def _wrap(key: str):
-    """A ``mode="before"`` validator accepting a bare list (or one string) for the single list field ``key``."""
+def _wrap(key: str):  # noqa: ANN202 - a pydantic validator descriptor
+    """A ``mode="before"`` validator accepting a bare list (or one string) for the single list field ``key``.
+
+    The list field itself stays required: JSON that names another key is a wrong reply (retried), not an empty one.
+    """
 
     def wrap(cls: type, value: object) -> object:
         if isinstance(value, list):
@@ -50,9 +53,6 @@ def _wrap(key: str):
         return value
 
     return model_validator(mode="before")(classmethod(wrap))  # type: ignore[arg-type]
-
-# The list field of each schema is required: a reply that is JSON but names another key is a wrong reply (retried),
-# not an empty answer.
 
 
 def no_placeholders(values: list[str]) -> list[str]:

