@@ -90,7 +90,11 @@ def main() -> None:
     questions = [json.loads(line)["question"] for line in open(args.questions, encoding="utf-8")][:args.queries + 10]
     extra = zipf_texts(len(questions), vocab, rng, words=4)
 
-    results: dict = {"synthetic": True, "dim": DIM, "top_k": 5, "queries": args.queries, "sizes": {}}
+    import torch
+
+    results: dict = {"synthetic": True, "dim": DIM, "top_k": 5, "queries": args.queries, "sizes": {},
+                     "torch_threads": torch.get_num_threads(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+                     "load_average_start": os.getloadavg()}
     for size in [int(s) for s in args.sizes.split(",")]:
         folder = Path(args.dir) / f"n{size}"
         if folder.exists() and not args.uri:
@@ -135,6 +139,7 @@ def main() -> None:
             print(f"n={size} {mode}: embed+search p50 {entry[mode]['p50_ms']:.1f} ms p95 "
                   f"{entry[mode]['p95_ms']:.1f} ms (search p50 {entry[mode]['search_p50_ms']:.1f} / p95 "
                   f"{entry[mode]['search_p95_ms']:.1f} ms)", flush=True)
+        entry["load_average"] = os.getloadavg()
         print(f"n={size}: {entry}", flush=True)
         results["sizes"][str(size)] = entry
         if args.json_out:

@@ -26,7 +26,7 @@ import numpy as np
 
 from deepsearcher.errors import ConfigError, DeepSearcherError
 from deepsearcher.eval.datasets import EvalDataset, EvalQuestion
-from deepsearcher.eval.metrics import citation_share, exact_match, mean, recall_at_k, token_f1
+from deepsearcher.eval.metrics import citation_share, exact_match, mean, recall_at_k, strip_citations, token_f1
 from deepsearcher.types import Event, EventCallback, LoadSummary, ignore_event
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class EvalHarness:
             ConfigError: no corpus is known and the collection does not exist.
         """
         if self.dataset.corpus is None:
-            if not self.app.store.has_collection(self.collection):
+            if self.collection not in self.app.store.list_collections():
                 raise ConfigError(f"no corpus for dataset {self.dataset.name!r} and no collection "
                                   f"{self.collection!r}", hint="pass --corpus PATH")
             return None
@@ -238,13 +238,14 @@ class EvalHarness:
         sources = sorted(report.sources, key=lambda s: s.number)
         titles = [s.chunk.title for s in sources]
         usage = report.usage
+        plain = strip_citations(report.answer)
         return EvalRow(**base, retrieved_titles=titles, recall=self._recall(titles, q), answer=report.answer,
-                       em=exact_match(report.answer, q.answers) if q.answers else None,
-                       f1=token_f1(report.answer, q.answers) if q.answers else None,
+                       em=exact_match(plain, q.answers) if q.answers else None,
+                       f1=token_f1(plain, q.answers) if q.answers else None,
                        llm_calls=usage.llm_calls, prompt_tokens=usage.prompt_tokens,
                        completion_tokens=usage.completion_tokens, seconds=usage.seconds or seconds,
                        citation_share=citation_share(report.answer, [s.number for s in report.sources],
-                                                     getattr(report, "removed_citations", 0)))
+                                                     report.removed_citations))
 
     def _recall(self, titles: list[str], q: EvalQuestion) -> dict[int, float | None]:
         return {k: recall_at_k(titles, q.gold_titles, k) for k in self.ks}

@@ -42,6 +42,11 @@ def recall_at_k(retrieved_titles: Sequence[str], gold_titles: Iterable[str] | No
     return len(gold & top) / len(gold)
 
 
+def strip_citations(text: str) -> str:
+    """Remove ``[n]`` citation markers (an agent's answer carries them; the gold answer does not)."""
+    return " ".join(_CITATION.sub(" ", text).split())
+
+
 def normalize_answer(text: str) -> str:
     """SQuAD v1.1 normalisation: lower-case, remove punctuation and articles, collapse whitespace."""
     text = text.lower()

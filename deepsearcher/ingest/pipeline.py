@@ -206,5 +206,7 @@ class LoadPipeline:
             self.on_event(Event("load.source", {"source": result.source, "status": result.status,
                                                 "reason": result.reason, "chunks": result.chunks}))
         flush(final=True)
+        if exists:
+            store.seal(collection)  # unflushed Milvus Lite data is re-scanned by every search (see MilvusStore.seal)
         return LoadSummary(collection=collection, files=results, chunks_written=written, chunks_deleted=deleted,
                            seconds=time.perf_counter() - start, embed_seconds=embed_seconds)

@@ -193,11 +193,15 @@ class MilvusStore:
         Raises:
             CollectionError: the collection was built with another model or dimension.
         """
-        info = self.describe(name)
-        if info.embedding_model != model_name or (info.embedding_dim and info.embedding_dim != dim):
+        # properties only: describe() also counts rows, which costs a scan on every query
+        if not self.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
+        props = self.client.describe_collection(name).get("properties") or {}
+        stored_model, stored_dim = props.get(PROP_MODEL, "?"), int(props.get(PROP_DIM, 0) or 0)
+        if stored_model != model_name or (stored_dim and stored_dim != dim):
             raise CollectionError(
-                f"collection {name!r} was built with embedding model {info.embedding_model!r} "
-                f"(dim {info.embedding_dim}), but the configured model is {model_name!r} (dim {dim})",
+                f"collection {name!r} was built with embedding model {stored_model!r} "
+                f"(dim {stored_dim}), but the configured model is {model_name!r} (dim {dim})",
                 hint="configure the same embedding model, use another collection, or rebuild it with "
                      "--force-new-collection")
 
@@ -242,6 +246,15 @@ class MilvusStore:
         if stale:
             self.client.delete(name, filter=expr)
         return stale
+
+    def seal(self, name: str) -> None:
+        """Flush the collection's write buffer into sealed segments (call at the end of a load).
+
+        Milvus Lite keeps unflushed writes in an in-memory table that every search and count snapshots again: on the
+        6,824-chunk 2Wiki collection a dense search took ~0.7 s before the flush and ~0.04 s after it. A server
+        flushes on its own schedule; there the call only makes the data durable sooner.
+        """
+        self.client.flush(name)
 
     # --- search --------------------------------------------------------------------------------------------------
     def search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,

@@ -11,6 +11,7 @@ from deepsearcher.eval.metrics import (
     mean,
     normalize_answer,
     recall_at_k,
+    strip_citations,
     token_f1,
 )
 
@@ -82,6 +83,10 @@ class TestAnswerMetrics:
 
 
 class TestCitations:
+    def test_strip_citations_before_scoring_answers(self) -> None:
+        assert strip_citations("It died on 20 March 851 [1][3].") == "It died on 20 March 851 ."
+        assert exact_match(strip_citations("20 March 851 [2]"), ["20 March 851"]) == 1.0
+
     def test_cited_numbers_in_order(self) -> None:
         assert cited_numbers("a [2] b [10][1] c [2]") == [2, 10, 1, 2]
 

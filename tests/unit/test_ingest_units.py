@@ -46,7 +46,12 @@ def test_splitter_sizes_in_tokenizer_tokens(bundled_embedder):
     text = " ".join(f"sentence number {i} talks about vector databases and retrieval." for i in range(60))
     pieces = splitter.split_text(text)
     assert len(pieces) > 5
-    assert all(len(tok.tokenize(p)) <= 50 for p in pieces)
+    sizes = [len(tok.tokenize(p)) for p in pieces]
+    assert all(size <= 50 for size in sizes)
+    # chunks are filled, not cut into crumbs: each new chunk adds >= 50 - 10 overlap tokens, but the last
+    total = len(tok.tokenize(text))
+    assert len(pieces) <= total // 40 + 2
+    assert splitter.length("hello world") == 2  # counts tokens, no padding or special tokens
 
 
 def test_default_chunk_fits_model_max_sequence(bundled_embedder):

@@ -1,0 +1,81 @@
+"""Plot recall vs k (from scripts/eval_retrieval.py results) and latency vs collection size (scripts/bench_retrieval.py).
+
+Usage:
+    python scripts/eval_plots.py --recall results.json [--recall-label "2Wiki, 839 questions"] \
+        --latency bench.json [--latency more.json ...] --out docs/
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def plot_recall(results: dict, out: Path, label: str) -> None:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for mode, summary in results["modes"].items():
+        recall = {int(k): v for k, v in summary["recall_complete"].items()}
+        ks = sorted(recall)
+        ax.plot(ks, [recall[k] for k in ks], marker="o", label=mode)
+    ax.axhline(0.594, color="grey", linestyle=":", linewidth=1)
+    ax.annotate("reference naive dense R@5 0.594", (5, 0.594), textcoords="offset points", xytext=(4, -12),
+                fontsize=8, color="grey")
+    ax.set_xlabel("k (chunks retrieved)")
+    ax.set_ylabel("Recall@k of gold titles")
+    ax.set_xticks([1, 2, 5, 10])
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.set_title(f"Recall vs k — {label}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def plot_latency(benches: list[dict], out: Path) -> None:
+    sizes: dict[int, dict] = {}
+    for bench in benches:
+        for size, entry in bench["sizes"].items():
+            sizes[int(size)] = entry
+    ns = sorted(sizes)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for mode, colour in (("dense", "tab:blue"), ("hybrid", "tab:orange")):
+        have = [n for n in ns if mode in sizes[n]]
+        ax.plot(have, [sizes[n][mode]["p50_ms"] for n in have], marker="o", color=colour, label=f"{mode} p50")
+        ax.plot(have, [sizes[n][mode]["p95_ms"] for n in have], marker="^", linestyle="--", color=colour,
+                label=f"{mode} p95")
+    ax.axhline(50, color="grey", linestyle=":", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("chunks in the collection (synthetic vectors)")
+    ax.set_ylabel("embed + search latency (ms)")
+    ax.set_title("Milvus Lite query latency vs collection size")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--recall", default=None)
+    parser.add_argument("--recall-label", default="2WikiMultiHopQA, 839 questions with complete gold")
+    parser.add_argument("--latency", nargs="*", default=[])
+    parser.add_argument("--out", default="docs")
+    args = parser.parse_args()
+    out = Path(args.out)
+    if args.recall:
+        plot_recall(json.loads(Path(args.recall).read_text()), out / "recall_vs_k.png", args.recall_label)
+    if args.latency:
+        plot_latency([json.loads(Path(p).read_text()) for p in args.latency], out / "latency_vs_size.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""The harness in an agent mode: answers scored by EM/F1, usage and citations recorded, failures kept as rows.
+
+Runs over the in-memory store and hash embedder with a ScriptedChatModel (no Milvus, no torch, no server).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deepsearcher.errors import ConfigError, ProviderError
+from deepsearcher.eval import EvalHarness
+from deepsearcher.eval.datasets import EvalDataset, EvalQuestion
+from deepsearcher.llm.scripted import ScriptedChatModel
+from tests.unit.query_fakes import memory_app
+
+QUESTIONS = [
+    EvalQuestion(id="q1", dataset="tiny", question="Where does Milvus Lite store data?",
+                 answers=["in a local file"], gold_titles=["lite"], gold_complete=True),
+    EvalQuestion(id="q2", dataset="tiny", question="Which characters may collection names contain?",
+                 answers=["letters, digits and underscores"], gold_titles=["limits"], gold_complete=True),
+    EvalQuestion(id="q3", dataset="tiny", question="How long is bread baked?",
+                 answers=["thirty minutes"], gold_titles=["bread", "oven"], gold_complete=False),
+]
+# the naive agent makes one call per question: the synthesis, which numbers the retrieved chunks from 1
+ANSWERS = {
+    "Where does Milvus Lite store data?": "In a local file [1].",               # EM 1, F1 1
+    "Which characters may collection names contain?": "Letters and digits [1] [7].",  # [7] resolves to nothing
+    "How long is bread baked?": "Thirty minutes at 220 degrees.",             # no citation
+}
+
+
+def reply(messages) -> str:
+    prompt = messages[-1]["content"]
+    return next(answer for question, answer in ANSWERS.items() if question in prompt)
+
+
+@pytest.fixture
+def dataset() -> EvalDataset:
+    return EvalDataset(name="tiny", questions=list(QUESTIONS), corpus=None)
+
+
+def test_naive_mode_scores_answers_usage_and_citations(dataset: EvalDataset, tmp_path: Path) -> None:
+    llm = ScriptedChatModel([reply] * 3)
+    app = memory_app(llm)
+    summary = EvalHarness(app, dataset, tmp_path / "out", mode="naive", retrieval="dense",
+                          collection="milvus").run()
+    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "out/rows.jsonl").read_text().splitlines())}
+
+    assert rows["q1"]["em"] == 1.0 and rows["q1"]["f1"] == 1.0
+    # "letters and digits" vs "letters digits and underscores": 3 shared tokens, P=3/3, R=3/4 -> F1 6/7
+    assert rows["q2"]["em"] == 0.0 and rows["q2"]["f1"] == pytest.approx(6 / 7)
+    assert rows["q1"]["citation_share"] == 1.0
+    assert rows["q2"]["citation_share"] == 0.5  # [1] resolves, [7] was removed
+    assert rows["q3"]["citation_share"] is None
+    assert all(r["llm_calls"] == 1 and r["prompt_tokens"] > 0 and r["completion_tokens"] > 0
+               for r in rows.values())
+    assert rows["q1"]["retrieved_titles"][0] == "lite" and rows["q1"]["recall"]["2"] == 1.0
+
+    assert summary.mode == "naive" and summary.done == 3 and summary.complete
+    assert summary.em == pytest.approx(1 / 3)
+    assert summary.llm_calls == 1.0 and summary.citation_share == pytest.approx(0.75)
+    assert summary.n_recall_complete == 2 and summary.n_recall_all == 3
+    assert llm.remaining == 0
+
+
+def test_an_llm_failure_is_recorded_and_retried_on_resume(dataset: EvalDataset, tmp_path: Path) -> None:
+    def failing(messages):
+        raise ProviderError("the LLM server answered 503")
+
+    llm = ScriptedChatModel([reply, failing, reply])
+    first = EvalHarness(memory_app(llm), dataset, tmp_path / "out", mode="naive", retrieval="dense",
+                        collection="milvus").run()
+    assert first.done == 2 and first.errors == 1 and not first.complete
+
+    llm2 = ScriptedChatModel([reply])  # only the failed question runs again
+    second = EvalHarness(memory_app(llm2), dataset, tmp_path / "out", mode="naive", retrieval="dense",
+                         collection="milvus").run()
+    assert second.done == 3 and second.errors == 0 and second.complete
+    assert llm2.remaining == 0 and "Which characters" in llm2.history[0].prompt
+
+
+def test_agents_cannot_use_bm25_only(dataset: EvalDataset, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="dense or hybrid"):
+        EvalHarness(memory_app(ScriptedChatModel()), dataset, tmp_path, mode="deep_search", retrieval="bm25")
+
+
+def test_missing_corpus_and_collection_is_a_config_error(dataset: EvalDataset, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="--corpus"):
+        EvalHarness(memory_app(ScriptedChatModel()), dataset, tmp_path, mode="retrieve").run()
