@@ -10,7 +10,7 @@ import os
 from typing import Any, Iterator, Sequence
 
 from deepsearcher import registry
-from deepsearcher.errors import CollectionError, ConfigError
+from deepsearcher.errors import CollectionError, ConfigError, IngestError
 from deepsearcher.settings import Settings
 from deepsearcher.types import CollectionInfo, Event, EventCallback, Hit, LoadSummary, Report, ignore_event
 
@@ -136,9 +136,15 @@ class DeepSearcher:
         from deepsearcher.ingest.pipeline import LoadPipeline, expand_paths, file_items, is_url
         from deepsearcher.vectordb.milvus import validate_collection_name
 
-        name = validate_collection_name(collection or self.settings.vector_db.default_collection)
+        name = validate_collection_name(self.settings.vector_db.default_collection if collection is None
+                                        else collection)
         urls = [i for i in inputs if is_url(i)]
         files = expand_paths([i for i in inputs if not is_url(i)], self.settings.loader)
+        if not files and not urls:
+            ld = self.settings.loader
+            raise IngestError(f"no files to load in {', '.join(inputs)}",
+                              hint=f"the folders are empty or every file was filtered out (include: {ld.include or 'all'};"
+                                   f" exclude: {ld.exclude})")
         if description is None:
             shown = ", ".join(list(inputs)[:3]) + (" …" if len(inputs) > 3 else "")
             description = f"Documents loaded from {shown}"

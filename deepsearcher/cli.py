@@ -38,7 +38,9 @@ class ErrorBoundary(click.Group):
         except KeyboardInterrupt:
             if ctx.meta.get("debug"):
                 raise
-            console.print("[yellow]Interrupted.[/] Re-run the same command to resume; nothing is duplicated.")
+            resume = " Re-run the same command to resume; nothing is duplicated." \
+                if ctx.invoked_subcommand == "load" else ""
+            console.print(f"[yellow]Interrupted.[/]{resume}")
             ctx.exit(130)
         except Exception as exc:  # the user never sees a traceback unless they ask for --debug
             if ctx.meta.get("debug"):
@@ -192,6 +194,8 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
     """Return ranked chunks for QUERY with no LLM."""
     from deepsearcher.render import render_hits
 
+    if not query.strip():
+        raise click.BadParameter("the query is empty", param_hint="QUERY")
     app = make_app(ctx)
     hits = app.retrieve(query, top_k=top_k, collections=list(collection_names) or None, mode=mode)
     if as_json:

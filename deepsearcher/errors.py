@@ -55,3 +55,7 @@ class IngestError(DeepSearcherError):
 
 class StoreInUseError(ProviderError):
     """The Milvus Lite file is opened by another process."""
+
+
+class ContextWindowError(ProviderError):
+    """The prompt did not fit the model's context window (callers may retry with less context)."""

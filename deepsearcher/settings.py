@@ -203,7 +203,7 @@ class QuerySettings(_Model):
     top_k: int = Field(5, gt=0, description="Chunks retrieved per (sub-query, collection).")
     max_sub_queries: int = Field(4, gt=0)
     token_budget: int | None = Field(None, gt=0, description="Stop iterating past this many LLM tokens.")
-    hybrid: bool = Field(True, description="Dense + BM25 fused with reciprocal rank fusion.")
+    hybrid: bool = Field(True, description="Dense + BM25 (full text), fused by a weighted sum of normalised scores.")
     language: str | None = Field(None, description="Report language; None = the question's language.")
     dedup_threshold: float = Field(0.92, gt=0, le=1, description="Cosine above which sub-queries are duplicates.")
 
@@ -313,7 +313,8 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
             raise ConfigError(f"config file not found: {cfg_path}",
                               hint="pass --config PATH or set DEEPSEARCHER_CONFIG; see config.yaml in the repo")
         try:
-            loaded = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+            with cfg_path.open(encoding="utf-8") as stream:  # a stream, so YAML errors name the file
+                loaded = yaml.safe_load(stream)
         except yaml.YAMLError as exc:
             raise ConfigError(f"{cfg_path}: not valid YAML: {exc}") from exc
         if loaded is None:

@@ -55,7 +55,7 @@ def rrf(lists: dict, k: int, depth: int, w_dense: float = 1.0, w_bm25: float = 1
 
 def convex(lists: dict, alpha: float, depth: int) -> list[str]:
     dense = {cid: s for cid, _t, s in lists["dense"][:depth]}
-    bm25 = {cid: s for cid, _t, s in lists["bm25"][:depth]}
+    bm25 = {cid: abs(s) for cid, _t, s in lists["bm25"][:depth]}  # Milvus Lite reports BM25 as -score
     titles = {cid: t for name in ("dense", "bm25") for cid, t, _s in lists[name][:depth]}
     d_min = min(dense.values(), default=0.0)
     b_max = max(bm25.values(), default=0.0) or 1.0
@@ -103,7 +103,7 @@ def main() -> None:
             variants[f"rrf k={k} depth={depth}"] = lambda x, k=k, d=depth: rrf(x, k, d)
     for w in (0.5, 0.7, 1.5, 2.0):
         variants[f"rrf k=60 depth=20 w_bm25={w}"] = lambda x, w=w: rrf(x, 60, 20, w_bm25=w)
-    for alpha in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+    for alpha in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
         for depth in (20, 50):
             variants[f"convex alpha={alpha} depth={depth}"] = lambda x, a=alpha, d=depth: convex(x, a, d)
     results = {}

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # `local` builds llama-cpp-python from source the first time (~16 min on 2 cores), then pip's wheel cache serves it
-bash scripts/install.sh dev,local,server,crawl
+bash scripts/install.sh dev,local,server,crawl,onnx
 export HF_HUB_OFFLINE=1 DO_NOT_TRACK=1
 exec .venv/bin/python -m pytest "$@"

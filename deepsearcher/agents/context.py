@@ -10,9 +10,10 @@ from typing import Callable, Sequence, TypeVar
 import numpy as np
 from pydantic import BaseModel
 
+from deepsearcher.agents import prompts
+from deepsearcher.errors import ContextWindowError
 from deepsearcher.llm.base import MeteredChatModel
 from deepsearcher.llm.output import Structured, ask_structured
-from deepsearcher.agents import prompts
 from deepsearcher.settings import QuerySettings
 from deepsearcher.types import CollectionInfo, Event, EventCallback, Hit, Source
 
@@ -158,10 +159,20 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], notes: str = "") -> tuple
 
     if not hits:
         return NOTHING_FOUND, [], 0
-    prompt = prompts.SYNTHESISE.format(language=ctx.language, notes=notes, question=ctx.question,
-                                       chunks=prompts.chunk_list([h.chunk for h in hits]))
-    reply = ask_text(ctx.llm, prompts.messages(prompt), on_token=lambda text: ctx.event("query.answer_token",
-                                                                                         text=text))
+    while True:
+        prompt = prompts.SYNTHESISE.format(language=ctx.language, notes=notes, question=ctx.question,
+                                           chunks=prompts.chunk_list([h.chunk for h in hits]))
+        try:
+            reply = ask_text(ctx.llm, prompts.messages(prompt),
+                             on_token=lambda text: ctx.event("query.answer_token", text=text))
+            break
+        except ContextWindowError:
+            if len(hits) <= 1:
+                raise
+            # too long for the model: keep the better-ranked half of the chunks and write the report from those
+            hits = list(hits[:len(hits) // 2])
+            ctx.event("query.fallback", step="synthesise", error="the prompt exceeds the model's context window",
+                      fallback=f"writing the report from the top {len(hits)} chunks")
     if reply.reasoning:
         ctx.event("query.reasoning", step="synthesise", text=reply.reasoning)
     verified = verify_citations(reply.text, len(hits))

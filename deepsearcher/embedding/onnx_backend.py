@@ -158,6 +158,9 @@ class OnnxSentenceEncoder:
         self._fast.no_padding()
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        threads = os.environ.get("OMP_NUM_THREADS", "")
+        if threads.isdigit():  # honour the variable torch honours, so both backends use the same CPU share
+            options.intra_op_num_threads = int(threads)
         path = export_dir / ("model_int8.onnx" if int8 else "model.onnx")
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._dim: int | None = None

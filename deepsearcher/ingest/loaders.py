@@ -189,10 +189,20 @@ _WHATWG_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp125
                    "ascii": "cp1252"}
 
 
+#: Share of control characters (other than tab, newline, carriage return, form feed) above which extracted "text" is
+#: binary garbage: random bytes decode to text in some code page, and converters pass corrupt files through as-is.
+MAX_CONTROL_SHARE = 0.01
+
+
 def _non_empty(docs: list[Document], source: str) -> list[Document]:
     kept = [d for d in docs if d.text and d.text.strip()]
     if not kept:
         raise SkipSource("no text extracted")
+    text = "".join(d.text for d in kept)
+    control = sum(1 for ch in text if (ord(ch) < 32 and ch not in "\t\n\r\f") or 0x7F <= ord(ch) < 0xA0
+                  or ch == "\ufffd")
+    if control > MAX_CONTROL_SHARE * len(text):
+        raise SkipSource(f"binary or corrupt content ({control} control characters in {len(text)})")
     return kept
 
 
@@ -279,9 +289,16 @@ def _load_html(data: bytes, source: str, title: str, *, charset: str | None = No
 def _load_json(data: bytes, source: str, title: str, options: LoaderSettings, *, suffix: str) -> list[Document]:
     text = decode_text(data)
     records: list[object]
+    bad_lines: list[int] = []
     try:
         if suffix in {".jsonl", ".ndjson"}:
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            records = []
+            for number, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
+                    try:
+                        records.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        bad_lines.append(number)  # one bad line must not lose the file's other records
         else:
             parsed = json.loads(text)
             records = parsed if isinstance(parsed, list) else [parsed]
@@ -294,12 +311,20 @@ def _load_json(data: bytes, source: str, title: str, options: LoaderSettings, *,
             rec_title = str(rec.get(tkey) or "") if tkey else ""
             docs.append(Document(text=rec[key], source=source, title=rec_title or f"{title}#{index}",
                                  metadata={"record": index}))
+    if bad_lines:
+        shown = ", ".join(map(str, bad_lines[:10])) + (" …" if len(bad_lines) > 10 else "")
+        log.warning("%s: %d invalid JSON line(s) skipped: line %s", source, len(bad_lines), shown)
     if not docs:
+        if bad_lines and not records:
+            raise SkipSource(f"invalid JSON on every line (first: line {bad_lines[0]})")
         raise SkipSource(f"no JSON record has a string {key!r} key (set loader.json_text_key)")
     return docs
 
 
 def _load_other(data: bytes, source: str, title: str, *, suffix: str) -> list[Document]:
+    if suffix in TEXT_SUFFIXES or not suffix:
+        # a .txt (or extension-less) file that sniffs as binary is not text, and markitdown would pass it through
+        raise SkipSource("binary file")
     try:
         from markitdown import MarkItDown, StreamInfo
     except ModuleNotFoundError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,7 @@ def expand_paths(inputs: Sequence[str], options: LoaderSettings) -> list[Path]:
     """
     files: list[Path] = []
     missing: list[str] = []
+    not_regular: list[str] = []
     for raw in inputs:
         path = Path(raw).expanduser()
         if any(ch in raw for ch in "*?["):
@@ -73,10 +75,15 @@ def expand_paths(inputs: Sequence[str], options: LoaderSettings) -> list[Path]:
             files.extend(_walk(path, options))
         elif path.is_file():
             files.append(path)
+        elif os.path.lexists(path):
+            not_regular.append(raw)
         else:
             missing.append(raw)
-    if missing:
-        raise IngestError("not found: " + ", ".join(missing), hint="check the paths; nothing was written")
+    if missing or not_regular:
+        problems = ([f"not found: {', '.join(missing)}"] if missing else []) + (
+            [f"not a regular file or folder (a device, pipe, or broken/looping link): {', '.join(not_regular)}"]
+            if not_regular else [])
+        raise IngestError("; ".join(problems), hint="check the paths; nothing was written")
     seen: dict[str, Path] = {}
     for f in files:
         seen.setdefault(f.resolve().as_posix(), f)

@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from deepsearcher.errors import ConfigError, ProviderError
+from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
 from deepsearcher.llm.base import (
     ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars, schema_name,
 )
@@ -239,6 +239,14 @@ class OpenAICompatibleChat:
                 if on_token is not None:
                     on_token(delta.content)
         joined = "".join(text)
+        if not joined and not reasoning and not finish:
+            # llama.cpp's server logs "Requested tokens exceed context window" and just closes the stream: an
+            # empty stream with no finish reason is a failed request, not an empty answer
+            raise ContextWindowError(
+                f"the LLM server at {self.where} ended the response with no output and no finish reason; the "
+                f"prompt (~{estimate_tokens(messages_chars(kwargs['messages']))} tokens) probably exceeds the "
+                "model's context window",
+                hint="use a model/server with a larger context (e.g. llama.cpp --n_ctx), or lower query.top_k")
         prompt, completion = self._usage(usage, kwargs, joined + "".join(reasoning))
         return ChatResult(joined, "".join(reasoning), prompt, completion, 1, finish)
 
@@ -269,10 +277,20 @@ class OpenAICompatibleChat:
             return ProviderError(f"the LLM server at {self.where} is rate-limiting ({_reason(exc)}) after "
                                  f"{self.options.max_retries} retries", hint="raise llm.max_retries or wait")
         if isinstance(exc, openai.APIStatusError):
-            return ProviderError(f"the LLM server at {self.where} answered {exc.status_code}: {_reason(exc)}")
+            reason = _reason(exc)
+            if any(word in reason.lower() for word in CONTEXT_WORDS):
+                return ContextWindowError(f"the prompt does not fit the context window of {self.options.model!r} "
+                                          f"at {self.where}: {reason}", hint="lower query.top_k or use a model "
+                                          "with a larger context")
+            return ProviderError(f"the LLM server at {self.where} answered {exc.status_code}: {reason}")
         if isinstance(exc, openai.OpenAIError):
             return ProviderError(f"LLM request to {self.where} failed: {exc}")
         return exc
+
+
+#: Phrases servers use for a prompt longer than the context window (OpenAI, vLLM, llama.cpp, Ollama).
+CONTEXT_WORDS = ("context_length_exceeded", "maximum context length", "context window", "context length",
+                 "exceed_context_size", "too many tokens")
 
 
 class _Attempts(Exception):

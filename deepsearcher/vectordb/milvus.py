@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -30,7 +31,9 @@ PROP_MODEL = "deepsearcher.embedding_model"
 PROP_DIM = "deepsearcher.embedding_dim"
 PROP_DESC = "deepsearcher.description"
 OUTPUT_FIELDS = ["id", "text", "source", "title", "page", "chunk_index", "doc_hash", "metadata"]
-RRF_K = 60
+#: hybrid search: candidates taken from each of the dense and BM25 lists, and the dense weight of the fused score
+HYBRID_DEPTH = 50
+HYBRID_ALPHA = 0.7
 #: Lite files this process opened: milvus-lite keeps their flock for the life of the process, and a probe from the
 #: same process would see its own lock as "another process".
 _OPENED_IN_THIS_PROCESS: set[str] = set()
@@ -97,7 +100,11 @@ class MilvusStore:
                     "Milvus Lite is not available on this platform (package milvus-lite)",
                     hint="pip install milvus-lite (Linux/macOS), or point vector_db.uri at a Milvus server "
                          "(http://host:19530, e.g. Milvus standalone in Docker) or Zilliz Cloud") from exc
-            Path(self.uri).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(self.uri).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ProviderError(f"cannot create the Milvus Lite file {self.uri}: {exc.strerror or exc}",
+                                    hint="set vector_db.uri to a path in a writable folder") from exc
             # milvus-lite's in-process gRPC server logs unimplemented optional RPCs (AllocTimestamp) at ERROR
             logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
             if self.uri not in _OPENED_IN_THIS_PROCESS and _lite_file_locked(Path(self.uri)):
@@ -266,8 +273,8 @@ class MilvusStore:
             query_vector: L2-normalised query embedding, shape (dim,); unused in "bm25" mode.
             query_text: the raw query (for BM25).
             top_k: results wanted.
-            mode: "dense" (cosine), "bm25" (full text), or "hybrid" (both fused with reciprocal rank fusion,
-                k=60; Cormack et al. 2009).
+            mode: "dense" (cosine), "bm25" (full text), or "hybrid" (the top ``HYBRID_DEPTH`` of both, fused by
+                ``fuse_hybrid``).
 
         Returns:
             Hits, best first.
@@ -281,17 +288,50 @@ class MilvusStore:
             res = client.search(name, data=[query_text], anns_field="sparse", limit=top_k,
                                 output_fields=OUTPUT_FIELDS, search_params={"metric_type": "BM25"})
         elif mode == "hybrid":
-            from pymilvus import AnnSearchRequest, RRFRanker
-
-            dense = AnnSearchRequest(data=[np.asarray(query_vector).tolist()], anns_field="vector",
-                                     param={"metric_type": "COSINE"}, limit=top_k * 2)
-            sparse = AnnSearchRequest(data=[query_text], anns_field="sparse", param={"metric_type": "BM25"},
-                                      limit=top_k * 2)
-            res = client.hybrid_search(name, [dense, sparse], ranker=RRFRanker(RRF_K), limit=top_k,
-                                       output_fields=OUTPUT_FIELDS)
+            # two searches fused here rather than one hybrid_search: Milvus' rankers offer RRF (which ranks a chunk
+            # that only BM25 finds, e.g. by an exact product code, below every chunk both lists share) and a
+            # weighted sum that squashes BM25 through arctan; see fuse_hybrid and docs/benchmarks.md
+            depth = max(HYBRID_DEPTH, top_k)
+            return fuse_hybrid(self.search(name, query_vector, query_text, depth, mode="dense"),
+                               self.search(name, None, query_text, depth, mode="bm25"), top_k)
         else:
             raise ValueError(f"unknown search mode {mode!r}")
-        return [_to_hit(item, name) for item in (res[0] if res else [])]
+        hits = [_to_hit(item, name) for item in (res[0] if res else [])]
+        if mode == "bm25":  # Milvus Lite reports BM25 as a negative distance, a server as the positive score
+            hits = [replace(h, score=abs(h.score)) for h in hits]
+        return hits
+
+
+def fuse_hybrid(dense: Sequence[Hit], sparse: Sequence[Hit], top_k: int, alpha: float = HYBRID_ALPHA) -> list[Hit]:
+    """Fuse a dense and a BM25 ranking by a convex combination of their normalised scores.
+
+    score = alpha * cosine + (1 - alpha) * bm25 / max_bm25, where max_bm25 is the query's best BM25 score; a chunk
+    missing from a list gets that list's lowest score. After Bruch, Gai & Ingber, "An Analysis of Fusion Functions for
+    Hybrid Retrieval" (ACM TOIS 2023), who find a convex combination beats reciprocal rank fusion and needs little
+    tuning. alpha=0.7 and 50 candidates were chosen on the first half of the 2WikiMultiHopQA questions and hold on
+    the second half (docs/benchmarks.md). Unlike RRF, a chunk only BM25 finds with a far better score than the rest
+    (an exact rare keyword such as a product code) can still come first.
+
+    Args:
+        dense: cosine hits, best first (scores in [-1, 1]).
+        sparse: BM25 hits, best first (scores >= 0).
+        top_k: results wanted.
+        alpha: weight of the dense score, in [0, 1].
+
+    Returns:
+        Up to ``top_k`` hits, best first, ``score`` replaced by the fused score.
+    """
+    d_min = min((h.score for h in dense), default=0.0)
+    b_min = min((h.score for h in sparse), default=0.0)
+    b_max = max((h.score for h in sparse), default=0.0) or 1.0
+    d_score = {h.chunk.id: h.score for h in dense}
+    b_score = {h.chunk.id: h.score for h in sparse}
+    first: dict[str, Hit] = {}
+    for hit in (*dense, *sparse):
+        first.setdefault(hit.chunk.id, hit)
+    fused = {cid: alpha * d_score.get(cid, d_min) + (1 - alpha) * b_score.get(cid, b_min) / b_max for cid in first}
+    best = sorted(fused, key=lambda cid: fused[cid], reverse=True)[:top_k]
+    return [replace(first[cid], score=fused[cid]) for cid in best]
 
 
 def _lite_file_locked(path: Path) -> bool:

@@ -98,3 +98,8 @@ def test_help_does_not_import_torch():
             "r = CliRunner().invoke(main, ['--help']); assert r.exit_code == 0; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_empty_retrieve_query_is_refused(runner: CliRunner, cfg: Path):
+    result = invoke(runner, cfg, "retrieve", "  ")
+    assert result.exit_code == 2 and "the query is empty" in result.output

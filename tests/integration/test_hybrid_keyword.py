@@ -9,16 +9,12 @@ import pytest
 pytestmark = pytest.mark.integration
 
 CODE = "QX-8812-ZT"
-WATER = [
-    "The countertop water filter removes chlorine and improves the taste of tap water in minutes.",
-    "Replace the water filter cartridge every six months to keep the flow rate high.",
-    "Our under-sink water filtration system uses activated carbon to reduce sediment and odours.",
-    "A pitcher water filter is the cheapest way to get cleaner drinking water at home.",
-    "Reverse osmosis water filters remove dissolved salts but waste some water while filtering.",
-    "The refrigerator water filter should be flushed with two gallons after installation.",
-    "Shower head water filters soften hard water and protect hair and skin from chlorine.",
-    "Whole-house water filtration protects pipes and appliances from scale and rust.",
-]
+# 60 chunks about water filters: more than the hybrid search's candidate depth, so the dense list is all water filters
+BRANDS = ["AquaPure", "ClearFlow", "BlueSpring", "PureTap", "HydroMax", "RiverStone"]
+KINDS = ["countertop", "under-sink", "pitcher", "refrigerator", "shower"]
+FEATURES = ["removes chlorine and improves the taste of tap water",
+            "uses an activated carbon cartridge that lasts six months"]
+WATER = [f"The {brand} {kind} water filter {feature}." for brand in BRANDS for kind in KINDS for feature in FEATURES]
 TARGET = f"Spare sealing ring for the pressure cooker lid, order code {CODE}, fits six-litre pots made after 2019."
 
 

@@ -191,3 +191,12 @@ def test_force_new_rebuilds_with_another_model(make_app, docs: Path):
     app.store.client.alter_collection_properties("docs", properties={PROP_MODEL: "old-model"})
     app.load([str(docs / "notes.txt")], "docs", force_new=True)  # no mismatch error: it is a rebuild
     assert {c.name: c for c in app.collections()}["docs"].embedding_model == "all-MiniLM-L6-v2"
+
+
+def test_empty_folder_and_empty_collection_name(make_app, tmp_path: Path, docs: Path):
+    (tmp_path / "nothing").mkdir()
+    app = make_app()
+    with pytest.raises(IngestError, match="no files to load in .*nothing"):
+        app.load([str(tmp_path / "nothing")], "docs")
+    with pytest.raises(CollectionError, match="invalid collection name ''"):
+        app.load([str(docs / "notes.txt")], "")

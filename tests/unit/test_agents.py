@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from deepsearcher.agents import agent_router, chain_of_rag, deep_search, naive_rag, prompts
 from deepsearcher.agents.context import NOTHING_FOUND
 from deepsearcher.llm.base import ChatResult
@@ -362,3 +364,33 @@ def test_named_agent_makes_no_choice_call():
     llm = ScriptedChatModel(["A [1]."])
     assert agent_router.run(make_ctx(llm), "naive").usage.llm_calls == 1
     assert MILVUS_DOCS[0].text in llm.prompts[0]
+
+
+
+def _context_overflow(messages):
+    from deepsearcher.errors import ContextWindowError
+
+    raise ContextWindowError("the prompt does not fit the context window")
+
+
+def test_synthesis_retries_with_fewer_chunks_when_the_context_overflows():
+    llm = ScriptedChatModel([_context_overflow, "Milvus Lite runs in-process [1]."])
+    events: list[Event] = []
+    report = naive_rag.run(make_ctx(llm, "What is Milvus Lite?", events=events))
+    assert report.answer.startswith("Milvus Lite runs in-process [1].")
+    assert len(report.sources) == 1
+    # the second attempt carried the better-ranked half: 3 retrieved chunks -> 1
+    assert "[1] " in llm.prompts[-1] and "[2] " not in llm.prompts[-1]
+    fallback = of_kind(events, "query.fallback")[-1]
+    assert fallback["step"] == "synthesise" and "context window" in fallback["error"]
+    assert fallback["fallback"] == "writing the report from the top 1 chunks"
+
+
+def test_context_overflow_with_one_chunk_is_an_error():
+    from deepsearcher.agents.context import retrieve, synthesise
+    from deepsearcher.errors import ContextWindowError
+
+    ctx = make_ctx(ScriptedChatModel([_context_overflow]), "What is Milvus Lite?")
+    hits = retrieve(ctx, "Milvus Lite", ["milvus"])[:1]
+    with pytest.raises(ContextWindowError):
+        synthesise(ctx, hits)

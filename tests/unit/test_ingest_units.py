@@ -123,3 +123,48 @@ def test_missing_milvus_lite_names_alternatives(tmp_path, monkeypatch):
         MilvusStore(str(tmp_path / "x.db")).list_collections()
     assert "Milvus Lite is not available" in str(err.value)
     assert "http://host:19530" in str(err.value) and "Zilliz Cloud" in str(err.value)
+
+
+@pytest.mark.parametrize("name,data", [
+    ("random.txt", bytes(range(256)) * 8),              # binary bytes in a .txt: never indexed as text
+    ("noext", bytes(range(256)) * 8),
+    ("c.xlsx", b"PK\x03\x04garbage"),                    # corrupt office file a converter passes through as-is
+    ("c.epub", b"PK\x03\x04garbage"),
+])
+def test_binary_and_corrupt_content_is_skipped(name: str, data: bytes):
+    suffix = Path(name).suffix
+    with pytest.raises(SkipSource, match="binary"):
+        load_bytes(data, name, suffix=suffix)
+
+
+def test_jsonl_bad_line_keeps_other_records():
+    data = b'{"text": "one"}\n{"text": \n{"text": "three"}\n'
+    docs = load_bytes(data, "/m.jsonl", suffix=".jsonl")
+    assert [d.text for d in docs] == ["one", "three"]
+    with pytest.raises(SkipSource, match="line 1"):
+        load_bytes(b"not json\nnor this\n", "/m.jsonl", suffix=".jsonl")
+
+
+def test_unusable_lite_path_is_a_provider_error(tmp_path: Path):
+    from deepsearcher.errors import ProviderError
+    from deepsearcher.vectordb.milvus import MilvusStore
+
+    a_file = tmp_path / "config.yaml"
+    a_file.write_text("x")
+    with pytest.raises(ProviderError, match="vector_db.uri"):
+        MilvusStore(str(a_file / "milvus.db")).list_collections()
+
+
+def test_expand_paths_reports_fifo_and_empty_selection(tmp_path: Path):
+    import os
+
+    from deepsearcher.errors import IngestError
+    from deepsearcher.ingest.pipeline import expand_paths
+    from deepsearcher.settings import LoaderSettings
+
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    with pytest.raises(IngestError, match="not a regular file"):
+        expand_paths([str(fifo)], LoaderSettings())
+    (tmp_path / "empty").mkdir()
+    assert expand_paths([str(tmp_path / "empty")], LoaderSettings()) == []

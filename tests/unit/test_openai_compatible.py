@@ -219,3 +219,22 @@ def test_local_server_needs_no_key(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     chat = OpenAICompatibleChat(OpenAICompatibleLLM(model="x", base_url="http://127.0.0.1:8080/v1"))
     assert chat.client.api_key == "not-needed"
+
+
+def test_stream_closed_with_no_output_is_a_context_window_error():
+    # llama.cpp's server logs "Requested tokens exceed context window" and closes the stream with nothing in it
+    from deepsearcher.errors import ContextWindowError
+
+    chat, _ = provider(queue(sse()))
+    with pytest.raises(ContextWindowError, match="context window"):
+        chat.chat(MSGS, on_token=lambda piece: None)
+
+
+def test_context_length_400_is_a_context_window_error():
+    from deepsearcher.errors import ContextWindowError
+
+    body = {"error": {"message": "This model's maximum context length is 8192 tokens", "code":
+                      "context_length_exceeded"}}
+    chat, _ = provider(lambda r: httpx.Response(400, json=body))
+    with pytest.raises(ContextWindowError, match="maximum context length"):
+        chat.chat(MSGS)
