@@ -8,6 +8,7 @@ dependencies lazily, so ``deepsearcher --help`` never imports torch.
 from __future__ import annotations
 
 import logging
+from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
@@ -58,49 +59,23 @@ def _load_plugins() -> None:
 
 
 # --- built-ins -----------------------------------------------------------------------------------------------------
-def _st_embedder(options: Any) -> Any:
-    from deepsearcher.embedding.sentence_transformers import SentenceTransformersEmbedder
+def register_lazy(kind: str, name: str, target: str) -> None:
+    """Register a provider class named ``"package.module:Class"``, imported only when the provider is created."""
 
-    return SentenceTransformersEmbedder(options)
+    def factory(options: Any) -> Any:
+        module, _, cls = target.partition(":")
+        return getattr(import_module(module), cls)(options)
 
-
-def _oa_embedder(options: Any) -> Any:
-    from deepsearcher.embedding.openai_compatible import OpenAICompatibleEmbedder
-
-    return OpenAICompatibleEmbedder(options)
+    register(kind, name, factory)
 
 
-register("embedding", "sentence_transformers", _st_embedder)
-register("embedding", "openai_compatible", _oa_embedder)
-
-
-def _oa_chat(options: Any) -> Any:
-    from deepsearcher.llm.openai_compatible import OpenAICompatibleChat
-
-    return OpenAICompatibleChat(options)
-
-
-def _llama_cpp_chat(options: Any) -> Any:
-    from deepsearcher.llm.llama_cpp import LlamaCppChat
-
-    return LlamaCppChat(options)
-
-
-register("llm", "openai_compatible", _oa_chat)
-register("llm", "llama_cpp", _llama_cpp_chat)
-
-
-def _builtin_crawler(options: Any) -> Any:
-    from deepsearcher.ingest.crawler import BuiltinCrawler
-
-    return BuiltinCrawler(options)
-
-
-def _firecrawl_crawler(options: Any) -> Any:
-    from deepsearcher.ingest.firecrawl import FirecrawlCrawler
-
-    return FirecrawlCrawler(options)
-
-
-register("crawler", "builtin", _builtin_crawler)
-register("crawler", "firecrawl", _firecrawl_crawler)
+for _kind, _name, _target in [
+    ("embedding", "sentence_transformers",
+     "deepsearcher.embedding.sentence_transformers:SentenceTransformersEmbedder"),
+    ("embedding", "openai_compatible", "deepsearcher.embedding.openai_compatible:OpenAICompatibleEmbedder"),
+    ("llm", "openai_compatible", "deepsearcher.llm.openai_compatible:OpenAICompatibleChat"),
+    ("llm", "llama_cpp", "deepsearcher.llm.llama_cpp:LlamaCppChat"),
+    ("crawler", "builtin", "deepsearcher.ingest.crawler:BuiltinCrawler"),
+    ("crawler", "firecrawl", "deepsearcher.ingest.firecrawl:FirecrawlCrawler"),
+]:
+    register_lazy(_kind, _name, _target)
