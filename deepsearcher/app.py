@@ -143,8 +143,8 @@ class DeepSearcher:
         if not files and not urls:
             ld = self.settings.loader
             raise IngestError(f"no files to load in {', '.join(inputs)}",
-                              hint=f"the folders are empty or every file was filtered out (include: {ld.include or 'all'};"
-                                   f" exclude: {ld.exclude})")
+                              hint="the folders are empty or every file was filtered out "
+                                   f"(include: {ld.include or 'all'}; exclude: {ld.exclude})")
         if description is None:
             shown = ", ".join(list(inputs)[:3]) + (" …" if len(inputs) > 3 else "")
             description = f"Documents loaded from {shown}"

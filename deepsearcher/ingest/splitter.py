@@ -1,7 +1,7 @@
 """Token-sized chunking with langchain-text-splitters' recursive splitter.
 
-Chunks are measured in the embedder's own tokens (its Hugging Face tokenizer as the splitter's length function), so the default size stays below the
-model's max sequence length and no chunk is silently truncated by the embedder. tiktoken is never used: its encodings
+Chunks are measured in the embedder's own tokens (its Hugging Face tokenizer is the splitter's length function), so
+the default size stays below the model's max sequence length and no chunk is silently truncated by the embedder. tiktoken is never used: its encodings
 are downloaded at first use and fail offline.
 """
 
