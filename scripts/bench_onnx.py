@@ -42,7 +42,7 @@ def build_embedders() -> dict:
     from deepsearcher.settings import SentenceTransformersEmbedding
 
     return {
-        "torch": SentenceTransformersEmbedder(SentenceTransformersEmbedding()),
+        "torch": SentenceTransformersEmbedder(SentenceTransformersEmbedding(backend="torch")),
         "onnx_fp32": SentenceTransformersEmbedder(SentenceTransformersEmbedding(backend="onnx", onnx_int8=False)),
         "onnx_int8": SentenceTransformersEmbedder(SentenceTransformersEmbedding(backend="onnx", onnx_int8=True)),
     }

@@ -60,7 +60,8 @@ class SentenceTransformersEmbedder:
                 path = bundled_model_path()
             else:
                 path = self.options.model
-            if self.options.backend == "onnx":
+            # the ONNX path runs on CPU; a GPU device keeps torch, where the GPU does the work
+            if self.options.backend == "onnx" and self.options.device == "cpu":
                 from deepsearcher.embedding.onnx_backend import OnnxSentenceEncoder, ensure_export
 
                 int8 = self.options.onnx_int8
