@@ -17,30 +17,45 @@ def location(chunk: Chunk) -> str:
     return f"{chunk.source}, p. {chunk.page}" if chunk.page is not None else chunk.source
 
 
-class LoadProgress:
-    """Progress bar for ``load``: sources done (of total when known) and chunks written."""
+class ProgressView:
+    """A transient rich progress display fed by events: a bar with done/total, a text field and elapsed time.
 
-    def __init__(self, console: Console, quiet: bool = False) -> None:
+    Args:
+        console: where to draw (stderr in the CLI).
+        quiet: draw nothing (``--json`` output).
+        field: name of the task field shown after the bar.
+        extra_columns: further rich columns (e.g. time remaining).
+    """
+
+    def __init__(self, console: Console, quiet: bool = False, field: str = "info",
+                 extra_columns: Sequence[Any] = ()) -> None:
         self.console = console
         self.quiet = quiet
         self.progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TextColumn("{task.fields[chunks]} chunks"),
-                                 TimeElapsedColumn(), console=console, transient=True, disable=quiet,
-                                 redirect_stdout=False, redirect_stderr=False)
-        self.task: Any = None
+                                 MofNCompleteColumn(), TextColumn(f"{{task.fields[{field}]}}"),
+                                 TimeElapsedColumn(), *extra_columns, console=console, transient=True,
+                                 disable=quiet, redirect_stdout=False, redirect_stderr=False)
 
-    def __enter__(self) -> "LoadProgress":
+    def __enter__(self) -> "ProgressView":
         self.progress.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.progress.__exit__(*exc)  # type: ignore[arg-type]
 
+
+class LoadProgress(ProgressView):
+    """Progress bar for ``load``: sources done (of total when known) and chunks written."""
+
+    def __init__(self, console: Console, quiet: bool = False) -> None:
+        super().__init__(console, quiet, field="chunks_text")
+        self.task: Any = None
+
     def on_event(self, event: Event) -> None:
         data = event.data
         if event.kind == "load.start":
             self.task = self.progress.add_task(f"Loading into {data['collection']}", total=data.get("total"),
-                                               chunks=0)
+                                               chunks_text="0 chunks")
         elif self.task is None:
             return
         elif event.kind == "load.source":
@@ -49,7 +64,7 @@ class LoadProgress:
                 self.progress.console.print(f"[yellow]skipped[/] {data['source']}: {data['reason']}",
                                             highlight=False)
         elif event.kind == "load.batch":
-            self.progress.update(self.task, chunks=data["written"])
+            self.progress.update(self.task, chunks_text=f"{data['written']} chunks")
         elif event.kind in {"crawl.queued", "crawl.fetched"}:
             self.progress.update(self.task, total=data.get("queued"), description=f"Fetched {data.get('fetched', 0)}"
                                  f" of {data.get('queued', '?')} pages")

@@ -5,39 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import TimeRemainingColumn
 from rich.table import Table
 
 from deepsearcher.eval.harness import EvalSummary
+from deepsearcher.render import ProgressView
 from deepsearcher.types import Event
 
 
-class EvalProgress:
+class EvalProgress(ProgressView):
     """Two bars: the corpus load (chunks written) and the questions (done of total, running recall@5)."""
 
     def __init__(self, console: Console, quiet: bool = False, watch_k: int = 5) -> None:
-        self.progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TextColumn("{task.fields[info]}"), TimeElapsedColumn(),
-                                 TimeRemainingColumn(), console=console, transient=True, disable=quiet)
+        super().__init__(console, quiet, field="info", extra_columns=[TimeRemainingColumn()])
         self.watch_k = watch_k
         self._load: Any = None
         self._questions: Any = None
         self._recalls: list[float] = []
-
-    def __enter__(self) -> "EvalProgress":
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)  # type: ignore[arg-type]
 
     def on_event(self, event: Event) -> None:
         data = event.data
