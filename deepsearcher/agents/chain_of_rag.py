@@ -118,15 +118,8 @@ def run(ctx: QueryContext) -> Report:
     while True:
         decision = next_follow_up(ctx, steps)
         fresh = dedup_queries(ctx, [decision.follow_up], searched) if decision.follow_up else None
-        stop = None
-        if decision.enough or fresh is None:
-            stop = "no_gaps"
-        elif not fresh.kept:
-            stop = "duplicates"
-        elif iteration >= ctx.settings.max_iter:
-            stop = "max_iter"
-        elif ctx.over_budget():
-            stop = "token_budget"
+        proposed = not decision.enough and fresh is not None
+        stop = ctx.stop_reason(proposed, fresh.kept if fresh is not None else [], iteration)
         if iteration:
             ctx.event("query.gaps", iteration=iteration, gaps=fresh.kept if fresh and not decision.enough else [],
                       stop=stop, tokens=ctx.llm.total_tokens)

@@ -61,6 +61,27 @@ class QueryContext:
         budget = self.settings.token_budget
         return budget is not None and self.llm.total_tokens >= budget
 
+    def stop_reason(self, proposed: bool, kept: Sequence[str], iteration: int) -> str | None:
+        """Why the research loop stops after ``iteration``, or None to go on.
+
+        Args:
+            proposed: the model proposed at least one further query.
+            kept: those queries left after near-duplicates of searched ones were dropped.
+            iteration: rounds run so far.
+
+        Returns:
+            "no_gaps", "duplicates", "max_iter", "token_budget" (checked in that order), or None.
+        """
+        if not proposed:
+            return "no_gaps"
+        if not kept:
+            return "duplicates"
+        if iteration >= self.settings.max_iter:
+            return "max_iter"
+        if self.over_budget():
+            return "token_budget"
+        return None
+
 
 def ask(ctx: QueryContext, step: str, prompt: str, schema: type[T], fallback: T, fallback_text: str) -> Structured[T]:
     """Run one structured step: ask, retry once on a bad reply, else fall back; emit reasoning / fallback events."""

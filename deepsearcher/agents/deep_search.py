@@ -194,15 +194,7 @@ def research(ctx: QueryContext) -> Research:
         searched += pending
         proposed = reflect(ctx, searched, list(accepted.values()))
         gaps = dedup_queries(ctx, proposed, searched)
-        stop = None
-        if not proposed:
-            stop = "no_gaps"
-        elif not gaps.kept:
-            stop = "duplicates"
-        elif iteration >= ctx.settings.max_iter:
-            stop = "max_iter"
-        elif ctx.over_budget():
-            stop = "token_budget"
+        stop = ctx.stop_reason(bool(proposed), gaps.kept, iteration)
         ctx.event("query.gaps", iteration=iteration, gaps=gaps.kept, stop=stop, tokens=ctx.llm.total_tokens)
         if stop is not None:
             open_gaps = gaps.kept
