@@ -129,50 +129,45 @@ class LoaderSettings(_Model):
     unstructured_strategy: Literal["fast", "auto"] = Field("fast", description="unstructured partition strategy.")
 
 
-class BuiltinCrawler(_Model):
+class _CrawlScope(_Model):
+    """What every crawler provider is told to fetch: depth, page limit, host, robots.txt and URL patterns."""
+
+    max_depth: int = Field(1, ge=0, description="Link depth from the start URL (0 = only that page).")
+    max_pages: int = Field(50, gt=0, description="Pages fetched per start URL at most.")
+    same_site: bool = Field(True, description="Stay on the start URL's host (links and redirects).")
+    respect_robots: bool = Field(True, description="Obey robots.txt.")
+    include: list[str] = Field(default_factory=list, description="Regexes a URL must match to be fetched.")
+    exclude: list[str] = Field(default_factory=list, description="Regexes of URLs never fetched.")
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _valid_regexes(cls, patterns: list[str]) -> list[str]:
+        return _check_regexes(patterns)
+
+
+class BuiltinCrawler(_CrawlScope):
     """The built-in breadth-first crawler (httpx + trafilatura)."""
 
     provider: Literal["builtin"] = "builtin"
-    max_depth: int = Field(1, ge=0, description="Link depth from the start URL (0 = only that page).")
-    max_pages: int = Field(50, gt=0, description="Pages fetched per start URL at most.")
-    same_site: bool = Field(True, description="Follow links (and redirects) on the start URL's host only.")
-    respect_robots: bool = Field(True, description="Obey robots.txt.")
-    include: list[str] = Field(default_factory=list, description="Regexes a URL must match to be followed.")
-    exclude: list[str] = Field(default_factory=list, description="Regexes of URLs never followed.")
     concurrency: int = Field(4, gt=0, description="Requests in flight at once.")
     timeout_s: float = Field(20, gt=0, description="Per-request timeout in seconds (connect to last byte).")
     max_page_mb: float = Field(20, gt=0, description="Responses larger than this many MB are skipped.")
     user_agent: str = Field("deepsearcher-crawler (+https://github.com/deepsearcher)",
                             description="User-Agent header, also the name matched against robots.txt groups.")
 
-    @field_validator("include", "exclude")
-    @classmethod
-    def _valid_regexes(cls, patterns: list[str]) -> list[str]:
-        return _check_regexes(patterns)
 
-
-class FirecrawlCrawler(_Model):
-    """Firecrawl (hosted or self-hosted) through firecrawl-py (extra ``crawl``)."""
+class FirecrawlCrawler(_CrawlScope):
+    """Firecrawl (hosted or self-hosted) through firecrawl-py (extra ``crawl``); max_pages is Firecrawl's limit and
+    same_site keeps it off external links and subdomains."""
 
     provider: Literal["firecrawl"] = "firecrawl"
     api_url: str | None = Field(None, description="Self-hosted Firecrawl URL; None = the hosted service.")
     api_key_env: str | None = "FIRECRAWL_API_KEY"
-    max_depth: int = Field(1, ge=0, description="Link depth (0 = scrape only the start URL).")
-    max_pages: int = Field(50, gt=0, description="Pages per start URL at most (Firecrawl's limit).")
-    same_site: bool = Field(True, description="Stay on the start URL's host (no external links, no subdomains).")
-    respect_robots: bool = Field(True, description="Obey robots.txt.")
-    include: list[str] = Field(default_factory=list, description="Regexes a URL must match to be crawled.")
-    exclude: list[str] = Field(default_factory=list, description="Regexes of URLs never crawled.")
     timeout_s: float = Field(600, gt=0, description="Wait this long for a crawl job, then cancel it.")
     poll_interval_s: float = Field(2, gt=0, description="Seconds between crawl status polls.")
     options: dict[str, Any] = Field(default_factory=dict,
                                     description="More Firecrawl options by our names (see docs/crawling.md); "
                                                 "an unknown one is an error listing the accepted ones.")
-
-    @field_validator("include", "exclude")
-    @classmethod
-    def _valid_regexes(cls, patterns: list[str]) -> list[str]:
-        return _check_regexes(patterns)
 
 
 def _check_regexes(patterns: list[str]) -> list[str]:
