@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -96,7 +97,9 @@ class MilvusStore:
             raise ProviderError("pymilvus is not installed", hint="pip install pymilvus") from exc
         if self.is_lite:
             try:
-                import milvus_lite  # noqa: F401
+                with warnings.catch_warnings():  # milvus-lite 2.x imports pkg_resources, which warns on every run
+                    warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+                    import milvus_lite  # noqa: F401
             except ModuleNotFoundError as exc:
                 raise ProviderError(
                     "Milvus Lite is not available on this platform (package milvus-lite)",
@@ -107,6 +110,7 @@ class MilvusStore:
             except OSError as exc:
                 raise ProviderError(f"cannot create the Milvus Lite file {self.uri}: {exc.strerror or exc}",
                                     hint="set vector_db.uri to a path in a writable folder") from exc
+            _check_lite_format(Path(self.uri))
             # milvus-lite's in-process gRPC server logs unimplemented optional RPCs (AllocTimestamp) at ERROR
             logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
             if self.uri not in _OPENED_IN_THIS_PROCESS and _lite_file_locked(Path(self.uri)):
@@ -350,6 +354,23 @@ def _lite_engine_major() -> int:
         return int(version("milvus-lite").split(".")[0])
     except (PackageNotFoundError, ValueError):
         return 3
+
+
+def _check_lite_format(path: Path) -> None:
+    """Refuse a Lite database written by the other engine (3.x: a folder; 2.x: one file) with the way out.
+
+    Raises:
+        ProviderError: the file's format does not match the installed milvus-lite.
+    """
+    major = _lite_engine_major()
+    if major < 3 and path.is_dir():
+        raise ProviderError(f"{path} is a Milvus Lite 3.x database (a folder), but milvus-lite 2.x is installed",
+                            hint="point vector_db.uri at a new file for the 2.x engine and load again, or "
+                                 "pip install 'milvus-lite>=3.2'")
+    if major >= 3 and path.is_file():
+        raise ProviderError(f"{path} is a Milvus Lite 2.x database (one file), but milvus-lite 3.x is installed",
+                            hint="pip install 'milvus-lite==2.5.1' 'setuptools<81' to open it, or point "
+                                 "vector_db.uri at a new path and load again")
 
 
 def _collection_props(desc: dict[str, Any]) -> dict[str, str]:

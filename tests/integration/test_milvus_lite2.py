@@ -90,3 +90,24 @@ def test_load_describe_retrieve_reload_and_lock_on_the_cpp_engine(tmp_path: Path
         holder.wait()
     time.sleep(1)  # the engine exits once its lock is released
     assert _cli(cfg, "collections").returncode == 0
+
+
+def test_a_database_of_the_other_engine_is_refused_with_the_way_out(tmp_path: Path):
+    from deepsearcher.errors import ProviderError
+    from deepsearcher.vectordb.milvus import MilvusStore
+
+    folder = tmp_path / "v3.db"  # written by this venv's 3.x engine
+    MilvusStore(str(folder)).create_collection("c", description="d", model_name="m", dim=4)
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"llm: null\nvector_db:\n  uri: {folder}\n")
+    out = _cli(cfg, "collections")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    said = " ".join((out.stdout + out.stderr).split())  # the message is wrapped to the terminal width
+    assert "is a Milvus Lite 3.x database (a folder), but milvus-lite 2.x is installed" in said
+    assert "pkg_resources" not in said  # 2.x's import warning is silenced
+
+    cfg.write_text("llm: null\nvector_db:\n  uri: ./v2.db\n")
+    shutil.copy(DATA / "milvus_docs" / "limitations.md", tmp_path / "limitations.md")
+    assert _cli(cfg, "load", str(tmp_path / "limitations.md"), "-c", "docs").returncode == 0
+    with pytest.raises(ProviderError, match="is a Milvus Lite 2.x database"):
+        MilvusStore(str(tmp_path / "v2.db")).list_collections()
