@@ -1,18 +1,21 @@
 """Embedding backends side by side: torch vs ONNX fp32 vs ONNX int8 — chunks/s and retrieval Recall@k on 2Wiki.
 
 Usage:
-    python scripts/bench_onnx.py ../shared/data/qa/2wikimultihopqa_hipporag --lists /tmp/eval/lists.json \
-        [--blocks 8] [--json results.json] [--ingest-dir /tmp/bench_onnx_ingest]
+    python scripts/bench_onnx.py ../shared/data/qa/2wikimultihopqa_hipporag [--lists /tmp/eval/lists.json] \
+        [--db /tmp/eval/milvus.db] [--json results.json] [--ingest-dir /tmp/bench_onnx_ingest]
 
 1. Splits the corpus exactly as ``deepsearcher load`` does (same loader, splitter and chunk ids).
 2. Throughput: embeds a sample of the chunks (``--sample``, spread over the corpus) with each backend. The machine is
    shared, so the sample is cut into ``--blocks`` blocks and the backends take turns on each block: every backend
-   sees the same load drift, and the ratio is what to read.
+   sees the same load drift, and the ratio is what to read. The default blocks hold 256 chunks, the size of the
+   embed calls of ``load`` (``ingest.batch_size``): both backends sort a call by length, so the block size sets
+   the padding.
 3. Embeds the questions one at a time with each backend (query latency p50/p95).
 4. Recall@k: the torch chunk vectors are read back from the collection that ``scripts/eval_retrieval.py`` loaded
-   (``--db``), the chunks are embedded in full with ONNX int8; dense Recall@k by exact cosine search in numpy (what
-   the FLAT index of Milvus Lite returns), hybrid Recall@k by fusing that dense list with the BM25 lists fetched by
-   ``scripts/eval_fusion.py`` (BM25 does not depend on the embedder) through ``fuse_hybrid``, as the store does.
+   (``--db``; without it they are embedded here), the chunks are embedded in full with ONNX int8; dense Recall@k by
+   exact cosine search in numpy (what the FLAT index of Milvus Lite returns), hybrid Recall@k by fusing that dense
+   list with the BM25 lists fetched by ``scripts/eval_fusion.py`` (BM25 does not depend on the embedder) through
+   ``fuse_hybrid``, as the store does.
    Also "mixed": chunks embedded by torch, queries by ONNX int8 (a collection built with one backend, queried with
    the other). ONNX fp32 is checked for equality with torch (cosine) rather than scored again.
 5. With ``--ingest-dir``: the full ``DeepSearcher.load`` of the corpus into a fresh Milvus Lite file, once per backend
@@ -95,8 +98,8 @@ def main() -> None:
     parser.add_argument("--lists", default=None, help="BM25/dense lists from scripts/eval_fusion.py (for hybrid).")
     parser.add_argument("--db", default=None, help="Milvus Lite file holding the torch-embedded eval collection.")
     parser.add_argument("--collection", default=None)
-    parser.add_argument("--sample", type=int, default=1200, help="Chunks embedded by every backend for chunks/s.")
-    parser.add_argument("--blocks", type=int, default=6)
+    parser.add_argument("--sample", type=int, default=1280, help="Chunks embedded by every backend for chunks/s.")
+    parser.add_argument("--blocks", type=int, default=5)
     parser.add_argument("--json", dest="json_out", default=None)
     parser.add_argument("--ingest-dir", default=None)
     parser.add_argument("--ingest-only", action="store_true", help="Only step 5.")
@@ -151,8 +154,9 @@ def main() -> None:
                                           "cosine_to_torch": {"mean": float(cos.mean()), "min": float(cos.min())}})
     results["threads"] = {"omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "load_average": os.getloadavg()}
 
-    # full chunk matrices: torch from the collection, int8 embedded here
-    matrix = {"torch": torch_vectors(args, chunks), "onnx_int8": None}
+    # full chunk matrices: torch from the collection (or embedded here), int8 embedded here
+    matrix = {"torch": torch_vectors(args, chunks) if args.db else embedders["torch"].embed_documents(texts),
+              "onnx_int8": None}
     t0 = time.perf_counter()
     matrix["onnx_int8"] = embedders["onnx_int8"].embed_documents(texts)
     results["backends"]["onnx_int8"]["full_corpus_embed_seconds"] = time.perf_counter() - t0

@@ -1,8 +1,12 @@
 """ONNX Runtime backend for a local sentence-transformers model (BERT-style encoder + mean pooling).
 
 The ONNX file is exported locally from the model's own weights (torch.onnx, TorchScript exporter) on first use and
-cached; with ``int8`` it is then dynamically quantised (onnxruntime.quantization: int8 weights, activations quantised
-on the fly), which cuts CPU time per chunk. Nothing is downloaded. We export ourselves rather than through
+cached. The export is then rewritten by onnxruntime's transformer graph optimizer
+(``onnxruntime.transformers.optimizer.optimize_model``, model type ``bert``), which fuses each layer's attention
+into one ``Attention`` op, the embeddings + LayerNorm into ``EmbedLayerNormalization``, residual Add + LayerNorm into
+``SkipLayerNormalization`` and bias + GELU into ``BiasGelu``. With ``int8`` the fused graph is then dynamically
+quantised (onnxruntime.quantization: int8 weights, activations quantised on the fly; ``Attention`` becomes
+``QAttention``), which cuts CPU time per chunk. Nothing is downloaded. We export ourselves rather than through
 sentence-transformers' ``backend="onnx"`` because that path needs optimum-onnx, which pins transformers < 4.58.
 
 Export needs torch (already a core dependency) and the ``onnx`` package (extra ``onnx``); running an exported model
@@ -12,11 +16,13 @@ needs only onnxruntime and tokenizers. Pooling is mean over the attention mask, 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -25,8 +31,13 @@ import numpy as np
 from deepsearcher.errors import ProviderError
 
 log = logging.getLogger(__name__)
+# onnxruntime >= 1.29 sends usage telemetry on Linux/macOS too (microsoft/onnxruntime#27379: a 1DS uploader, seen here
+# resolving mobile.events.data.microsoft.com ~9 s after the first session); ORT_DISABLE_TELEMETRY=1, set before the
+# first session, is its documented full opt-out. A local-first tool keeps it off unless the user sets the variable.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-EXPORT_VERSION = 2  # bump when the export recipe changes, so caches are rebuilt
+EXPORT_VERSION = 3  # bump when the export recipe changes, so caches are rebuilt
+MAX_BATCH_ROWS = 8  # texts per forward pass at most: length-sorted batches of 8 pad far less than 64 (chunks vary)
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "config.json",
                    "sentence_bert_config.json", "modules.json", "config_sentence_transformers.json")
 
@@ -64,9 +75,10 @@ def _pooling_is_mean(model_dir: Path) -> bool:
 def ensure_export(model_dir: str | Path, *, int8: bool = True, cache_dir: Path | None = None) -> Path:
     """Export (once) a local sentence-transformers folder to ONNX, quantised to int8 if asked; return its folder.
 
-    The folder holds ``model.onnx`` (fp32, pooled output ``sentence_embedding``), ``model_int8.onnx`` when ``int8``,
-    and the tokenizer files. Shapes: inputs ``input_ids``/``attention_mask``/``token_type_ids`` int64 (batch, seq);
-    output (batch, dim), not normalised.
+    The folder holds ``model.onnx`` (fp32, fused, pooled output ``sentence_embedding``), ``model_int8.onnx`` when
+    ``int8``, and the tokenizer files. Shapes: inputs ``input_ids``/``attention_mask``/``token_type_ids`` int64
+    (batch, seq), padded on the right (the fused attention reads the mask as per-row lengths); output (batch, dim),
+    not normalised. Uses onnxruntime contrib ops, so the files run on onnxruntime only.
 
     Raises:
         ProviderError: not a local folder, pooling other than mean, or the ``onnx`` package is missing.
@@ -82,7 +94,7 @@ def ensure_export(model_dir: str | Path, *, int8: bool = True, cache_dir: Path |
     if fp32.is_file() and (q8.is_file() or not int8):
         return target
     try:
-        import onnx  # noqa: F401  (torch's exporter and the quantiser both need it)
+        import onnx  # torch's exporter, the graph optimizer and the quantiser all need it
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ModuleNotFoundError as exc:
         raise ProviderError("exporting the embedding model to ONNX needs the onnx package",
@@ -93,9 +105,11 @@ def ensure_export(model_dir: str | Path, *, int8: bool = True, cache_dir: Path |
     if int8 and not q8.is_file():
         tmp = target / "model_int8.onnx.tmp"
         # per-channel weights keep cosine to fp32 at ~0.99 (per-tensor: ~0.95); reduce_range avoids the u8s8
-        # saturation of AVX2 CPUs without VNNI; MatMul only: quantising the embedding Gather costs accuracy for nothing
+        # saturation of AVX2 CPUs without VNNI; the embedding Gather stays fp32 (quantising it costs accuracy for
+        # nothing). Shape inference cannot type contrib-op outputs, hence DefaultTensorType.
         quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-                         op_types_to_quantize=["MatMul"])
+                         op_types_to_quantize=["MatMul", "Attention"],
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         tmp.replace(q8)
     for name in TOKENIZER_FILES:
         if (src / name).is_file():
@@ -106,6 +120,7 @@ def ensure_export(model_dir: str | Path, *, int8: bool = True, cache_dir: Path |
 
 def _export_fp32(src: Path, dest: Path) -> None:
     import torch
+    from onnxruntime.transformers.optimizer import optimize_model
     from transformers import AutoModel, AutoTokenizer
 
     # eager attention traces into a graph whose batch and sequence axes stay dynamic (the SDPA mask path does not)
@@ -118,26 +133,40 @@ def _export_fp32(src: Path, dest: Path) -> None:
             self.encoder = encoder
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            hidden = self.encoder.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)
-            additive = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
-            hidden = self.encoder.encoder(hidden, attention_mask=additive).last_hidden_state
+            # the model's own forward, mask included: the optimizer's Attention fusion matches the mask subgraph
+            # transformers builds (a hand-made additive mask next to the scaling Mul defeats it)
+            hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                                  token_type_ids=token_type_ids).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
             return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
 
     sample = tokenizer(["an example sentence", "another, longer example sentence here"], padding=True,
                        return_tensors="pt")
     names = ["input_ids", "attention_mask", "token_type_ids"]
-    tmp = dest.with_suffix(".onnx.tmp")
+    raw, tmp = dest.with_suffix(".raw.tmp"), dest.with_suffix(".onnx.tmp")
     with torch.no_grad():
-        torch.onnx.export(Pooled(model), tuple(sample[n] for n in names), str(tmp), input_names=names,
+        torch.onnx.export(Pooled(model), tuple(sample[n] for n in names), str(raw), input_names=names,
                           output_names=["sentence_embedding"], opset_version=17, dynamo=False,
                           dynamic_axes={**{n: {0: "batch", 1: "seq"} for n in names},
                                         "sentence_embedding": {0: "batch"}})
+    # opt_level 0: the optimizer's Python fusions only, no hardware-specific onnxruntime rewrites baked into the file
+    fused = optimize_model(str(raw), model_type="bert", num_heads=model.config.num_attention_heads,
+                           hidden_size=model.config.hidden_size, opt_level=0)
+    stats = {op: n for op, n in fused.get_fused_operator_statistics().items() if n}
+    if stats.get("Attention", 0) != model.config.num_hidden_layers:
+        log.warning("ONNX export: attention not fused in every layer (%s); the model works, only slower", stats)
+    log.info("ONNX export fusions (onnxruntime transformers optimizer): %s", stats)
+    fused.save_model_to_file(str(tmp))
+    raw.unlink()
     tmp.replace(dest)
 
 
 class OnnxSentenceEncoder:
     """A tiny stand-in for ``SentenceTransformer`` running an exported model with onnxruntime.
+
+    CPU use: one single-threaded session run per batch, with as many batches in flight as there are CPUs
+    (``OMP_NUM_THREADS`` if set, the variable torch honours). Whole batches in parallel beat onnxruntime's intra-op
+    threads on small CPUs: no per-operator hand-off between threads, and nothing waits for a busy core.
 
     Args:
         export_dir: folder made by ``ensure_export``.
@@ -158,22 +187,22 @@ class OnnxSentenceEncoder:
         self._fast.no_padding()
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        threads = os.environ.get("OMP_NUM_THREADS", "")
-        if threads.isdigit():  # honour the variable torch honours, so both backends use the same CPU share
-            options.intra_op_num_threads = int(threads)
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
         path = export_dir / ("model_int8.onnx" if int8 else "model.onnx")
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        threads = os.environ.get("OMP_NUM_THREADS", "")
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        workers = int(threads) if threads.isdigit() and int(threads) > 0 else cpus
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="onnx-embed") if workers > 1 else None
         self._dim: int | None = None
-        self._hf_tokenizer: Any = None
 
     @property
     def tokenizer(self) -> Any:
-        """The Hugging Face tokenizer (for the splitter), loaded on first use."""
-        if self._hf_tokenizer is None:
-            from transformers import AutoTokenizer
+        """The model's Rust ``tokenizers.Tokenizer`` (the splitter counts tokens with a private copy of it).
 
-            self._hf_tokenizer = AutoTokenizer.from_pretrained(str(self.export_dir))
-        return self._hf_tokenizer
+        Not the Hugging Face ``AutoTokenizer``: loading that imports transformers and torch, ~5 s per process.
+        """
+        return self._fast
 
     def get_embedding_dimension(self) -> int:
         if self._dim is None:
@@ -185,26 +214,31 @@ class OnnxSentenceEncoder:
         """Embed texts: float32 (len(texts), dim), L2-normalised rows. Batches are formed by length (less padding).
 
         The keyword arguments mirror ``SentenceTransformer.encode``; output is always a normalised numpy array.
+        ``batch_size`` is capped at ``MAX_BATCH_ROWS``.
         """
+        step = max(1, min(batch_size, MAX_BATCH_ROWS))
         encodings = self._fast.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
-        out: np.ndarray | None = None
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            width = max(len(encodings[i].ids) for i in idx)
-            ids = np.zeros((len(idx), width), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            types = np.zeros_like(ids)
-            for row, i in enumerate(idx):
-                enc = encodings[i]
-                n = len(enc.ids)
-                ids[row, :n], mask[row, :n], types[row, :n] = enc.ids, enc.attention_mask, enc.type_ids
-            pooled = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
-            if out is None:
-                out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
-            out[idx] = pooled
-        if out is None:
+        batches = [order[start:start + step] for start in range(0, len(order), step)]
+        if not batches:
             return np.zeros((0, self.get_embedding_dimension()), dtype=np.float32)
+        run = functools.partial(self._run, encodings)
+        pooled = list(self._pool.map(run, batches) if self._pool and len(batches) > 1 else map(run, batches))
+        out = np.zeros((len(texts), pooled[0].shape[1]), dtype=np.float32)
+        for idx, vectors in zip(batches, pooled):
+            out[idx] = vectors
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         return out / norms
+
+    def _run(self, encodings: list, idx: list[int]) -> np.ndarray:
+        """Pooled (not normalised) vectors of one batch, padded on the right to its longest text."""
+        width = max(len(encodings[i].ids) for i in idx)
+        ids = np.zeros((len(idx), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, i in enumerate(idx):
+            enc = encodings[i]
+            n = len(enc.ids)
+            ids[row, :n], mask[row, :n], types[row, :n] = enc.ids, enc.attention_mask, enc.type_ids
+        return self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]

@@ -32,7 +32,8 @@ class Splitter:
     Args:
         chunk_size: tokens per chunk (excluding special tokens).
         chunk_overlap: tokens shared by consecutive chunks; must be < chunk_size.
-        tokenizer: a Hugging Face tokenizer, or None to measure length as characters / 4.
+        tokenizer: a Hugging Face tokenizer or a Rust ``tokenizers.Tokenizer``, or None to measure length as
+            characters / 4.
         model_max_tokens: the embedder's max sequence length; chunk_size + 2 must not exceed it.
 
     Raises:
@@ -92,10 +93,14 @@ class Splitter:
 def token_counter(tokenizer: Any) -> Callable[[str], int]:
     """A function counting ``tokenizer``'s tokens in a text (no special tokens).
 
+    ``tokenizer`` is a Hugging Face tokenizer or a Rust ``tokenizers.Tokenizer``.
+
     Uses the Rust ``tokenizers`` backend of a fast Hugging Face tokenizer directly when there is one: the splitter
     measures every word of a long text, and the Python ``tokenize`` wrapper made splitting 13 % of load time.
     """
     backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None and hasattr(tokenizer, "to_str") and hasattr(tokenizer, "encode_batch"):
+        backend = tokenizer  # already a Rust ``tokenizers.Tokenizer`` (the ONNX backend's)
     if backend is not None:
         # a private copy: the shared one carries padding/truncation settings (pad to 128 for MiniLM) that would
         # make every count wrong, and the embedder relies on them

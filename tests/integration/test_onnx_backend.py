@@ -1,4 +1,4 @@
-"""The ONNX backend: local export (fp32 + int8) of a sentence-transformers folder, pooled output equal to torch.
+"""The ONNX backend: local export (fp32 + int8, fused) of a sentence-transformers folder, pooled output equal to torch.
 
 Uses a tiny randomly initialised BERT in the bundled model's folder layout, so the export takes seconds.
 """
@@ -52,6 +52,15 @@ def test_export_matches_sentence_transformers(tiny_model: Path, tmp_path: Path) 
     assert np.abs(got - expected).max() < 1e-4
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
     assert fp32.get_embedding_dimension() == 32 and fp32.max_seq_length == 256
+    many = fp32.encode(TEXTS * 5, batch_size=64)  # above MAX_BATCH_ROWS: split into several length-sorted runs
+    assert np.abs(many - np.tile(expected, (5, 1))).max() < 1e-4
+
+    import onnx
+
+    # onnxruntime's transformer optimizer fused the graph (Attention needs the model's own attention-mask subgraph)
+    ops = {n.op_type for n in onnx.load(str(export / "model.onnx")).graph.node}
+    assert {"Attention", "EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu"} <= ops
+    assert "QAttention" in {n.op_type for n in onnx.load(str(export / "model_int8.onnx")).graph.node}
 
     int8 = OnnxSentenceEncoder(export, int8=True).encode(TEXTS)
     assert (int8 * expected).sum(axis=1).min() > 0.9  # quantised: close, not equal

