@@ -70,8 +70,8 @@ class SentenceTransformersEmbedding(_Model):
     batch_size: int = Field(64, gt=0, description="Texts per forward pass.")
     device: str = Field("cpu", description="torch device: cpu, cuda, mps.")
     backend: Literal["torch", "onnx"] = Field(
-        "onnx", description="onnx (onnxruntime on a local export of the model, made once on first use; 1.67x the "
-                            "chunks/s of torch at -0.2 points Recall@5, docs/benchmarks.md) or torch "
+        "onnx", description="onnx (onnxruntime on a local export of the model, made once on first use; 2.7x the "
+                            "chunks/s of torch at the same Recall@5, docs/benchmarks.md) or torch "
                             "(sentence-transformers). With a device other than cpu, torch is used.")
     onnx_int8: bool = Field(True, description="With backend onnx: run the int8 dynamically quantised export.")
 
