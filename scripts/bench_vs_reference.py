@@ -48,10 +48,9 @@ What is timed, the same way on both sides:
 
 * ``load s``: ``time.perf_counter()`` just before the load call to just after it returns, inside the subprocess,
   after the embedding model is loaded and Milvus Lite is started (the reference does both in ``init_config``; ours
-  touches ``embedder.dimension``, ``store.list_collections()`` and ``splitter()``: the last loads the Hugging Face
-  tokenizer the splitter counts tokens with, which the ONNX backend loads lazily, importing transformers and torch,
-  several seconds on the first split; the reference's tokenizer comes with its model in ``init_config``. That cost
-  is in ``splitter_tokenizer_init_seconds`` in the JSON and in ``process s``). Our ONNX export is made once and
+  touches ``embedder.dimension``, ``store.list_collections()`` and ``splitter()``, whose cost is in
+  ``splitter_tokenizer_init_seconds`` in the JSON and in ``process s``; the reference's tokenizer comes with its
+  model in ``init_config``). Our ONNX export is made once and
   cached; whether it existed before the run is recorded (if not, the first process's wall time includes the export).
 * ``process s``: wall time from starting the subprocess to the load call returning (imports, model and Milvus start,
   load). The whole subprocess wall (plus row counting, the truncation statistics and shutdown) is in the JSON.
@@ -84,12 +83,23 @@ DEFAULT_CORPUS = REPO.parent / "shared/data/qa/2wikimultihopqa_hipporag/2wikimul
 COLLECTION = "bench_vs_reference"
 GOAL = 0.5
 
-REF_DRIVER = r'''
+#: the start of both drivers (each runs in its own venv): arguments, start time, package versions
+DRIVER_PRELUDE = r'''
 import json, os, sys, time
 T0 = time.time()
 corpus, db_dir, out_path = sys.argv[1:4]
 t = time.perf_counter()
 import importlib.metadata as md
+
+
+def ver(name):
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+'''
+
+REF_DRIVER = DRIVER_PRELUDE + r'''
 from importlib.resources import files
 import deepsearcher
 from deepsearcher import configuration
@@ -138,11 +148,6 @@ lengths = [len(ids) for ids in st.tokenizer([c.text for c in chunks])["input_ids
 post_s = time.perf_counter() - t
 
 import torch, sentence_transformers, transformers, pymilvus
-def ver(name):
-    try:
-        return md.version(name)
-    except md.PackageNotFoundError:
-        return None
 result = {
     "system": "reference", "identity": identity,
     "backend": f"torch sentence-transformers (SentenceTransformerEmbedding, forward batch {emb.batch_size})",
@@ -163,12 +168,7 @@ with open(out_path, "w", encoding="utf-8") as fh:
     json.dump(result, fh)
 '''.replace("COLLECTION", COLLECTION)
 
-OURS_DRIVER = r'''
-import json, os, sys, time
-T0 = time.time()
-corpus, db_dir, out_path = sys.argv[1:4]
-t = time.perf_counter()
-import importlib.metadata as md
+OURS_DRIVER = DRIVER_PRELUDE + r'''
 import deepsearcher
 from deepsearcher.app import DeepSearcher
 from deepsearcher.embedding.onnx_backend import cache_root
@@ -184,9 +184,8 @@ app = DeepSearcher(settings)
 _ = app.embedder.dimension        # model load (and the one-time ONNX export when not cached)
 _ = app.store.list_collections()  # Milvus Lite start
 init_s = time.perf_counter() - t
-# the splitter counts the embedder's own word pieces with the Hugging Face tokenizer, which the ONNX backend loads
-# lazily (importing transformers and torch) on the first split; the reference loads its tokenizer with the model in
-# init_config, so load it here too, outside the timed load, and report its cost apart
+# the splitter counts the embedder's own word pieces; the reference loads its tokenizer with the model in
+# init_config, so get the splitter ready here too, outside the timed load, and report its cost apart
 t = time.perf_counter()
 _ = app.splitter()
 splitter_init_s = time.perf_counter() - t
@@ -206,20 +205,12 @@ from pathlib import Path
 chunks = app.splitter().split(load_path(Path(corpus), settings.loader), "x")
 model = app.embedder._load()
 max_len = getattr(model, "max_seq_length", None)
-try:
-    from deepsearcher.ingest.splitter import SPECIAL_TOKENS, token_counter
-    count = token_counter(app.embedder.tokenizer())
-    lengths = [count(c.text) + SPECIAL_TOKENS for c in chunks]
-except Exception:
-    lengths = []
+from deepsearcher.ingest.splitter import SPECIAL_TOKENS, token_counter
+count = token_counter(app.embedder.tokenizer())
+lengths = [count(c.text) + SPECIAL_TOKENS for c in chunks]
 post_s = time.perf_counter() - t
 app.close()
 
-def ver(name):
-    try:
-        return md.version(name)
-    except md.PackageNotFoundError:
-        return None
 backend = getattr(emb_opts, "backend", emb_opts.provider)
 if backend == "onnx" and getattr(emb_opts, "device", "cpu") == "cpu":
     label = "onnx int8 (onnxruntime)" if emb_opts.onnx_int8 else "onnx fp32 (onnxruntime)"

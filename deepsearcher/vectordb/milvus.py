@@ -11,6 +11,7 @@ are kept as a JSON object in the collection description instead.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -346,8 +347,9 @@ def fuse_hybrid(dense: Sequence[Hit], sparse: Sequence[Hit], top_k: int, alpha: 
     return [replace(first[cid], score=fused[cid]) for cid in best]
 
 
+@functools.cache
 def _lite_engine_major() -> int:
-    """Major version of the installed milvus-lite: 3 and later are pure Python, 2.x is the C++ engine."""
+    """Major version of the installed milvus-lite (read once per process): 3+ is pure Python, 2.x the C++ engine."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
