@@ -6,6 +6,9 @@ Public API::
     app = DeepSearcher(load_settings("config.yaml"))
     app.load(["./docs"], collection="docs", description="Our product manuals")
     hits = app.retrieve("How do I rotate keys?")
+
+Providers implement the protocols in ``deepsearcher.protocols`` and register in ``deepsearcher.registry``; progress
+events are the dataclasses of ``deepsearcher.events``; test fakes are in ``deepsearcher.testing``.
 """
 
 from deepsearcher.app import DeepSearcher
@@ -17,10 +20,9 @@ from deepsearcher.errors import (
     LLMOutputError,
     ProviderError,
 )
+from deepsearcher.events import Event
 from deepsearcher.settings import Settings, load_settings
-from deepsearcher.types import (
-    Chunk, CollectionInfo, Document, Event, FileResult, Hit, LoadSummary, Report, Source, Usage,
-)
+from deepsearcher.types import Chunk, CollectionInfo, Document, FileResult, Hit, LoadSummary, Report, Source, Usage
 
 __all__ = [
     "DeepSearcher", "Settings", "load_settings", "DeepSearcherError", "ConfigError", "ProviderError",

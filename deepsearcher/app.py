@@ -1,4 +1,5 @@
-"""``DeepSearcher``: the one composition root. Builds providers lazily from ``Settings`` and exposes the API.
+"""``DeepSearcher``: the one composition root. Builds providers lazily from ``Settings`` through the registry (or
+takes ready ones) and exposes the API.
 
 Nothing here prints: progress goes to the ``on_event`` callback, failures are ``DeepSearcherError`` subclasses.
 """
@@ -6,58 +7,87 @@ Nothing here prints: progress goes to the ``on_event`` callback, failures are ``
 from __future__ import annotations
 
 import logging
-import os
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from deepsearcher import registry
-from deepsearcher.errors import CollectionError, ConfigError, IngestError
-from deepsearcher.settings import Settings
-from deepsearcher.types import CollectionInfo, Event, EventCallback, Hit, LoadSummary, Report, ignore_event
+from deepsearcher.errors import CollectionError, ConfigError
+from deepsearcher.events import EventCallback, QueryReport, QueryStart, ignore_event
+from deepsearcher.protocols import ChatModel, Embedder, Loader, SearchMode, VectorStore
+from deepsearcher.registry import Registry
+from deepsearcher.registry import registry as default_registry
+from deepsearcher.settings import ProviderOptions, Settings
+from deepsearcher.types import CollectionInfo, Hit, LoadSummary, Report
+
+if TYPE_CHECKING:
+    from deepsearcher.ingest.load import PathFilter
 
 log = logging.getLogger(__name__)
 
+NO_LLM_HINT = ("add an llm: block to the config, e.g. provider: openai_compatible, model: gpt-4o-mini, api_key_env: "
+               "OPENAI_API_KEY; or base_url: http://127.0.0.1:8080/v1 for a local llama.cpp / Ollama / vLLM server. "
+               "See docs/llm-providers.md")
+
 
 class DeepSearcher:
-    """Load documents into Milvus collections, retrieve from them, and run research queries over them.
+    """Load documents into collections, retrieve from them, and run research queries over them.
 
     Args:
         settings: validated configuration (see ``load_settings``).
-        on_event: default progress callback for long operations.
-        llm: a ready ``ChatModel`` to use instead of building ``settings.llm`` (tests and the HTTP server pass a
-            ``ScriptedChatModel`` here).
+        on_event: default progress callback for long operations (receives ``deepsearcher.events`` events).
+        embedder: a ready ``Embedder`` instead of building ``settings.embedding``.
+        store: a ready ``VectorStore`` instead of building ``settings.vector_db``.
+        llm: a ready ``ChatModel`` instead of building ``settings.llm`` (tests and the HTTP server's tests pass a
+            ``ScriptedChatModel``).
+        registry: where providers and agents are looked up (default: the process-wide registry).
 
-    Construction is cheap: the embedder, vector store and LLM are built on first use.
+    Construction is cheap: providers that were not given are built on first use.
     """
 
-    def __init__(self, settings: Settings, on_event: EventCallback = ignore_event, *, llm: Any = None) -> None:
+    def __init__(self, settings: Settings, on_event: EventCallback = ignore_event, *, embedder: Embedder | None = None,
+                 store: VectorStore | None = None, llm: ChatModel | None = None,
+                 registry: Registry | None = None) -> None:
         self.settings = settings
         self.on_event = on_event
-        self._embedder: Any = None
-        self._store: Any = None
-        self._llm: Any = llm
+        self.registry = registry or default_registry
+        self._embedder = embedder
+        self._store = store
+        self._llm = llm
+        self._loader: Loader | None = None
         self._llm_checked = llm is not None
 
     # --- providers -----------------------------------------------------------------------------------------------
+    def _build(self, kind: str, options: ProviderOptions) -> Any:
+        return self.registry.create(kind, options.resolved(self.settings.resolve_path))
+
     @property
-    def embedder(self) -> Any:
+    def built_providers(self) -> frozenset[str]:
+        """The provider kinds built or given so far ("embedding", "vector_db", "llm", "loader")."""
+        made = {"embedding": self._embedder, "vector_db": self._store, "llm": self._llm, "loader": self._loader}
+        return frozenset(kind for kind, value in made.items() if value is not None)
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model, built from ``settings.embedding`` on first use."""
         if self._embedder is None:
-            self._embedder = registry.create("embedding", self.settings.embedding)
+            self._embedder = self._build("embedding", self.settings.embedding)
         return self._embedder
 
     @property
-    def store(self) -> Any:
+    def store(self) -> VectorStore:
+        """The vector store, built from ``settings.vector_db`` on first use (relative paths resolved)."""
         if self._store is None:
-            from deepsearcher.vectordb.milvus import MilvusStore
-
-            vdb = self.settings.vector_db
-            uri = vdb.uri if "://" in vdb.uri else str(self.settings.resolve_path(vdb.uri))
-            token = os.environ.get(vdb.token_env) if vdb.token_env else None
-            self._store = MilvusStore(uri, token=token, db_name=vdb.db_name)
+            self._store = self._build("vector_db", self.settings.vector_db)
         return self._store
 
     @property
-    def llm(self) -> Any:
-        """The chat model (``ChatModel``), built from ``settings.llm`` on first use.
+    def loader(self) -> Loader:
+        """The file loader, built from ``settings.loader`` on first use."""
+        if self._loader is None:
+            self._loader = self._build("loader", self.settings.loader)
+        return self._loader
+
+    @property
+    def llm(self) -> ChatModel:
+        """The chat model, built from ``settings.llm`` on first use.
 
         Raises:
             ConfigError: no ``llm`` section is configured (the message says how to add one).
@@ -65,15 +95,22 @@ class DeepSearcher:
         if self._llm is None:
             if self.settings.llm is None:
                 raise ConfigError("no LLM is configured, so `query` cannot run (`retrieve` works without one)",
-                                  hint="add an llm: block to the config, e.g. provider: openai_compatible, model: "
-                                       "gpt-4o-mini, api_key_env: OPENAI_API_KEY; or base_url: "
-                                       "http://127.0.0.1:8080/v1 for a local llama.cpp / Ollama / vLLM server. "
-                                       "See docs/llm-providers.md")
-            options = self.settings.llm
-            if getattr(options, "model_path", None) is not None:
-                options = options.model_copy(update={"model_path": self.settings.resolve_path(options.model_path)})
-            self._llm = registry.create("llm", options)
+                                  hint=NO_LLM_HINT)
+            self._llm = self._build("llm", self.settings.llm)
         return self._llm
+
+    @property
+    def llm_name(self) -> str | None:
+        """The chat model's name (given or configured) without building it; None when there is none."""
+        if self._llm is not None:
+            return getattr(self._llm, "name", None) or type(self._llm).__name__
+        options = self.settings.llm
+        if options is None:
+            return None
+        model = getattr(options, "model", None)
+        if model is None and getattr(options, "model_path", None) is not None:
+            model = str(getattr(options, "model_path")).replace("\\", "/").rsplit("/", 1)[-1]
+        return str(model) if model is not None else options.provider
 
     def check_llm(self) -> None:
         """Fail fast when the LLM is not configured or not reachable (once per instance; no LLM call is made).
@@ -93,30 +130,17 @@ class DeepSearcher:
         if self._store is not None:
             self._store.close()
 
-    def __enter__(self) -> "DeepSearcher":
+    def __enter__(self) -> DeepSearcher:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     # --- ingestion -----------------------------------------------------------------------------------------------
-    def split_signature(self) -> str:
-        """Settings that change chunk boundaries; part of every source's version hash."""
-        ing, ld = self.settings.ingest, self.settings.loader
-        return (f"{ing.chunk_size_tokens}/{ing.chunk_overlap_tokens}/{self.embedder.model_name}/{ld.provider}/"
-                f"{ld.json_text_key}/{ld.json_title_key}")
-
-    def splitter(self) -> Any:
-        from deepsearcher.ingest.splitter import Splitter
-
-        ing = self.settings.ingest
-        return Splitter(ing.chunk_size_tokens, ing.chunk_overlap_tokens, tokenizer=self.embedder.tokenizer(),
-                        model_max_tokens=self.embedder.max_tokens)
-
     def load(self, inputs: Sequence[str], collection: str | None = None, description: str | None = None, *,
-             force_new: bool = False, batch_size: int | None = None,
+             force_new: bool = False, batch_size: int | None = None, path_filter: PathFilter | None = None,
              on_event: EventCallback | None = None) -> LoadSummary:
-        """Load files, folders, glob patterns and URLs into a collection.
+        """Load files, folders, glob patterns and URLs into a collection (``ingest.load.load_sources``).
 
         Args:
             inputs: paths, glob patterns or http(s) URLs.
@@ -124,6 +148,7 @@ class DeepSearcher:
             description: collection description used for routing (only set when the collection is created).
             force_new: drop and rebuild the collection.
             batch_size: chunks per embed/upsert batch (default ``ingest.batch_size``).
+            path_filter: ``path -> reason`` to skip an expanded file (None = load it); the server's allowed roots.
             on_event: progress callback (default: the one given to the constructor).
 
         Returns:
@@ -133,39 +158,11 @@ class DeepSearcher:
             IngestError: a path does not exist (nothing written), or a URL yielded zero documents.
             CollectionError: invalid name, or the collection uses another embedding model.
         """
-        from deepsearcher.ingest.pipeline import LoadPipeline, expand_paths, file_items, is_url
-        from deepsearcher.vectordb.milvus import validate_collection_name
+        from deepsearcher.ingest.load import load_sources
 
-        name = validate_collection_name(self.settings.vector_db.default_collection if collection is None
-                                        else collection)
-        urls = [i for i in inputs if is_url(i)]
-        files = expand_paths([i for i in inputs if not is_url(i)], self.settings.loader)
-        if not files and not urls:
-            ld = self.settings.loader
-            raise IngestError(f"no files to load in {', '.join(inputs)}",
-                              hint="the folders are empty or every file was filtered out "
-                                   f"(include: {ld.include or 'all'}; exclude: {ld.exclude})")
-        if description is None:
-            shown = ", ".join(list(inputs)[:3]) + (" …" if len(inputs) > 3 else "")
-            description = f"Documents loaded from {shown}"
-        signature = self.split_signature()
-        items: Iterator[Any] = file_items(files, self.settings.loader, signature)
-        emit = on_event or self.on_event
-        web = self._url_items(urls, signature, emit) if urls else None  # validates before any write
-        if web is not None:
-            items = _chain(items, web)
-        pipeline = LoadPipeline(self.store, self.embedder, self.splitter(),
-                                batch_size or self.settings.ingest.batch_size, emit)
-        summary = pipeline.run(items, name, description=description, force_new=force_new,
-                               total=len(files) if not urls else None)
-        if web is not None:
-            web.check(summary)  # a URL that gave 0 documents is an error (the collection is only made on a write)
-        return summary
-
-    def _url_items(self, urls: Sequence[str], signature: str, on_event: EventCallback) -> Any:
-        from deepsearcher.ingest.web import url_items
-
-        return url_items(urls, self.settings, signature, on_event)
+        return load_sources(inputs, collection, description, settings=self.settings, store=self.store,
+                            embedder=self.embedder, loader=self.loader, registry=self.registry, force_new=force_new,
+                            batch_size=batch_size, path_filter=path_filter, on_event=on_event or self.on_event)
 
     # --- collections ---------------------------------------------------------------------------------------------
     def collections(self) -> list[CollectionInfo]:
@@ -183,7 +180,7 @@ class DeepSearcher:
 
     # --- retrieval -----------------------------------------------------------------------------------------------
     def retrieve(self, query: str, top_k: int | None = None, collections: Sequence[str] | None = None,
-                 mode: str | None = None) -> list[Hit]:
+                 mode: SearchMode | None = None) -> list[Hit]:
         """Rank chunks for a query with no LLM.
 
         Args:
@@ -199,11 +196,13 @@ class DeepSearcher:
             CollectionError: a named collection does not exist, there is none at all, or one was built with
                 another embedding model.
         """
+        from deepsearcher.vectordb.fusion import fuse_ranked
+
         k = top_k or self.settings.query.top_k
-        mode = mode or ("hybrid" if self.settings.query.hybrid else "dense")
+        chosen: SearchMode = mode or ("hybrid" if self.settings.query.hybrid else "dense")
         names = self.resolve_collections(collections)
-        vector = None if mode == "bm25" else self.embedder.embed_query(query)
-        per_collection = [self.store.search(name, vector, query, k, mode=mode) for name in names]
+        vector = None if chosen == "bm25" else self.embedder.embed_query(query)
+        per_collection = [self.store.search(name, vector, query, k, mode=chosen) for name in names]
         if len(per_collection) == 1:
             return per_collection[0]
         return fuse_ranked(per_collection, k)
@@ -235,10 +234,10 @@ class DeepSearcher:
         Args:
             question: the question, in any language (the report uses it unless ``query.language`` is set).
             collections: collections in scope (default: all); routing picks among them per sub-query.
-            agent: "deep_search", "chain_of_rag", "naive" or "auto" (default ``query.agent``).
+            agent: a registered agent name or "auto" (default ``query.agent``).
             max_iter: search rounds at most (default ``query.max_iter``).
-            on_event: progress callback (default: the constructor's); event kinds are documented in
-                ``deepsearcher.agents`` and end with ``query.report``.
+            on_event: progress callback (default: the constructor's); events are listed in docs/events.md and
+                end with ``QueryReport``.
 
         Returns:
             ``Report``: answer with verified ``[n]`` citations, cited sources, sub-queries, iterations, usage.
@@ -251,7 +250,7 @@ class DeepSearcher:
         from functools import lru_cache
 
         from deepsearcher.agents import agent_router
-        from deepsearcher.agents.context import QueryContext
+        from deepsearcher.agents.state import QueryContext
         from deepsearcher.llm.base import MeteredChatModel
 
         question = question.strip()
@@ -259,9 +258,9 @@ class DeepSearcher:
             raise ConfigError("the question is empty", hint='deepsearcher query "your question"')
         qs = self.settings.query
         requested = agent or qs.agent
-        if requested != "auto" and requested not in agent_router.AGENTS:
-            raise ConfigError(f"unknown agent {requested!r}",
-                              hint=f"use one of: auto, {', '.join(agent_router.AGENTS)}")
+        known = self.registry.names("agent")
+        if requested != "auto" and requested not in known:
+            raise ConfigError(f"unknown agent {requested!r}", hint=f"use one of: auto, {', '.join(known)}")
         if max_iter is not None:
             if max_iter < 1:
                 raise ConfigError(f"max_iter must be at least 1, got {max_iter}")
@@ -272,39 +271,17 @@ class DeepSearcher:
         meter = MeteredChatModel(llm, getattr(llm, "price_per_1m_input", None),
                                  getattr(llm, "price_per_1m_output", None))
         embed = lru_cache(maxsize=512)(self.embedder.embed_query)  # each sub-query is embedded once per run
-        mode = "hybrid" if qs.hybrid else "dense"
+        mode: SearchMode = "hybrid" if qs.hybrid else "dense"
+        store = self.store
 
         def search(text: str, collection: str, top_k: int) -> list[Hit]:
-            return self.store.search(collection, embed(text), text, top_k, mode=mode)
+            return store.search(collection, embed(text), text, top_k, mode=mode)
 
         emit = on_event or self.on_event
-        ctx = QueryContext(question=question, llm=meter, collections=[self.store.describe(n) for n in names],
-                           search=search, embed=embed, settings=qs, emit=emit)
-        ctx.event("query.start", question=question, agent=requested, collections=names, max_iter=qs.max_iter)
+        ctx = QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],
+                           search=search, embed=embed, settings=qs, emit=emit, registry=self.registry,
+                           agent_options=self.settings.agent_options)
+        ctx.emit(QueryStart(question=question, agent=requested, collections=names, max_iter=qs.max_iter))
         report = agent_router.run(ctx, requested)
-        emit(Event("query.report", report.to_dict()))
+        emit(QueryReport(report=report))
         return report
-
-
-def fuse_ranked(rankings: Sequence[Sequence[Hit]], top_k: int, k: int = 60) -> list[Hit]:
-    """Reciprocal rank fusion of ranked Hit lists (Cormack, Clarke & Büttcher, SIGIR 2009).
-
-    Each hit scores sum(1 / (k + rank)) over the lists it appears in (rank from 1); returns the ``top_k`` best, with
-    ``score`` replaced by the fused score.
-    """
-    from dataclasses import replace
-
-    scores: dict[str, float] = {}
-    first: dict[str, Hit] = {}
-    for ranking in rankings:
-        for rank, hit in enumerate(ranking, start=1):
-            key = f"{hit.collection}/{hit.chunk.id}"
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
-            first.setdefault(key, hit)
-    best = sorted(scores, key=lambda key: scores[key], reverse=True)[:top_k]
-    return [replace(first[key], score=scores[key]) for key in best]
-
-
-def _chain(*iterables: Any) -> Iterator[Any]:
-    for it in iterables:
-        yield from it

@@ -74,6 +74,30 @@ def main(ctx: click.Context, config_path: str | None, debug: bool, verbose: bool
         logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
 
 
+class RegisteredName(click.ParamType):
+    """A name registered for ``kind`` (built-in or plugin), checked when given; ``extra`` names are accepted too."""
+
+    name = "name"
+
+    def __init__(self, kind: str, extra: tuple[str, ...] = ()) -> None:
+        self.kind = kind
+        self.extra = extra
+
+    def choices(self) -> list[str]:
+        from deepsearcher.registry import registry
+
+        return [*self.extra, *registry.names(self.kind)]
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        choices = self.choices()
+        if value not in choices:
+            self.fail(f"{value!r} is not one of {', '.join(map(repr, choices))}.", param, ctx)
+        return str(value)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:  # type: ignore[override]
+        return "NAME"
+
+
 def get_settings(ctx: click.Context, overrides: dict[str, Any] | None = None) -> Settings:
     return load_settings(ctx.find_root().obj["config_path"], overrides)
 
@@ -180,6 +204,38 @@ def config_check(ctx: click.Context) -> None:
     out.print(yaml.safe_dump(settings.masked(), sort_keys=False, allow_unicode=True), highlight=False)
 
 
+@config.command("providers")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def config_providers(as_json: bool) -> None:
+    """List the registered providers and agents (built-in and plugins), with their options."""
+    from deepsearcher.registry import KINDS, registry
+    from deepsearcher.config_docs import option_rows
+
+    rows = []
+    for kind in KINDS:
+        for provider in registry.providers(kind):
+            model = provider.options_model()
+            rows.append({"kind": kind, "name": provider.name, "origin": provider.origin,
+                         "description": provider.description,
+                         "options": option_rows(model) if model is not None else []})
+    if as_json:
+        out.print_json(json.dumps(rows, ensure_ascii=False))
+        return
+    for kind in KINDS:
+        listed = [r for r in rows if r["kind"] == kind]
+        out.print(f"[bold]{kind}[/]" + ("" if listed else " (none registered)"), highlight=False)
+        for row in listed:
+            origin = "" if row["origin"] == "builtin" else f" [dim]({row['origin']})[/]"
+            out.print(f"  [bold]{row['name']}[/]{origin} — ", end="", highlight=False)
+            out.print(row["description"], markup=False, highlight=False)
+            for opt in row["options"]:
+                if opt["name"] == "provider":
+                    continue
+                out.print(f"      {opt['name']} ({opt['type']}, default {opt['default']}): ", end="",
+                          markup=False, highlight=False)
+                out.print(opt["description"], markup=False, highlight=False)
+
+
 # --- retrieve ------------------------------------------------------------------------------------------------------
 @main.command()
 @click.argument("query")
@@ -212,9 +268,9 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
               help="Collection(s) in scope (repeatable; default all). Routing picks among them per sub-query.")
 @click.option("--max-iter", type=click.IntRange(1), default=None,
               help="Search rounds at most (default query.max_iter).")
-@click.option("--agent", type=click.Choice(["auto", "deep_search", "chain_of_rag", "naive"]), default=None,
+@click.option("--agent", type=RegisteredName("agent", ("auto",)), default=None,
               help="Agent (default query.agent): deep_search reports, chain_of_rag multi-hop facts, naive one search; "
-                   "auto lets the LLM pick.")
+                   "auto lets the LLM pick; plugins add more (`deepsearcher config providers`).")
 @click.option("--output", "-o", "output", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Also write the report (Markdown with Sources) to this file.")
 @click.option("--json", "as_json", is_flag=True,
@@ -240,7 +296,7 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
                            on_event=progress.on_event)
     markdown = report_markdown(report)
     if output:
-        Path(output).write_text(markdown, encoding="utf-8")
+        Path(output).write_text(report_markdown(report, title=True), encoding="utf-8")
     if as_json:
         out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
         return
@@ -285,8 +341,9 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
 # --- eval ----------------------------------------------------------------------------------------------------------
 @main.command("eval")
 @click.argument("dataset", type=click.Path(exists=True))
-@click.option("--mode", type=click.Choice(["retrieve", "naive", "deep_search", "chain_of_rag"]), default="retrieve",
-              show_default=True, help="retrieve = no LLM; otherwise the agent that answers.")
+@click.option("--mode", type=RegisteredName("agent", ("retrieve",)), default="retrieve", show_default=True,
+              help="retrieve = no LLM; otherwise the agent that answers (deep_search, chain_of_rag, naive, or a "
+                   "plugin's agent).")
 @click.option("--retrieval", type=click.Choice(["dense", "bm25", "hybrid"]), default=None,
               help="Retrieval mode (default: hybrid when query.hybrid is true, else dense).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Run the first N questions only.")

@@ -59,3 +59,11 @@ class StoreInUseError(ProviderError):
 
 class ContextWindowError(ProviderError):
     """The prompt did not fit the model's context window (callers may retry with less context)."""
+
+
+class SkipSource(Exception):
+    """One source (file or fetched page) holds nothing to index; ``str(exc)`` is the reason shown to the user.
+
+    Raised by loaders; the load pipeline records the source as skipped and goes on (never a ``DeepSearcherError``:
+    it is not a failure of the load).
+    """

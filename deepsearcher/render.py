@@ -1,23 +1,50 @@
-"""Rich rendering of results and progress for the CLI (the library itself never prints)."""
+"""Rich rendering of results and progress for the CLI (the library itself never prints).
+
+Progress views are fed typed events (``deepsearcher.events``): each view maps the event classes it shows to a
+handler and names the kinds it deliberately ignores; ``EventRenderer.on_event`` dispatches on the event's class. A
+test checks every kind has a handler or is listed as ignored in each view.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from deepsearcher.types import Chunk, Event, Hit, LoadSummary
+from deepsearcher.agents.citations import location
+from deepsearcher.events import (
+    CrawlFetched, CrawlQueued, Event, LoadBatch, LoadSource, LoadStart, QueryAccepted, QueryAgent, QueryAnswerToken,
+    QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning, QueryRouted, QueryStart, QuerySubQueries,
+)
+from deepsearcher.types import Hit, LoadSummary
 
 
-def location(chunk: Chunk) -> str:
-    """Human citation target: ``source`` plus ``, p. N`` for paged formats."""
-    return f"{chunk.source}, p. {chunk.page}" if chunk.page is not None else chunk.source
+class EventRenderer:
+    """Dispatches events to handlers by class.
+
+    Attributes:
+        handlers: event class -> handler.
+        ignored: kinds this view deliberately does not show.
+    """
+
+    handlers: dict[type[Any], Callable[[Any], None]]
+    ignored: set[str]
+
+    def on_event(self, event: Event) -> None:
+        """Show ``event`` (events of other classes are ignored)."""
+        handler = self.handlers.get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def covered_kinds(self) -> set[str]:
+        """Kinds this view handles or deliberately ignores."""
+        return {cls.kind for cls in self.handlers} | self.ignored
 
 
-class ProgressView:
+class ProgressView(EventRenderer):
     """A transient rich progress display fed by events: a bar with done/total, a text field and elapsed time.
 
     Args:
@@ -50,24 +77,29 @@ class LoadProgress(ProgressView):
     def __init__(self, console: Console, quiet: bool = False) -> None:
         super().__init__(console, quiet, field="chunks_text")
         self.task: Any = None
+        self.handlers = {LoadStart: self._start, LoadSource: self._source, LoadBatch: self._batch,
+                         CrawlQueued: self._crawl, CrawlFetched: self._crawl}
+        self.ignored = set()
 
-    def on_event(self, event: Event) -> None:
-        data = event.data
-        if event.kind == "load.start":
-            self.task = self.progress.add_task(f"Loading into {data['collection']}", total=data.get("total"),
-                                               chunks_text="0 chunks")
-        elif self.task is None:
+    def _start(self, event: LoadStart) -> None:
+        self.task = self.progress.add_task(f"Loading into {event.collection}", total=event.total,
+                                           chunks_text="0 chunks")
+
+    def _source(self, event: LoadSource) -> None:
+        if self.task is None:
             return
-        elif event.kind == "load.source":
-            self.progress.advance(self.task)
-            if data.get("status") == "skipped" and not self.quiet:
-                self.progress.console.print(f"[yellow]skipped[/] {data['source']}: {data['reason']}",
-                                            highlight=False)
-        elif event.kind == "load.batch":
-            self.progress.update(self.task, chunks_text=f"{data['written']} chunks")
-        elif event.kind in {"crawl.queued", "crawl.fetched"}:
-            self.progress.update(self.task, total=data.get("queued"), description=f"Fetched {data.get('fetched', 0)}"
-                                 f" of {data.get('queued', '?')} pages")
+        self.progress.advance(self.task)
+        if event.status == "skipped" and not self.quiet:
+            self.progress.console.print(f"[yellow]skipped[/] {event.source}: {event.reason}", highlight=False)
+
+    def _batch(self, event: LoadBatch) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, chunks_text=f"{event.written} chunks")
+
+    def _crawl(self, event: CrawlQueued | CrawlFetched) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, total=event.queued,
+                                 description=f"Fetched {event.fetched} of {event.queued} pages")
 
 
 def render_load_summary(console: Console, summary: LoadSummary) -> None:
@@ -109,7 +141,7 @@ _STOP_TEXT = {"no_gaps": "nothing left to search", "max_iter": "reached --max-it
               "token_budget": "token budget spent", "duplicates": "new queries repeat earlier ones"}
 
 
-class QueryProgress:
+class QueryProgress(EventRenderer):
     """Live view of a query: one line per step above a spinner, then the answer streaming in as it is written.
 
     The streamed text is transient: once the run ends the CLI prints the verified report (citations checked and
@@ -128,6 +160,11 @@ class QueryProgress:
         self.answer = ""
         self.live = Live(console=console, transient=True, refresh_per_second=8, get_renderable=self._view,
                          redirect_stdout=False, redirect_stderr=False)
+        self.handlers = {QueryStart: self._start, QueryAgent: self._agent, QuerySubQueries: self._sub_queries,
+                         QueryRouted: self._routed, QueryAccepted: self._accepted,
+                         QueryIntermediate: self._intermediate, QueryGaps: self._gaps, QueryFallback: self._fallback,
+                         QueryReasoning: self._reasoning, QueryAnswerToken: self._token}
+        self.ignored = {"query.report"}  # the CLI prints the verified report after the run
 
     def __enter__(self) -> "QueryProgress":
         if not self.quiet:
@@ -153,49 +190,57 @@ class QueryProgress:
         if not self.quiet:
             self.console.print(text, style=style, highlight=False, markup=False, soft_wrap=True)
 
-    def on_event(self, event: Event) -> None:
-        data = event.data
-        kind = event.kind
-        if kind == "query.start":
-            self._line(f"Researching in {', '.join(data['collections'])} (max {data['max_iter']} rounds)")
-            self.status = "Planning"
-        elif kind == "query.agent" and data["chosen_by"] != "config":
-            self._line(f"Agent: {data['agent']} (chosen by {data['chosen_by']})")
-        elif kind == "query.sub_queries":
-            self._line(f"Round {data['iteration']}: searching")
-            for query in data["sub_queries"]:
-                self._line(f"  • {query}")
-            for query in data["duplicates"]:
-                self._line(f"  – skipped near-duplicate: {query}", "dim")
-            self.status = f"Round {data['iteration']}: routing and retrieving"
-        elif kind == "query.routed":
-            self.status = f"Round {data['iteration']}: retrieving and judging chunks"
-            dropped = f" (ignored unknown: {', '.join(data['dropped'])})" if data["dropped"] else ""
-            self._line(f"    → {data['sub_query']}: {', '.join(data['collections'])}{dropped}", "dim")
-        elif kind == "query.accepted":
-            self._line(f"    ✓ kept {data['accepted']} of {data['retrieved']} new chunks for: {data['sub_query']}",
-                       "green" if data["accepted"] else "dim")
-            self.status = f"Round {data['iteration']}: thinking"
-        elif kind == "query.intermediate":
-            self._line(f"    = {data['answer'] or '(no answer found)'}", "cyan")
-        elif kind == "query.gaps":
-            if data["gaps"] and data["stop"] is None:
-                self._line("  Gaps to search next: " + "; ".join(data["gaps"]), "yellow")
-            elif data["gaps"]:
-                self._line("  Open gaps: " + "; ".join(data["gaps"]), "yellow")
-            if data["stop"]:
-                self._line(f"Research done after {data['iteration']} round(s): {_STOP_TEXT.get(data['stop'], '')}")
-                self.status = "Writing the report"
-            else:
-                self.status = "Reflecting"
-        elif kind == "query.fallback":
-            self._line(f"  ! {data['step']}: {data['error']}; {data['fallback']}", "yellow")
-        elif kind == "query.reasoning" and self.verbose:
-            self._line(f"  [reasoning: {data['step']}]", "dim italic")
-            self._line("    " + data["text"].strip().replace("\n", "\n    "), "dim")
-        elif kind == "query.answer_token":
-            self.answer += data["text"]
+    def _start(self, e: QueryStart) -> None:
+        self._line(f"Researching in {', '.join(e.collections)} (max {e.max_iter} rounds)")
+        self.status = "Planning"
+
+    def _agent(self, e: QueryAgent) -> None:
+        if e.chosen_by != "config":
+            self._line(f"Agent: {e.agent} (chosen by {e.chosen_by})")
+
+    def _sub_queries(self, e: QuerySubQueries) -> None:
+        self._line(f"Round {e.iteration}: searching")
+        for query in e.sub_queries:
+            self._line(f"  • {query}")
+        for query in e.duplicates:
+            self._line(f"  – skipped near-duplicate: {query}", "dim")
+        self.status = f"Round {e.iteration}: routing and retrieving"
+
+    def _routed(self, e: QueryRouted) -> None:
+        self.status = f"Round {e.iteration}: retrieving and judging chunks"
+        dropped = f" (ignored unknown: {', '.join(e.dropped)})" if e.dropped else ""
+        self._line(f"    → {e.sub_query}: {', '.join(e.collections)}{dropped}", "dim")
+
+    def _accepted(self, e: QueryAccepted) -> None:
+        self._line(f"    ✓ kept {e.accepted} of {e.retrieved} new chunks for: {e.sub_query}",
+                   "green" if e.accepted else "dim")
+        self.status = f"Round {e.iteration}: thinking"
+
+    def _intermediate(self, e: QueryIntermediate) -> None:
+        self._line(f"    = {e.answer or '(no answer found)'}", "cyan")
+
+    def _gaps(self, e: QueryGaps) -> None:
+        if e.gaps and e.stop is None:
+            self._line("  Gaps to search next: " + "; ".join(e.gaps), "yellow")
+        elif e.gaps:
+            self._line("  Open gaps: " + "; ".join(e.gaps), "yellow")
+        if e.stop:
+            self._line(f"Research done after {e.iteration} round(s): {_STOP_TEXT.get(e.stop, '')}")
             self.status = "Writing the report"
+        else:
+            self.status = "Reflecting"
+
+    def _fallback(self, e: QueryFallback) -> None:
+        self._line(f"  ! {e.step}: {e.error}; {e.fallback}", "yellow")
+
+    def _reasoning(self, e: QueryReasoning) -> None:
+        if self.verbose:
+            self._line(f"  [reasoning: {e.step}]", "dim italic")
+            self._line("    " + e.text.strip().replace("\n", "\n    "), "dim")
+
+    def _token(self, e: QueryAnswerToken) -> None:
+        self.answer += e.text
+        self.status = "Writing the report"
 
 
 def render_usage(console: Console, usage: Any, removed_citations: int = 0) -> None:

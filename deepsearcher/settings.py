@@ -1,9 +1,13 @@
 """Configuration: ``config.yaml`` validated into typed, described pydantic models.
 
-Every section selects a provider by ``provider:``; each provider has its own options model with ``extra="forbid"``,
-so a typo is an error that names the key and the file (after paper-qa's nested ``Settings`` and simonw/llm's
-per-model ``Options``). Secrets never live in the file: the file names environment variables (``api_key_env``).
-Relative paths resolve against the config file's folder.
+Every provider section (``llm``, ``embedding``, ``vector_db``, ``loader``, ``crawler``, ``web_search``) selects a
+provider by ``provider:``; each provider has its own options model with ``extra="forbid"``, so a typo is an error that
+names the key and the file (after paper-qa's nested ``Settings`` and simonw/llm's per-model ``Options``). The model
+that validates a file is assembled from ``deepsearcher.registry`` (``settings_model()``), so a plugin's provider and
+its options are accepted and checked exactly like a built-in's. Secrets never live in the file: the file names
+environment variables (``api_key_env``). Relative paths resolve against the config file's folder.
+
+docs/configuration.md is generated from these models (``python -m deepsearcher.settings``).
 """
 
 from __future__ import annotations
@@ -11,10 +15,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Callable, Literal, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, create_model, field_validator, model_validator,
+)
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
+from typing_extensions import Self
 
 from deepsearcher.errors import ConfigError
 
@@ -26,8 +35,30 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+PathResolver = Callable[[Union[str, Path]], Path]
+
+
+class ProviderOptions(_Model):
+    """Base of every provider's options model: the section's ``provider:`` name plus the provider's own keys.
+
+    Plugin authors subclass it (or ``LoaderSettings`` / ``CrawlScope`` / ``VectorDBOptions`` for those kinds) with
+    ``extra="forbid"`` kept, give every field a ``description``, and register the model with the provider.
+    """
+
+    provider: str = Field(..., description="Registered provider name (`deepsearcher config providers`).")
+
+    def resolved(self, resolve: PathResolver) -> Self:
+        """These options with relative file paths resolved (``resolve`` maps a path against the config folder);
+        providers whose options hold paths override it."""
+        return self
+
+
+class AgentOptions(_Model):
+    """Base of an agent's options model (the ``agents.<name>`` section of the config)."""
+
+
 # --- LLM -----------------------------------------------------------------------------------------------------------
-class OpenAICompatibleLLM(_Model):
+class OpenAICompatibleLLM(ProviderOptions):
     """Any server speaking the OpenAI chat-completions API (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp, ...)."""
 
     provider: Literal["openai_compatible"] = "openai_compatible"
@@ -45,24 +76,24 @@ class OpenAICompatibleLLM(_Model):
     price_per_1m_output: float | None = Field(None, ge=0, description="Price per 1M completion tokens.")
 
 
-class LlamaCppLLM(_Model):
+class LlamaCppLLM(ProviderOptions):
     """In-process llama.cpp on a local GGUF file (extra ``local``)."""
 
     provider: Literal["llama_cpp"] = "llama_cpp"
-    model_path: Path = Field(..., description="Path to a .gguf file.")
+    model_path: Path = Field(..., description="Path to a .gguf file (relative to the config file's folder).")
     n_ctx: int = Field(4096, gt=0, description="Context window in tokens.")
     n_threads: int | None = Field(None, description="CPU threads; None = llama.cpp's default.")
-    temperature: float = Field(0.1, ge=0, le=2)
-    max_tokens: int = Field(1024, gt=0)
-    price_per_1m_input: float | None = None
-    price_per_1m_output: float | None = None
+    temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
+    max_tokens: int = Field(1024, gt=0, description="Maximum completion tokens per call.")
+    price_per_1m_input: float | None = Field(None, ge=0, description="Price per 1M prompt tokens (for cost).")
+    price_per_1m_output: float | None = Field(None, ge=0, description="Price per 1M completion tokens.")
 
-
-LLMSettings = Annotated[Union[OpenAICompatibleLLM, LlamaCppLLM], Field(discriminator="provider")]
+    def resolved(self, resolve: PathResolver) -> Self:
+        return self.model_copy(update={"model_path": resolve(self.model_path)})
 
 
 # --- Embedding -----------------------------------------------------------------------------------------------------
-class SentenceTransformersEmbedding(_Model):
+class SentenceTransformersEmbedding(ProviderOptions):
     """Local sentence-transformers model; default is the bundled offline all-MiniLM-L6-v2."""
 
     provider: Literal["sentence_transformers"] = "sentence_transformers"
@@ -76,26 +107,27 @@ class SentenceTransformersEmbedding(_Model):
     onnx_int8: bool = Field(True, description="With backend onnx: run the int8 dynamically quantised export.")
 
 
-class OpenAICompatibleEmbedding(_Model):
+class OpenAICompatibleEmbedding(ProviderOptions):
     """An OpenAI-compatible /embeddings endpoint."""
 
     provider: Literal["openai_compatible"] = "openai_compatible"
-    model: str = Field("text-embedding-3-small")
-    base_url: str | None = None
-    api_key_env: str | None = "OPENAI_API_KEY"
-    batch_size: int = Field(128, gt=0)
+    model: str = Field("text-embedding-3-small", description="Embedding model name as the server knows it.")
+    base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
+    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
+    batch_size: int = Field(128, gt=0, description="Texts per request.")
     dimensions: int | None = Field(None, description="Requested output dimension, where the model supports it.")
-    timeout_s: float = Field(60, gt=0)
-    max_retries: int = Field(3, ge=0)
-
-
-EmbeddingSettings = Annotated[
-    Union[SentenceTransformersEmbedding, OpenAICompatibleEmbedding], Field(discriminator="provider")
-]
+    timeout_s: float = Field(60, gt=0, description="Per-request timeout in seconds.")
+    max_retries: int = Field(3, ge=0, description="Retries with exponential backoff on 429/5xx/timeouts.")
 
 
 # --- Vector DB -----------------------------------------------------------------------------------------------------
-class MilvusSettings(_Model):
+class VectorDBOptions(ProviderOptions):
+    """Base of every ``vector_db`` provider's options: what the load and query paths read."""
+
+    default_collection: str = Field("deepsearcher", description="Collection used when none is given.")
+
+
+class MilvusSettings(VectorDBOptions):
     """Milvus: a Lite file path, or a server / Zilliz Cloud URI (same code path)."""
 
     provider: Literal["milvus"] = "milvus"
@@ -103,7 +135,6 @@ class MilvusSettings(_Model):
     token: str | None = Field(None, description="Literal token is refused; use token_env.")
     token_env: str | None = Field(None, description="Environment variable holding user:password or API key.")
     db_name: str | None = Field(None, description="Database on a Milvus server.")
-    default_collection: str = Field("deepsearcher", description="Collection used when none is given.")
 
     @field_validator("token")
     @classmethod
@@ -113,12 +144,16 @@ class MilvusSettings(_Model):
                              "and name it in vector_db.token_env")
         return v
 
+    def resolved(self, resolve: PathResolver) -> Self:
+        return self if _is_remote(self.uri) else self.model_copy(update={"uri": str(resolve(self.uri))})
+
 
 # --- Loader / crawler ----------------------------------------------------------------------------------------------
-class LoaderSettings(_Model):
-    """How files become Documents."""
+class LoaderSettings(ProviderOptions):
+    """How files become Documents (the base of every ``loader`` provider's options: the file selection and record
+    keys apply to all of them)."""
 
-    provider: Literal["builtin", "unstructured"] = Field("builtin", description="builtin or unstructured (extra).")
+    provider: str = Field("builtin", description="builtin, unstructured (extra), or a plugin's loader.")
     include: list[str] = Field(default_factory=list, description="Glob patterns a file must match (folders).")
     exclude: list[str] = Field(
         default_factory=lambda: ["**/.git/**", "**/__pycache__/**", "**/.*"],
@@ -129,7 +164,7 @@ class LoaderSettings(_Model):
     unstructured_strategy: Literal["fast", "auto"] = Field("fast", description="unstructured partition strategy.")
 
 
-class _CrawlScope(_Model):
+class CrawlScope(ProviderOptions):
     """What every crawler provider is told to fetch: depth, page limit, host, robots.txt and URL patterns."""
 
     max_depth: int = Field(1, ge=0, description="Link depth from the start URL (0 = only that page).")
@@ -145,7 +180,7 @@ class _CrawlScope(_Model):
         return _check_regexes(patterns)
 
 
-class BuiltinCrawler(_CrawlScope):
+class BuiltinCrawler(CrawlScope):
     """The built-in breadth-first crawler (httpx + trafilatura)."""
 
     provider: Literal["builtin"] = "builtin"
@@ -156,13 +191,13 @@ class BuiltinCrawler(_CrawlScope):
                             description="User-Agent header, also the name matched against robots.txt groups.")
 
 
-class FirecrawlCrawler(_CrawlScope):
+class FirecrawlCrawler(CrawlScope):
     """Firecrawl (hosted or self-hosted) through firecrawl-py (extra ``crawl``); max_pages is Firecrawl's limit and
     same_site keeps it off external links and subdomains."""
 
     provider: Literal["firecrawl"] = "firecrawl"
     api_url: str | None = Field(None, description="Self-hosted Firecrawl URL; None = the hosted service.")
-    api_key_env: str | None = "FIRECRAWL_API_KEY"
+    api_key_env: str | None = Field("FIRECRAWL_API_KEY", description="Environment variable holding the API key.")
     timeout_s: float = Field(600, gt=0, description="Wait this long for a crawl job, then cancel it.")
     poll_interval_s: float = Field(2, gt=0, description="Seconds between crawl status polls.")
     options: dict[str, Any] = Field(default_factory=dict,
@@ -179,8 +214,6 @@ def _check_regexes(patterns: list[str]) -> list[str]:
     return patterns
 
 
-CrawlerSettings = Annotated[Union[BuiltinCrawler, FirecrawlCrawler], Field(discriminator="provider")]
-
 
 # --- Ingest / query ------------------------------------------------------------------------------------------------
 class IngestSettings(_Model):
@@ -194,21 +227,33 @@ class IngestSettings(_Model):
 class QuerySettings(_Model):
     """The agent loop."""
 
-    agent: Literal["auto", "deep_search", "naive", "chain_of_rag"] = "deep_search"
+    agent: str = Field("deep_search", description="Agent: auto (the LLM picks per question), deep_search, "
+                                                  "chain_of_rag, naive, or a plugin's agent.")
     max_iter: int = Field(3, gt=0, description="Reflection rounds at most.")
     top_k: int = Field(5, gt=0, description="Chunks retrieved per (sub-query, collection).")
-    max_sub_queries: int = Field(4, gt=0)
+    max_sub_queries: int = Field(4, gt=0, description="Sub-queries the question is decomposed into at most.")
     token_budget: int | None = Field(None, gt=0, description="Stop iterating past this many LLM tokens.")
     hybrid: bool = Field(True, description="Dense + BM25 (full text), fused by a weighted sum of normalised scores.")
     language: str | None = Field(None, description="Report language; None = the question's language.")
     dedup_threshold: float = Field(0.92, gt=0, le=1, description="Cosine above which sub-queries are duplicates.")
 
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, value: str) -> str:
+        from deepsearcher.registry import registry
+
+        known = registry.names("agent")
+        if value != "auto" and value not in known:
+            raise PydanticCustomError("literal_error", "Input should be {expected} (the registered agents)",
+                                      {"expected": " or ".join(map(repr, ["auto", *known]))})
+        return value
+
 
 class ServerSettings(_Model):
     """``deepsearcher serve``."""
 
-    host: str = "127.0.0.1"
-    port: int = 8000
+    host: str = Field("127.0.0.1", description="Interface to bind; any non-loopback host needs the token.")
+    port: int = Field(8000, ge=0, le=65535, description="TCP port.")
     token_env: str = Field("DEEPSEARCHER_API_TOKEN", description="Bearer token variable (required off loopback).")
     allowed_roots: list[Path] = Field(default_factory=list, description="Folders the load endpoint may read.")
     allow_private_urls: bool | None = Field(
@@ -217,20 +262,44 @@ class ServerSettings(_Model):
     max_concurrent_queries: int = Field(2, gt=0, description="Queries run at once (in worker threads); more wait.")
 
 
-DEFAULT_PROVIDERS = {"llm": "openai_compatible", "embedding": "sentence_transformers", "crawler": "builtin"}
+DEFAULT_PROVIDERS = {"llm": "openai_compatible", "embedding": "sentence_transformers", "vector_db": "milvus",
+                     "loader": "builtin", "crawler": "builtin"}
+#: config section -> registry kind, for the sections that select a provider
+PROVIDER_SECTIONS = {"llm": "llm", "embedding": "embedding", "vector_db": "vector_db", "loader": "loader",
+                     "crawler": "crawler", "web_search": "web_search"}
+#: the options base class each kind's options models must subclass (the fields the pipeline reads)
+KIND_BASES: dict[str, type[ProviderOptions]] = {"vector_db": VectorDBOptions, "loader": LoaderSettings,
+                                                "crawler": CrawlScope}
+
+
+class AgentsSettings(_Model):
+    """Options of the agents that have some, one key per agent (``agents.<name>``)."""
 
 
 class Settings(_Model):
-    """The whole configuration. ``config_path`` is set by ``load_settings``."""
+    """The whole configuration. ``config_path`` is set by ``load_settings``.
 
-    llm: LLMSettings | None = Field(default_factory=OpenAICompatibleLLM)
-    embedding: EmbeddingSettings = Field(default_factory=SentenceTransformersEmbedding)
-    vector_db: MilvusSettings = Field(default_factory=MilvusSettings)
-    loader: LoaderSettings = Field(default_factory=LoaderSettings)
-    crawler: CrawlerSettings = Field(default_factory=BuiltinCrawler)
-    ingest: IngestSettings = Field(default_factory=IngestSettings)
-    query: QuerySettings = Field(default_factory=QuerySettings)
-    server: ServerSettings = Field(default_factory=ServerSettings)
+    Validate files with ``load_settings`` (or ``settings_model().model_validate``): this class types each provider
+    section by its base options class; the model assembled from the registry checks each provider's own options.
+    """
+
+    llm: Optional[SerializeAsAny[ProviderOptions]] = Field(
+        default_factory=OpenAICompatibleLLM, description="The chat model (null: no LLM; `retrieve` still works).")
+    embedding: SerializeAsAny[ProviderOptions] = Field(default_factory=SentenceTransformersEmbedding,
+                                                       description="The embedding model.")
+    vector_db: SerializeAsAny[VectorDBOptions] = Field(default_factory=MilvusSettings,
+                                                       description="Where chunks are stored.")
+    loader: SerializeAsAny[LoaderSettings] = Field(default_factory=LoaderSettings,
+                                                   description="How files become documents.")
+    crawler: SerializeAsAny[CrawlScope] = Field(default_factory=BuiltinCrawler,
+                                                description="How URLs are fetched.")
+    web_search: Optional[SerializeAsAny[ProviderOptions]] = Field(
+        None, description="Web search at query time (null: off; nothing is sent to a search engine).")
+    ingest: IngestSettings = Field(default_factory=IngestSettings, description="Splitting and batching.")
+    query: QuerySettings = Field(default_factory=QuerySettings, description="The agent loop.")
+    agents: SerializeAsAny[AgentsSettings] = Field(default_factory=AgentsSettings,
+                                                   description="Options of individual agents.")
+    server: ServerSettings = Field(default_factory=ServerSettings, description="`deepsearcher serve`.")
     config_path: Path | None = Field(None, exclude=True, description="Where the settings came from.")
 
     @model_validator(mode="before")
@@ -243,6 +312,17 @@ class Settings(_Model):
                 if isinstance(data.get(section), dict) and "provider" not in data[section]:
                     data[section] = {"provider": provider, **data[section]}
         return data
+
+    def agent_options(self, name: str) -> BaseModel | None:
+        """The options of agent ``name`` (its defaults when the config has none), or None for an agent without
+        an options model."""
+        value = getattr(self.agents, name, None)
+        if isinstance(value, BaseModel):
+            return value
+        from deepsearcher.registry import registry
+
+        model = registry.get("agent", name).options_model()
+        return model() if model is not None else None
 
     def resolve_path(self, value: str | Path) -> Path:
         """Resolve a relative path against the config file's folder (cwd when no file)."""
@@ -322,24 +402,101 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
         raw = _merge(raw, overrides)
     where = str(cfg_path) if cfg_path else "built-in defaults"
     try:
-        settings = Settings.model_validate(raw)
+        settings = settings_model().model_validate(raw)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"] if not _is_union_tag(p))
-            msg = err["msg"]
-            if err["type"] == "extra_forbidden":
-                msg = "unknown key"
-            lines.append(f"  {loc}: {msg}")
-        raise ConfigError(f"invalid configuration in {where}:\n" + "\n".join(lines)) from exc
+        raise ConfigError(f"invalid configuration in {where}:\n" + "\n".join(_error_lines(exc))) from exc
     settings.config_path = cfg_path.resolve() if cfg_path else None
     return settings
 
 
-def _is_union_tag(part: Any) -> bool:
-    return isinstance(part, str) and part in {
-        "openai_compatible", "llama_cpp", "sentence_transformers", "builtin", "firecrawl",
-    }
+def _error_lines(exc: ValidationError) -> list[str]:
+    """One ``  key.path: message`` line per error; union tags (provider names) left out of the key path."""
+    from deepsearcher.registry import registry
+
+    providers = {p.name for p in registry.providers() if p.kind != "agent"}
+    lines = []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"]]
+        section = loc[0] if loc else ""
+        if section in PROVIDER_SECTIONS and len(loc) > 1 and loc[1] in providers:
+            loc.pop(1)  # the discriminated union's tag
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif section in PROVIDER_SECTIONS and (
+                err["type"] == "union_tag_invalid" or (err["type"] == "literal_error" and loc[-1:] == ["provider"])):
+            kind = PROVIDER_SECTIONS[section]
+            given = (err.get("ctx") or {}).get("tag", err.get("input"))
+            msg = (f"unknown {kind} provider {given!r}; known: {', '.join(registry.names(kind))} "
+                   "(`deepsearcher config providers` lists them)")
+            loc = [section, "provider"]
+        lines.append(f"  {'.'.join(loc)}: {msg}")
+    return lines
+
+
+# --- the validation model, assembled from the registry -----------------------------------------------------------
+_SETTINGS_MODELS: dict[int, tuple[int, type[Settings]]] = {}
+_DERIVED: dict[tuple[type[BaseModel], str], type[ProviderOptions]] = {}
+
+
+def settings_model(registry: Any = None) -> type[Settings]:
+    """The ``Settings`` subclass that validates a config: each provider section is a discriminated union (on
+    ``provider``) of the options models registered for its kind; ``agents`` has one key per agent with options.
+
+    Rebuilt when the registry changes (plugins loaded, a provider registered).
+
+    Raises:
+        ConfigError: a registered options model does not subclass the base its kind requires.
+    """
+    from deepsearcher.registry import registry as default_registry
+
+    reg = registry or default_registry
+    reg.load_plugins()
+    cached = _SETTINGS_MODELS.get(id(reg))
+    if cached is not None and cached[0] == reg.version:
+        return cached[1]
+    fields: dict[str, Any] = {}
+    for section, kind in PROVIDER_SECTIONS.items():
+        members = [_section_model(kind, p) for p in reg.providers(kind)]
+        info = Settings.model_fields[section]
+        field = Field(default=info.default, description=info.description) if info.default_factory is None else \
+            Field(default_factory=info.default_factory, description=info.description)
+        if not members:
+            fields[section] = (Optional[ProviderOptions], field)
+            continue
+        annotation: Any = members[0] if len(members) == 1 else Annotated[
+            Union[tuple(members)], Field(discriminator="provider")]
+        annotation = SerializeAsAny[annotation]
+        fields[section] = (Optional[annotation] if section in ("llm", "web_search") else annotation, field)
+    agent_fields: dict[str, Any] = {}
+    for provider in reg.providers("agent"):
+        model = provider.options_model()
+        if model is not None:
+            agent_fields[provider.name] = (model, Field(default_factory=model, description=provider.description))
+    agents = create_model("AgentsSettings", __base__=AgentsSettings, **agent_fields)
+    fields["agents"] = (SerializeAsAny[agents], Field(default_factory=agents,
+                                                      description=Settings.model_fields["agents"].description))
+    model = create_model("Settings", __base__=Settings, **fields)
+    _SETTINGS_MODELS[id(reg)] = (reg.version, model)
+    return model
+
+
+def _section_model(kind: str, provider: Any) -> type[ProviderOptions]:
+    """The options model of one provider, with ``provider: Literal[name]`` so it can be a union member."""
+    base = KIND_BASES.get(kind, ProviderOptions)
+    options = provider.options_model() or base
+    if not (isinstance(options, type) and issubclass(options, base)):
+        raise ConfigError(f"the {kind} provider {provider.name!r} ({provider.origin}) has an options model that "
+                          f"does not subclass deepsearcher.settings.{base.__name__}",
+                          hint="fix or uninstall that plugin")
+    if options.model_fields["provider"].annotation == Literal[provider.name]:
+        return options
+    key = (options, provider.name)
+    if key not in _DERIVED:
+        description = options.model_fields["provider"].description
+        _DERIVED[key] = create_model(options.__name__, __base__=options, __module__=options.__module__,
+                                     provider=(Literal[provider.name], Field(provider.name, description=description)))
+    return _DERIVED[key]
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

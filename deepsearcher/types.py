@@ -1,9 +1,12 @@
-"""Plain result types shared by every layer: frozen dataclasses, never tuples or loose dicts."""
+"""Plain result types shared by every layer: frozen dataclasses, never tuples or loose dicts.
+
+Progress events live in ``deepsearcher.events``; the provider protocols in ``deepsearcher.protocols``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,11 @@ class Document:
     title: str = ""
     page: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+#: The most UTF-8 bytes a chunk's text may have: Milvus VARCHAR fields hold at most 65,535 bytes, and the store
+#: declares its text field with this length (the splitter cuts longer pieces).
+MAX_CHUNK_BYTES = 65_535
 
 
 @dataclass(frozen=True)
@@ -54,7 +62,8 @@ class Hit:
 
     Attributes:
         chunk: the stored chunk.
-        score: similarity (cosine in [-1, 1] for dense; BM25 score; RRF score for hybrid). Higher is better.
+        score: similarity, higher is better: cosine in [-1, 1] (dense), BM25 score (bm25), the fused score
+            (hybrid: ``vectordb.fusion.fuse_hybrid``; several collections: reciprocal rank fusion).
         collection: collection the chunk came from.
     """
 
@@ -146,26 +155,6 @@ class Usage:
 
 
 @dataclass(frozen=True)
-class Event:
-    """A typed progress event emitted by long operations (load, query).
-
-    Attributes:
-        kind: stable machine name, e.g. "load.file", "query.sub_queries", "query.answer_token".
-        data: JSON-serialisable payload specific to the kind.
-    """
-
-    kind: str
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-EventCallback = Callable[[Event], None]
-
-
-def ignore_event(event: Event) -> None:
-    """Default callback: drop the event."""
-
-
-@dataclass(frozen=True)
 class Source:
     """One numbered source of a report: the chunk cited as ``[number]``.
 
@@ -208,3 +197,77 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class StoreCapabilities:
+    """What a vector store can do, reported by ``VectorStore.capabilities``.
+
+    Attributes:
+        dense: cosine search on the dense vector.
+        bm25: full-text (BM25) search on the chunk text.
+        hybrid: dense + BM25 fused (needs both).
+        engine: "lite-3", "lite-2", "server", "memory", ... (shown by ``deepsearcher collections``).
+        index_type: dense index ("FLAT" = exact search, "HNSW", ...).
+        version: the engine or server version, "" when unknown.
+        file_lock: one process at a time may open the store (Milvus Lite); a second one gets ``StoreInUseError``.
+    """
+
+    dense: bool = True
+    bm25: bool = False
+    hybrid: bool = False
+    engine: str = ""
+    index_type: str = "FLAT"
+    version: str = ""
+    file_lock: bool = False
+
+    @property
+    def modes(self) -> list[str]:
+        """The retrieval modes supported: a subset of ["dense", "bm25", "hybrid"]."""
+        return [m for m in ("dense", "bm25", "hybrid") if getattr(self, m)]
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    """One page a crawler fetched, or failed to.
+
+    Attributes:
+        start_url: the start URL (as the user gave it) whose crawl reached this page.
+        url: final URL after redirects; the requested URL when the fetch failed.
+        content: the response body (builtin) or the page as UTF-8 Markdown (firecrawl); empty on failure.
+        content_type: the Content-Type header value with its parameters, or None when the server sent none.
+        charset: the charset parameter of the Content-Type header, or None.
+        title: a title known without parsing (Firecrawl metadata), else "".
+        error: why the page is not indexed; "" when it was fetched.
+        duplicate: the URL redirected to a page this run fetches anyway (it is not loaded twice).
+    """
+
+    start_url: str
+    url: str
+    content: bytes = b""
+    content_type: str | None = None
+    charset: str | None = None
+    title: str = ""
+    error: str = ""
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class WebResult:
+    """One web search result.
+
+    Attributes:
+        title: the page title as the search engine gives it.
+        url: the page URL (http or https).
+        snippet: a plain-text excerpt (HTML removed).
+        provider: the web search provider that returned it ("searxng", "brave", ...).
+        rank: 1-based position in that provider's results.
+        published: publication date as the provider gives it, or None.
+    """
+
+    title: str
+    url: str
+    snippet: str
+    provider: str
+    rank: int
+    published: str | None = None

@@ -109,7 +109,7 @@ def main() -> None:
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
 
     from deepsearcher.types import Chunk, Hit
-    from deepsearcher.vectordb.milvus import fuse_hybrid
+    from deepsearcher.vectordb.fusion import fuse_hybrid
 
     dataset = load_dataset(args.dataset)
     questions = dataset.questions

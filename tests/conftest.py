@@ -65,8 +65,7 @@ def make_app(tmp_path: Path, bundled_embedder):
 
     def build(overrides: dict | None = None, db: str = "milvus.db") -> DeepSearcher:
         settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / db)}, "llm": None, **(overrides or {})})
-        app = DeepSearcher(settings)
-        app._embedder = bundled_embedder
+        app = DeepSearcher(settings, embedder=bundled_embedder)
         apps.append(app)
         return app
 

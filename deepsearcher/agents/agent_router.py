@@ -1,30 +1,32 @@
-"""Agent router: run the agent named in the config, or (``query.agent: auto``) let the LLM pick one per question."""
+"""Agent router: run the agent named in the config, or (``query.agent: auto``) let the LLM pick one per question.
+
+The agents are the registry's (built-ins and plugins alike); the model chooses among them by their registered
+descriptions.
+"""
 
 from __future__ import annotations
 
-from typing import Callable, Literal
+import functools
+from typing import Any, Literal
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, create_model, model_validator
 
-from deepsearcher.agents import chain_of_rag, deep_search, naive_rag, prompts
-from deepsearcher.agents.context import QueryContext, ask
+from deepsearcher.agents import prompts
+from deepsearcher.agents.state import QueryContext
+from deepsearcher.agents.steps import ask
 from deepsearcher.errors import ConfigError
+from deepsearcher.events import QueryAgent
+from deepsearcher.registry import Registry
+from deepsearcher.registry import registry as default_registry
 from deepsearcher.types import Report
 
-AGENTS: dict[str, Callable[[QueryContext], Report]] = {
-    deep_search.NAME: deep_search.run,
-    chain_of_rag.NAME: chain_of_rag.run,
-    naive_rag.NAME: naive_rag.run,
-}
-AgentName = Literal["deep_search", "chain_of_rag", "naive"]
+DEFAULT_AGENT = "deep_search"
 _ALIASES = {"deepsearch": "deep_search", "chainofrag": "chain_of_rag", "corag": "chain_of_rag",
             "naiverag": "naive", "naive": "naive"}
 
 
-class AgentChoice(BaseModel):
-    """``{"agent": "deep_search" | "chain_of_rag" | "naive"}`` (spelling variants like "Deep Search" accepted)."""
-
-    agent: AgentName
+class AgentChoiceBase(BaseModel):
+    """``{"agent": name}`` (spelling variants like "Deep Search" accepted); subclassed per set of agent names."""
 
     @model_validator(mode="before")
     @classmethod
@@ -33,8 +35,24 @@ class AgentChoice(BaseModel):
             value = {"agent": value}
         if isinstance(value, dict) and isinstance(value.get("agent"), str):
             key = "".join(ch for ch in value["agent"].casefold() if ch.isalnum())
-            value = {**value, "agent": _ALIASES.get(key, value["agent"])}
+            names = {"".join(ch for ch in n.casefold() if ch.isalnum()): n for n in _names_of(cls)}
+            value = {**value, "agent": _ALIASES.get(key) or names.get(key, value["agent"])}
         return value
+
+
+def _names_of(model: type[BaseModel]) -> tuple[str, ...]:
+    annotation: Any = model.model_fields["agent"].annotation
+    return tuple(getattr(annotation, "__args__", ()))
+
+
+@functools.lru_cache(maxsize=16)
+def choice_model(names: tuple[str, ...]) -> type[AgentChoiceBase]:
+    """The reply schema for choosing among ``names``: ``{"agent": one of names}``."""
+    return create_model("AgentChoice", __base__=AgentChoiceBase, agent=(Literal[names], ...))  # type: ignore[valid-type]
+
+
+def _registry(ctx: QueryContext) -> Registry:
+    return ctx.registry or default_registry
 
 
 def choose(ctx: QueryContext, requested: str) -> tuple[str, str]:
@@ -46,17 +64,23 @@ def choose(ctx: QueryContext, requested: str) -> tuple[str, str]:
     Raises:
         ConfigError: an unknown agent name.
     """
+    registry = _registry(ctx)
+    names = tuple(registry.names("agent"))
     if requested != "auto":
-        if requested not in AGENTS:
-            raise ConfigError(f"unknown agent {requested!r}", hint=f"use one of: auto, {', '.join(AGENTS)}")
+        if requested not in names:
+            raise ConfigError(f"unknown agent {requested!r}", hint=f"use one of: auto, {', '.join(names)}")
         return requested, "config"
-    reply = ask(ctx, "agent", prompts.CHOOSE_AGENT.format(question=ctx.question), AgentChoice,
-                AgentChoice(agent="deep_search"), "using deep_search")
-    return reply.value.agent, "fallback" if reply.fell_back else "llm"
+    strategies = prompts.agent_strategies(registry.providers("agent"))
+    schema = choice_model(names)
+    reply = ask(ctx, "agent", prompts.CHOOSE_AGENT.format(strategies=strategies, question=ctx.question), schema,
+                schema(agent=DEFAULT_AGENT), f"using {DEFAULT_AGENT}")
+    return str(getattr(reply.value, "agent")), "fallback" if reply.fell_back else "llm"
 
 
 def run(ctx: QueryContext, requested: str) -> Report:
-    """Pick the agent (emitting ``query.agent``) and run it."""
-    agent, chosen_by = choose(ctx, requested)
-    ctx.event("query.agent", agent=agent, chosen_by=chosen_by)
-    return AGENTS[agent](ctx)
+    """Pick the agent (emitting ``QueryAgent``), build it from the registry with its options, and run it."""
+    name, chosen_by = choose(ctx, requested)
+    ctx.emit(QueryAgent(agent=name, chosen_by=chosen_by))  # type: ignore[arg-type]
+    agent = _registry(ctx).get("agent", name).create(ctx.agent_options(name))
+    report: Report = agent.run(ctx)
+    return report

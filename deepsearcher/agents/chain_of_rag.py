@@ -24,10 +24,10 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from deepsearcher.agents import prompts
 from deepsearcher.agents.citations import gaps_note
-from deepsearcher.agents.context import (
-    QueryContext, answer_hits, ask, chunk_summary, dedup_queries, hit_key, retrieve, synthesise,
-)
 from deepsearcher.agents.router import route
+from deepsearcher.agents.state import FunctionAgent, QueryContext
+from deepsearcher.agents.steps import answer_hits, ask, chunk_ref, dedup_queries, hit_key, retrieve, synthesise
+from deepsearcher.events import QueryAccepted, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries
 from deepsearcher.types import Hit, Report
 
 NAME = "chain_of_rag"
@@ -121,27 +121,27 @@ def run(ctx: QueryContext) -> Report:
         proposed = not decision.enough and fresh is not None
         stop = ctx.stop_reason(proposed, fresh.kept if fresh is not None else [], iteration)
         if iteration:
-            ctx.event("query.gaps", iteration=iteration, gaps=fresh.kept if fresh and not decision.enough else [],
-                      stop=stop, tokens=ctx.llm.total_tokens)
+            ctx.emit(QueryGaps(iteration=iteration, gaps=fresh.kept if fresh and not decision.enough else [],
+                               stop=stop, tokens=ctx.llm.total_tokens))  # type: ignore[arg-type]
         if stop is not None:
             if stop in ("max_iter", "token_budget") and fresh is not None:
                 open_gaps = fresh.kept
             break
         iteration += 1
         query = fresh.kept[0]  # type: ignore[union-attr]
-        ctx.event("query.sub_queries", iteration=iteration, sub_queries=[query], duplicates=[])
+        ctx.emit(QuerySubQueries(iteration=iteration, sub_queries=[query], duplicates=[]))
         where = route(ctx, query)
-        ctx.event("query.routed", iteration=iteration, sub_query=query, collections=where.collections,
-                  dropped=where.dropped, fell_back=where.fell_back)
+        ctx.emit(QueryRouted(iteration=iteration, sub_query=query, collections=where.collections,
+                             dropped=where.dropped, fell_back=where.fell_back))
         hits = retrieve(ctx, query, where.collections)
         rankings.append(hits)
         answer, supporting, fell_back = answer_step(ctx, query, hits)
         new = [h for h in supporting if hit_key(h) not in accepted]
         for hit in new:
             accepted[hit_key(hit)] = hit
-        ctx.event("query.accepted", iteration=iteration, sub_query=query, retrieved=len(hits), accepted=len(new),
-                  chunks=[chunk_summary(h) for h in new], fell_back=fell_back)
-        ctx.event("query.intermediate", iteration=iteration, sub_query=query, answer=answer)
+        ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(hits), accepted=len(new),
+                               chunks=[chunk_ref(h) for h in new], fell_back=fell_back))
+        ctx.emit(QueryIntermediate(iteration=iteration, sub_query=query, answer=answer))
         steps.append((query, answer))
         searched.append(query)
     notes = prompts.CHAIN_NOTES.format(steps=chain_text(steps)) if steps else ""
@@ -150,3 +150,8 @@ def run(ctx: QueryContext) -> Report:
         answer = f"{answer}\n\n{gaps_note(open_gaps)}"
     return Report(question=ctx.question, answer=answer, sources=sources, sub_queries=searched, iterations=iteration,
                   usage=ctx.llm.usage(), agent=NAME, removed_citations=removed, gaps=open_gaps)
+
+
+def agent(options: object = None) -> FunctionAgent:
+    """The ``chain_of_rag`` agent (registry factory; no options)."""
+    return FunctionAgent(NAME, run)

@@ -1,4 +1,7 @@
-"""Citations: number the chunks given to the model, verify the ``[n]`` it wrote, and render the Sources section.
+"""Citations: number the chunks given to the model, verify the ``[n]`` it wrote, and render the report as Markdown.
+
+The one home of the citation pattern (``CITATION_RE``), of a chunk's location as citations show it (``location``)
+and of the report's Markdown (``report_markdown``: what ``query --output`` writes and the web page downloads).
 
 Every ``[n]`` in a report must resolve to a chunk retrieved in this run (paper-qa verifies its citation keys the same
 way). Numbers outside ``1..len(chunks)`` are removed and counted; the remaining ones are renumbered in order of
@@ -15,7 +18,8 @@ from typing import Sequence
 from deepsearcher.types import Chunk, Hit, Report, Source
 
 _SEP = r"\s*(?:,|，|;|、|-|–|and)\s*"
-_CITE_RE = re.compile(rf"[\[【]\s*(\d{{1,4}}(?:{_SEP}\d{{1,4}})*)\s*[\]】](?!\()")
+#: A citation: ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】`` (not a Markdown link ``[1](…)``); group 1 holds the numbers.
+CITATION_RE = re.compile(rf"[\[【]\s*(\d{{1,4}}(?:{_SEP}\d{{1,4}})*)\s*[\]】](?!\()")
 _RANGE_RE = re.compile(r"(\d+)\s*[-–]\s*(\d+)")
 MAX_RANGE = 50
 
@@ -36,7 +40,9 @@ class Verified:
     removed: int
 
 
-def _numbers(group: str) -> list[int]:
+def citation_numbers(group: str) -> list[int]:
+    """The numbers of one citation's group 1 (``"1, 3-5"`` -> [1, 3, 4, 5]; ranges over ``MAX_RANGE`` are not
+    expanded)."""
     out: list[int] = []
     for part in re.split(r"\s*(?:,|，|;|、|and)\s*", group):
         span = _RANGE_RE.fullmatch(part.strip())
@@ -63,7 +69,7 @@ def verify_citations(text: str, count: int) -> Verified:
     def replace(match: re.Match[str]) -> str:
         nonlocal removed
         valid: list[int] = []
-        for n in _numbers(match.group(1)):
+        for n in citation_numbers(match.group(1)):
             if 1 <= n <= count:
                 if n not in valid:
                     valid.append(n)
@@ -73,7 +79,7 @@ def verify_citations(text: str, count: int) -> Verified:
             order.setdefault(n, len(order) + 1)
         return "".join(f"[{order[n]}]" for n in valid)
 
-    new = _CITE_RE.sub(replace, text)
+    new = CITATION_RE.sub(replace, text)
     if removed:
         new = re.sub(r"[ \t]+([.,;:!?。，])", r"\1", new)  # "claim [7]." became "claim ." — close the gap
         new = re.sub(r"[ \t]{2,}", " ", new)
@@ -112,12 +118,19 @@ def gaps_note(gaps: Sequence[str]) -> str:
 
 
 def cites_any(text: str) -> bool:
-    return _CITE_RE.search(text) is not None
+    return CITATION_RE.search(text) is not None
 
 
-def report_markdown(report: Report) -> str:
-    """The whole report as Markdown: the answer, then a Sources section (file and page, or URL, per cited chunk)."""
-    parts = [report.answer.strip()]
+def report_markdown(report: Report, *, title: bool = False) -> str:
+    """The whole report as Markdown: the answer, then a Sources section (file and page, or URL, per cited chunk).
+
+    Args:
+        report: the report.
+        title: start with the question as a level-1 heading (``query --output`` files, the web page's download and
+            the API's ``markdown`` field do; the terminal does not repeat the question).
+    """
+    parts = [f"# {' '.join(report.question.split())}"] if title else []
+    parts.append(report.answer.strip())
     if report.sources:
         heading = "## Sources" if cites_any(report.answer) else "## Sources consulted (the answer cites none)"
         parts.append(heading + "\n\n" + "\n".join(f"- {source_line(s)}" for s in report.sources))

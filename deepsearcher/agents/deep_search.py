@@ -27,10 +27,10 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from deepsearcher.agents import prompts
 from deepsearcher.agents.citations import gaps_note
-from deepsearcher.agents.context import (
-    QueryContext, answer_hits, ask, chunk_summary, dedup_queries, hit_key, retrieve, synthesise,
-)
 from deepsearcher.agents.router import route
+from deepsearcher.agents.state import FunctionAgent, QueryContext
+from deepsearcher.agents.steps import answer_hits, ask, chunk_ref, dedup_queries, hit_key, retrieve, synthesise
+from deepsearcher.events import QueryAccepted, QueryGaps, QueryRouted, QuerySubQueries
 from deepsearcher.types import Hit, Report
 
 NAME = "deep_search"
@@ -154,16 +154,16 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], acce
     ranking into ``rankings`` (both in place)."""
     for query in queries:
         where = route(ctx, query)
-        ctx.event("query.routed", iteration=iteration, sub_query=query, collections=where.collections,
-                  dropped=where.dropped, fell_back=where.fell_back)
+        ctx.emit(QueryRouted(iteration=iteration, sub_query=query, collections=where.collections,
+                             dropped=where.dropped, fell_back=where.fell_back))
         ranking = retrieve(ctx, query, where.collections)
         rankings.append(ranking)
         new = [h for h in ranking if hit_key(h) not in accepted]
         kept, fell_back = filter_relevant(ctx, query, new)
         for hit in kept:
             accepted[hit_key(hit)] = hit
-        ctx.event("query.accepted", iteration=iteration, sub_query=query, retrieved=len(new), accepted=len(kept),
-                  chunks=[chunk_summary(h) for h in kept], fell_back=fell_back)
+        ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(new), accepted=len(kept),
+                               chunks=[chunk_ref(h) for h in kept], fell_back=fell_back))
 
 
 @dataclass(frozen=True)
@@ -189,13 +189,14 @@ def research(ctx: QueryContext) -> Research:
     open_gaps: list[str] = []
     while pending:
         iteration += 1
-        ctx.event("query.sub_queries", iteration=iteration, sub_queries=pending, duplicates=duplicates)
+        ctx.emit(QuerySubQueries(iteration=iteration, sub_queries=pending, duplicates=duplicates))
         search_round(ctx, iteration, pending, accepted, rankings)
         searched += pending
         proposed = reflect(ctx, searched, list(accepted.values()))
         gaps = dedup_queries(ctx, proposed, searched)
         stop = ctx.stop_reason(bool(proposed), gaps.kept, iteration)
-        ctx.event("query.gaps", iteration=iteration, gaps=gaps.kept, stop=stop, tokens=ctx.llm.total_tokens)
+        ctx.emit(QueryGaps(iteration=iteration, gaps=gaps.kept, stop=stop,  # type: ignore[arg-type]
+                           tokens=ctx.llm.total_tokens))
         if stop is not None:
             open_gaps = gaps.kept
             break
@@ -212,3 +213,8 @@ def run(ctx: QueryContext) -> Report:
     return Report(question=ctx.question, answer=answer, sources=sources, sub_queries=found.searched,
                   iterations=found.iterations, usage=ctx.llm.usage(), agent=NAME, removed_citations=removed,
                   gaps=found.open_gaps)
+
+
+def agent(options: object = None) -> FunctionAgent:
+    """The ``deep_search`` agent (registry factory; no options)."""
+    return FunctionAgent(NAME, run)

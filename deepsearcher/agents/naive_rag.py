@@ -5,7 +5,9 @@ The baseline the agentic flow is measured against, and the cheapest choice for s
 
 from __future__ import annotations
 
-from deepsearcher.agents.context import QueryContext, chunk_summary, retrieve, synthesise
+from deepsearcher.agents.state import FunctionAgent, QueryContext
+from deepsearcher.agents.steps import chunk_ref, retrieve, synthesise
+from deepsearcher.events import QueryAccepted, QueryRouted, QuerySubQueries
 from deepsearcher.types import Report
 
 NAME = "naive"
@@ -14,11 +16,16 @@ NAME = "naive"
 def run(ctx: QueryContext) -> Report:
     """Retrieve top-k per collection for the question itself and answer from those chunks."""
     names = [c.name for c in ctx.collections]
-    ctx.event("query.sub_queries", iteration=1, sub_queries=[ctx.question], duplicates=[])
-    ctx.event("query.routed", iteration=1, sub_query=ctx.question, collections=names, dropped=[], fell_back=False)
+    ctx.emit(QuerySubQueries(iteration=1, sub_queries=[ctx.question], duplicates=[]))
+    ctx.emit(QueryRouted(iteration=1, sub_query=ctx.question, collections=names, dropped=[], fell_back=False))
     hits = retrieve(ctx, ctx.question, names)
-    ctx.event("query.accepted", iteration=1, sub_query=ctx.question, retrieved=len(hits), accepted=len(hits),
-              chunks=[chunk_summary(h) for h in hits], fell_back=False)
+    ctx.emit(QueryAccepted(iteration=1, sub_query=ctx.question, retrieved=len(hits), accepted=len(hits),
+                           chunks=[chunk_ref(h) for h in hits], fell_back=False))
     answer, sources, removed = synthesise(ctx, hits)
     return Report(question=ctx.question, answer=answer, sources=sources, sub_queries=[ctx.question], iterations=1,
                   usage=ctx.llm.usage(), agent=NAME, removed_citations=removed)
+
+
+def agent(options: object = None) -> FunctionAgent:
+    """The ``naive`` agent (registry factory; no options)."""
+    return FunctionAgent(NAME, run)

@@ -7,8 +7,9 @@ needs an object at the top level; the parsers also accept a bare list.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
+from deepsearcher.agents.citations import location
 from deepsearcher.llm.base import Message
 from deepsearcher.types import Chunk
 
@@ -97,16 +98,36 @@ Follow-up question: {query}
 Reply with JSON only, in this form: {{"answer": "<short answer>", "supporting": [1, 2]}} where "supporting" lists \
 the numbers of the chunks the answer relies on."""
 
-CHOOSE_AGENT = """Choose the best strategy to answer the question over a document collection.
+_CHOOSE_AGENT = """Choose the best strategy to answer the question over a document collection.
 
 Strategies:
-- deep_search: broad or open questions that need a report covering several aspects (compare, explain, summarise).
-- chain_of_rag: multi-hop factual questions, where finding one fact is needed before the next can be searched.
-- naive: a simple question answered by a single search.
+{strategies}
 
 Question: {question}
 
 Reply with JSON only, in this form: {{"agent": "deep_search"}}"""
+
+
+class _ChooseAgent:
+    """The agent-choice prompt; its strategy list is the registry's agents with their descriptions."""
+
+    template = _CHOOSE_AGENT
+
+    def format(self, *, question: str, strategies: str | None = None) -> str:
+        """Render for ``question``; ``strategies`` defaults to the process-wide registry's agents."""
+        if strategies is None:
+            from deepsearcher.registry import registry
+
+            strategies = agent_strategies(registry.providers("agent"))
+        return self.template.format(strategies=strategies, question=question)
+
+
+def agent_strategies(providers: Sequence[Any]) -> str:
+    """``- name: description`` per registered agent, in registration order (built-ins first)."""
+    return "\n".join(f"- {p.name}: {p.description}" for p in providers)
+
+
+CHOOSE_AGENT = _ChooseAgent()
 
 NO_STEPS = "(none yet)"
 QUESTION_LANGUAGE = "the same language as the question"
@@ -126,7 +147,7 @@ def messages(prompt: str) -> list[Message]:
 
 def chunk_block(number: int, chunk: Chunk, max_chars: int | None = None) -> str:
     """One numbered chunk for a prompt: ``[n] title (source, p. N)`` then its text (cut at ``max_chars``)."""
-    where = f"{chunk.source}, p. {chunk.page}" if chunk.page is not None else chunk.source
+    where = location(chunk)
     head = f"[{number}] {chunk.title} ({where})" if chunk.title else f"[{number}] ({where})"
     text = " ".join(chunk.text.split())
     if max_chars is not None and len(text) > max_chars:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel, model_validator
 
 from deepsearcher.agents import prompts
-from deepsearcher.agents.context import QueryContext, ask
+from deepsearcher.agents.state import QueryContext
+from deepsearcher.agents.steps import ask
 
 
 class RouteReply(BaseModel):

@@ -1,5 +1,2 @@
-"""Embedding providers: text -> L2-normalised float32 vectors."""
-
-from deepsearcher.embedding.base import Embedder
-
-__all__ = ["Embedder"]
+"""Embedding providers: text -> L2-normalised float32 vectors (the ``Embedder`` protocol is in
+``deepsearcher.protocols``)."""

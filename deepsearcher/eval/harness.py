@@ -27,11 +27,11 @@ import numpy as np
 from deepsearcher.errors import ConfigError, DeepSearcherError
 from deepsearcher.eval.datasets import EvalDataset, EvalQuestion
 from deepsearcher.eval.metrics import citation_share, exact_match, mean, recall_at_k, strip_citations, token_f1
-from deepsearcher.types import Event, EventCallback, LoadSummary, ignore_event
+from deepsearcher.events import EvalDone, EvalQuestion, EvalStart, EventCallback, ignore_event
+from deepsearcher.types import LoadSummary
 
 log = logging.getLogger(__name__)
 
-MODES = ("retrieve", "naive", "deep_search", "chain_of_rag")
 RETRIEVALS = ("dense", "bm25", "hybrid")
 DEFAULT_KS = (1, 2, 5, 10)
 #: run.json keys that must match for a resume (the rest may change, e.g. --limit)
@@ -131,6 +131,11 @@ class EvalSummary:
         return asdict(self)
 
 
+def eval_modes(registry: Any) -> list[str]:
+    """The modes ``deepsearcher eval`` accepts: "retrieve" (no LLM) and every registered agent."""
+    return ["retrieve", *registry.names("agent")]
+
+
 def collection_name(dataset: str) -> str:
     """Collection used for a dataset's corpus, e.g. ``eval_2wikimultihopqa``."""
     return "eval_" + re.sub(r"[^A-Za-z0-9_]", "_", dataset)[:200]
@@ -159,8 +164,9 @@ class EvalHarness:
                  retrieval: str = "hybrid", limit: int | None = None, collection: str | None = None,
                  ks: Sequence[int] = DEFAULT_KS, restart: bool = False,
                  on_event: EventCallback = ignore_event) -> None:
-        if mode not in MODES:
-            raise ConfigError(f"unknown eval mode {mode!r}", hint=f"use one of {', '.join(MODES)}")
+        modes = eval_modes(app.registry)
+        if mode not in modes:
+            raise ConfigError(f"unknown eval mode {mode!r}", hint=f"use one of {', '.join(modes)}")
         if retrieval not in RETRIEVALS:
             raise ConfigError(f"unknown retrieval {retrieval!r}", hint=f"use one of {', '.join(RETRIEVALS)}")
         if mode != "retrieve" and retrieval == "bm25":
@@ -260,9 +266,8 @@ class EvalHarness:
         done = self._prepare_out_dir()
         self.ensure_corpus()
         todo = [q for q in self.questions if q.id not in done or done[q.id].error]
-        self.on_event(Event("eval.start", {"dataset": self.dataset.name, "mode": self.mode,
-                                           "retrieval": self.retrieval, "total": len(self.questions),
-                                           "done": len(self.questions) - len(todo)}))
+        self.on_event(EvalStart(dataset=self.dataset.name, mode=self.mode, retrieval=self.retrieval,
+                                total=len(self.questions), done=len(self.questions) - len(todo)))
         finished = {k: v for k, v in done.items() if not v.error}
         try:
             with self.rows_path.open("a", encoding="utf-8") as fh:
@@ -271,15 +276,14 @@ class EvalHarness:
                     fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
                     fh.flush()
                     finished[q.id] = row
-                    self.on_event(Event("eval.question", {
-                        "id": q.id, "done": sum(1 for x in self.questions if x.id in finished),
-                        "total": len(self.questions), "recall": row.recall, "seconds": row.seconds,
-                        "error": row.error}))
+                    self.on_event(EvalQuestion(
+                        id=q.id, done=sum(1 for x in self.questions if x.id in finished),
+                        total=len(self.questions), recall=row.recall, seconds=row.seconds, error=row.error))
         finally:
             rows = [finished[q.id] for q in self.questions if q.id in finished]
             summary = self.summarise(rows)
             self.write_outputs(rows, summary)
-        self.on_event(Event("eval.done", {"summary": summary.to_dict()}))
+        self.on_event(EvalDone(summary=summary.to_dict()))
         return summary
 
     def _answer_safely(self, q: EvalQuestion) -> EvalRow:

@@ -13,9 +13,10 @@ import string
 from collections import Counter
 from typing import Iterable, Sequence
 
+from deepsearcher.agents.citations import CITATION_RE, citation_numbers
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = set(string.punctuation)
-_CITATION = re.compile(r"\[(\d+)\]")
 
 
 def recall_at_k(retrieved_titles: Sequence[str], gold_titles: Iterable[str] | None, k: int) -> float | None:
@@ -44,7 +45,7 @@ def recall_at_k(retrieved_titles: Sequence[str], gold_titles: Iterable[str] | No
 
 def strip_citations(text: str) -> str:
     """Remove ``[n]`` citation markers (an agent's answer carries them; the gold answer does not)."""
-    return " ".join(_CITATION.sub(" ", text).split())
+    return " ".join(CITATION_RE.sub(" ", text).split())
 
 
 def normalize_answer(text: str) -> str:
@@ -83,7 +84,7 @@ def token_f1(prediction: str, gold_answers: Sequence[str]) -> float:
 
 def cited_numbers(answer: str) -> list[int]:
     """Citation numbers ``[n]`` in an answer, in order of appearance, repeats kept."""
-    return [int(n) for n in _CITATION.findall(answer)]
+    return [n for match in CITATION_RE.finditer(answer) for n in citation_numbers(match.group(1))]
 
 
 def citation_share(answer: str, source_numbers: Iterable[int], removed: int = 0) -> float | None:

@@ -9,8 +9,8 @@ from rich.progress import TimeRemainingColumn
 from rich.table import Table
 
 from deepsearcher.eval.harness import EvalSummary
+from deepsearcher.events import EvalQuestion, EvalStart, LoadBatch, LoadSource, LoadStart
 from deepsearcher.render import ProgressView
-from deepsearcher.types import Event
 
 
 class EvalProgress(ProgressView):
@@ -22,29 +22,36 @@ class EvalProgress(ProgressView):
         self._load: Any = None
         self._questions: Any = None
         self._recalls: list[float] = []
+        self.handlers = {LoadStart: self._load_start, LoadBatch: self._load_batch, LoadSource: self._load_source,
+                         EvalStart: self._start, EvalQuestion: self._question}
+        self.ignored = {"crawl.queued", "crawl.fetched", "eval.done"}  # a corpus is a file; the summary is printed
 
-    def on_event(self, event: Event) -> None:
-        data = event.data
-        if event.kind == "load.start":
-            self._load = self.progress.add_task(f"Loading corpus into {data['collection']}", total=None,
-                                                info="")
-        elif event.kind == "load.batch" and self._load is not None:
-            self.progress.update(self._load, info=f"{data['written']} chunks")
-        elif event.kind == "load.source" and self._load is not None:
-            self.progress.update(self._load, total=1, completed=1,
-                                 info=f"{data['status']} ({data.get('chunks', 0)} chunks)")
-        elif event.kind == "eval.start":
-            self._questions = self.progress.add_task(
-                f"{data['dataset']} · {data['mode']} · {data['retrieval']}", total=data["total"],
-                completed=data["done"], info="" if not data["done"] else f"resumed after {data['done']}")
-        elif event.kind == "eval.question" and self._questions is not None:
-            value = (data.get("recall") or {}).get(self.watch_k)
-            if value is not None:
-                self._recalls.append(value)
-            info = (f"R@{self.watch_k} {sum(self._recalls) / len(self._recalls):.3f}" if self._recalls else "")
-            if data.get("error"):
-                info += " [yellow](errors)[/]"
-            self.progress.update(self._questions, completed=data["done"], info=info)
+    def _load_start(self, event: LoadStart) -> None:
+        self._load = self.progress.add_task(f"Loading corpus into {event.collection}", total=None, info="")
+
+    def _load_batch(self, event: LoadBatch) -> None:
+        if self._load is not None:
+            self.progress.update(self._load, info=f"{event.written} chunks")
+
+    def _load_source(self, event: LoadSource) -> None:
+        if self._load is not None:
+            self.progress.update(self._load, total=1, completed=1, info=f"{event.status} ({event.chunks} chunks)")
+
+    def _start(self, event: EvalStart) -> None:
+        self._questions = self.progress.add_task(
+            f"{event.dataset} · {event.mode} · {event.retrieval}", total=event.total, completed=event.done,
+            info="" if not event.done else f"resumed after {event.done}")
+
+    def _question(self, event: EvalQuestion) -> None:
+        if self._questions is None:
+            return
+        value = (event.recall or {}).get(self.watch_k)
+        if value is not None:
+            self._recalls.append(value)
+        info = (f"R@{self.watch_k} {sum(self._recalls) / len(self._recalls):.3f}" if self._recalls else "")
+        if event.error:
+            info += " [yellow](errors)[/]"
+        self.progress.update(self._questions, completed=event.done, info=info)
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

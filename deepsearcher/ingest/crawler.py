@@ -34,10 +34,11 @@ from urllib.robotparser import RobotFileParser
 
 import httpx
 
-from deepsearcher.ingest.loaders import SkipSource, decode_html, sniff
+from deepsearcher.errors import SkipSource
+from deepsearcher.ingest.loaders import decode_html, sniff
 from deepsearcher.ingest.web import FetchedPage, normalize_url, url_key
 from deepsearcher.settings import BuiltinCrawler as BuiltinCrawlerSettings
-from deepsearcher.types import Event, EventCallback
+from deepsearcher.events import CrawlFetched, CrawlQueued, Event, EventCallback
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +120,9 @@ class BuiltinCrawler:
 
         def progress() -> Event:
             waiting = min(len(queue), sum(budget.values()))
-            return Event("crawl.fetched", {"fetched": done, "queued": done + len(running) + waiting})
+            return CrawlFetched(fetched=done, queued=done + len(running) + waiting)
 
-        on_event(Event("crawl.queued", {"fetched": 0, "queued": len(queue)}))
+        on_event(CrawlQueued(fetched=0, queued=len(queue)))
         with self._client() as client, ThreadPoolExecutor(opts.concurrency, thread_name_prefix="crawl") as pool:
             try:
                 while queue or running:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.ingest.web import FetchedPage
 from deepsearcher.settings import FirecrawlCrawler as FirecrawlSettings
-from deepsearcher.types import Event, EventCallback
+from deepsearcher.events import CrawlFetched, CrawlQueued, EventCallback
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class FirecrawlCrawler:
         """
         done = 0
         for start in start_urls:
-            on_event(Event("crawl.queued", {"fetched": done, "queued": done + self.settings.max_pages}))
+            on_event(CrawlQueued(fetched=done, queued=done + self.settings.max_pages))
             try:
                 documents = self._fetch(start)
             except _PageError as exc:
@@ -142,7 +142,7 @@ class FirecrawlCrawler:
                 yield FetchedPage(start, start, error=str(exc))
             for doc in documents:
                 done += 1
-                on_event(Event("crawl.fetched", {"fetched": done, "queued": done}))
+                on_event(CrawlFetched(fetched=done, queued=done))
                 yield _page(start, doc)
 
     def _fetch(self, start: str) -> list[Any]:

@@ -11,6 +11,8 @@
 | anything else | markitdown when installed (XLSX, EPUB, ...), else skipped |
 
 A loader that cannot use a file raises ``SkipSource`` with a reason; the pipeline reports it and goes on.
+``BuiltinLoader`` is the ``loader`` provider ``builtin``; ``load_bytes`` also serves fetched web pages whatever the
+configured loader.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import logging
 from pathlib import Path
 from typing import Callable
 
+from deepsearcher.errors import SkipSource
 from deepsearcher.settings import LoaderSettings
 from deepsearcher.types import Document
 
@@ -33,16 +36,31 @@ LATIN_GUESSES = {"cp1250", "cp1252", "latin_1", "iso8859_2", "iso8859_15", "cp12
                  "mac_roman", "cp1257", "iso8859_4", "iso8859_13"}
 
 
-class SkipSource(Exception):
-    """The source holds nothing to index; ``str(exc)`` is the reason shown to the user."""
+__all__ = ["BuiltinLoader", "SkipSource", "load_bytes", "load_path", "non_empty", "sniff", "decode_text",
+           "decode_html"]
+
+
+class BuiltinLoader:
+    """The ``builtin`` loader provider: each format through its library (see the table above).
+
+    Args:
+        options: the ``loader`` settings (JSON keys, file selection).
+    """
+
+    def __init__(self, options: LoaderSettings) -> None:
+        self.options = options
+
+    def load(self, path: Path) -> list[Document]:
+        """Documents of one file (see ``Loader.load``)."""
+        return load_path(path, self.options)
 
 
 def load_path(path: Path, options: LoaderSettings) -> list[Document]:
-    """Load one file with the configured loader provider.
+    """Load one file with the built-in format loaders.
 
     Args:
         path: an existing file.
-        options: loader settings (provider, JSON keys, unstructured strategy).
+        options: loader settings (JSON keys).
 
     Returns:
         Non-empty list of Documents with non-blank text; ``source`` is the absolute POSIX path.
@@ -54,10 +72,6 @@ def load_path(path: Path, options: LoaderSettings) -> list[Document]:
     if not data.strip():
         raise SkipSource("empty file")
     source = path.resolve().as_posix()
-    if options.provider == "unstructured":
-        from deepsearcher.ingest.unstructured_loader import load_with_unstructured
-
-        return _non_empty(load_with_unstructured(path, source, options), source)
     return load_bytes(data, source, suffix=path.suffix.lower(), title=path.stem, options=options)
 
 
@@ -86,7 +100,7 @@ def load_bytes(data: bytes, source: str, *, suffix: str = "", content_type: str 
         docs = _load_html(data, source, title, charset=charset)
     else:
         docs = loader(data, source, title)
-    return _non_empty(docs, source)
+    return non_empty(docs, source)
 
 
 def sniff(data: bytes, *, suffix: str = "", content_type: str | None = None) -> str:
@@ -194,7 +208,8 @@ _WHATWG_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp125
 MAX_CONTROL_SHARE = 0.01
 
 
-def _non_empty(docs: list[Document], source: str) -> list[Document]:
+def non_empty(docs: list[Document], source: str) -> list[Document]:
+    """The Documents with text; raises ``SkipSource`` when none has any, or when the text is binary garbage."""
     kept = [d for d in docs if d.text and d.text.strip()]
     if not kept:
         raise SkipSource("no text extracted")

@@ -1,118 +1,46 @@
-"""The load pipeline: sources -> Documents -> Chunks -> embeddings -> upsert, idempotent and incremental.
+"""The load pipeline: SourceItems -> Documents -> Chunks -> embeddings -> upsert, idempotent and incremental.
 
 Each source (a file or a fetched URL) has a version hash. A source whose every chunk at that version is already stored
 is skipped without parsing (an unchanged re-load writes nothing). A changed source upserts its new chunks, then deletes
 the chunks of its old version. Chunk ids are content hashes, so an interrupted load that is run again completes with
-no duplicates. Chunks are embedded in large batches (sentence-transformers sorts each batch by length) and upserted
-in bulk.
+no duplicates. Chunks are embedded in large batches and upserted in bulk.
 """
 
 from __future__ import annotations
 
-import glob
 import logging
-import os
 import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Iterable
 
-from deepsearcher.embedding.base import Embedder
-from deepsearcher.errors import IngestError
-from deepsearcher.ingest.ids import file_hash
-from deepsearcher.ingest.loaders import SkipSource, load_path
+from deepsearcher.errors import SkipSource
+from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
+from deepsearcher.ingest.sources import SourceItem
 from deepsearcher.ingest.splitter import Splitter
-from deepsearcher.settings import LoaderSettings
-from deepsearcher.types import Chunk, Document, Event, EventCallback, FileResult, LoadSummary, ignore_event
-from deepsearcher.vectordb.milvus import MilvusStore, validate_collection_name
+from deepsearcher.protocols import Embedder, VectorStore
+from deepsearcher.types import Chunk, FileResult, LoadSummary
+from deepsearcher.vectordb.names import validate_collection_name
 
 log = logging.getLogger(__name__)
 
-URL_PREFIXES = ("http://", "https://")
-
 
 @dataclass
-class SourceItem:
-    """One source to load: its id, its version hash, and how to get its Documents.
+class _Run:
+    """The state of one load: what is buffered, what was written, and whether the collection exists yet."""
 
-    Attributes:
-        source: absolute POSIX path or URL (the ``source`` stored with each chunk).
-        version: hash of the content plus split settings; equal version = nothing to do.
-        load: returns the Documents or raises ``SkipSource``.
-    """
-
-    source: str
-    version: str
-    load: Callable[[], list[Document]]
-
-
-def is_url(text: str) -> bool:
-    return text.startswith(URL_PREFIXES)
-
-
-def expand_paths(inputs: Sequence[str], options: LoaderSettings) -> list[Path]:
-    """Expand files, folders (recursive) and glob patterns into a sorted, de-duplicated list of files.
-
-    Folders honour ``options.include`` / ``options.exclude`` glob patterns (matched against the path relative to the
-    folder and against the file name).
-
-    Raises:
-        IngestError: a path does not exist or a pattern matches nothing (the message names every such input).
-    """
-    files: list[Path] = []
-    missing: list[str] = []
-    not_regular: list[str] = []
-    for raw in inputs:
-        path = Path(raw).expanduser()
-        if any(ch in raw for ch in "*?["):
-            matches = [Path(m) for m in glob.glob(str(path), recursive=True)]
-            found = [m for m in matches if m.is_file()]
-            found += [f for m in matches if m.is_dir() for f in _walk(m, options)]
-            if not found:
-                missing.append(raw)
-            files.extend(found)
-        elif path.is_dir():
-            files.extend(_walk(path, options))
-        elif path.is_file():
-            files.append(path)
-        elif os.path.lexists(path):
-            not_regular.append(raw)
-        else:
-            missing.append(raw)
-    if missing or not_regular:
-        problems = ([f"not found: {', '.join(missing)}"] if missing else []) + (
-            [f"not a regular file or folder (a device, pipe, or broken/looping link): {', '.join(not_regular)}"]
-            if not_regular else [])
-        raise IngestError("; ".join(problems), hint="check the paths; nothing was written")
-    seen: dict[str, Path] = {}
-    for f in files:
-        seen.setdefault(f.resolve().as_posix(), f)
-    return [seen[k] for k in sorted(seen)]
-
-
-def _walk(folder: Path, options: LoaderSettings) -> Iterator[Path]:
-    for path in sorted(folder.rglob("*")):
-        if not path.is_file():
-            continue
-        rel = path.relative_to(folder)
-        if any(_match(rel, pat) for pat in options.exclude):
-            continue
-        if options.include and not any(_match(rel, pat) for pat in options.include):
-            continue
-        yield path
-
-
-def _match(rel: Path, pattern: str) -> bool:
-    # PurePath.match matches from the right; "**/" prefixes also match top-level files
-    return rel.match(pattern) or rel.match(pattern.removeprefix("**/")) or Path(rel.name).match(pattern)
-
-
-def file_items(files: Iterable[Path], options: LoaderSettings, split_signature: str) -> Iterator[SourceItem]:
-    """SourceItems for local files; the version is the file's hash plus the loader/splitter settings."""
-    for path in files:
-        source = path.resolve().as_posix()
-        yield SourceItem(source=source, version=file_hash(path, extra=split_signature),
-                         load=lambda p=path: load_path(p, options))
+    collection: str
+    description: str
+    exists: bool
+    drop_first: bool
+    start: float = field(default_factory=time.perf_counter)
+    embed_seconds: float = 0.0
+    written: int = 0
+    deleted: int = 0
+    results: list[FileResult] = field(default_factory=list)
+    pending: list[Chunk] = field(default_factory=list)
+    #: (source, version) whose chunks are all in ``pending`` or written, not yet finished
+    open_sources: list[tuple[str, str]] = field(default_factory=list)
+    doc_chunks: dict[str, int] = field(default_factory=dict)
 
 
 class LoadPipeline:
@@ -123,10 +51,10 @@ class LoadPipeline:
         embedder: the embedding provider.
         splitter: the token-sized splitter.
         batch_size: chunks embedded and upserted together.
-        on_event: receives "load.start", "load.source" and "load.batch" events.
+        on_event: receives ``LoadStart``, ``LoadSource`` and ``LoadBatch`` events.
     """
 
-    def __init__(self, store: MilvusStore, embedder: Embedder, splitter: Splitter, batch_size: int,
+    def __init__(self, store: VectorStore, embedder: Embedder, splitter: Splitter, batch_size: int,
                  on_event: EventCallback = ignore_event) -> None:
         self.store = store
         self.embedder = embedder
@@ -142,78 +70,78 @@ class LoadPipeline:
             CollectionError: invalid name, or the collection was built with another embedding model (checked before
                 any write).
         """
-        validate_collection_name(collection)
-        start = time.perf_counter()
-        embed_seconds = 0.0
-        store, model_name = self.store, self.embedder.model_name
-        dim = self.embedder.dimension
-        exists = store.has_collection(collection)
-        # --force-new-collection drops the old collection only when the first new batch is written, so a load that
-        # yields nothing (all skipped, an unreachable URL) leaves the old collection as it was
-        drop_first = exists and force_new
-        if drop_first:
-            exists = False
-        elif exists:
-            store.check_embedding(collection, model_name, dim)
-        self.on_event(Event("load.start", {"collection": collection, "total": total}))
-
-        results: list[FileResult] = []
-        pending: list[Chunk] = []
-        pending_sources: list[tuple[str, str]] = []  # (source, version) whose chunks are all in ``pending``
-        doc_chunks: dict[str, int] = {}
-        written = deleted = 0
-
-        def write(batch: list[Chunk]) -> None:
-            nonlocal written, embed_seconds, exists, drop_first
-            t0 = time.perf_counter()
-            vectors = self.embedder.embed_documents([c.text for c in batch])
-            embed_seconds += time.perf_counter() - t0
-            if drop_first:
-                store.drop_collection(collection)
-                drop_first = False
-            if not exists:
-                store.create_collection(collection, description=description, model_name=model_name, dim=dim)
-                exists = True
-            written += store.upsert(collection, batch, vectors, doc_chunks)
-            self.on_event(Event("load.batch", {"chunks": len(batch), "written": written}))
-
-        def flush(final: bool = False) -> None:
-            nonlocal deleted
-            while pending and (final or len(pending) >= self.batch_size):
-                write(pending[:self.batch_size])
-                del pending[:self.batch_size]
-            # a source is complete once none of its chunks wait: only then drop its old version
-            waiting = {c.source for c in pending}
-            for source, version in [sv for sv in pending_sources if sv[0] not in waiting]:
-                deleted += store.delete_stale(collection, source, version)
-                pending_sources.remove((source, version))
-                doc_chunks.pop(source, None)
-
+        run = self._prepare(collection, description, force_new)
+        self.on_event(LoadStart(collection=collection, total=total))
         for item in items:
-            if exists and store.is_complete(collection, item.source, item.version):
-                result = FileResult(item.source, "unchanged")
-            else:
-                try:
-                    docs = item.load()
-                    chunks = self.splitter.split(docs, item.version)
-                    if not chunks:
-                        raise SkipSource("no text extracted")
-                except SkipSource as exc:
-                    result = FileResult(item.source, "skipped", str(exc))
-                except (OSError, ValueError, UnicodeError, RuntimeError, KeyError) as exc:
-                    log.debug("loader failed on %s", item.source, exc_info=True)
-                    result = FileResult(item.source, "skipped", f"{type(exc).__name__}: {exc}")
-                else:
-                    doc_chunks[item.source] = len(chunks)
-                    pending.extend(chunks)
-                    pending_sources.append((item.source, item.version))
-                    flush()
-                    result = FileResult(item.source, "loaded", chunks=len(chunks))
-            results.append(result)
-            self.on_event(Event("load.source", {"source": result.source, "status": result.status,
-                                                "reason": result.reason, "chunks": result.chunks}))
-        flush(final=True)
-        if exists:
-            store.seal(collection)  # unflushed Milvus Lite data is re-scanned by every search (see MilvusStore.seal)
-        return LoadSummary(collection=collection, files=results, chunks_written=written, chunks_deleted=deleted,
-                           seconds=time.perf_counter() - start, embed_seconds=embed_seconds)
+            result = self._process(run, item)
+            run.results.append(result)
+            self.on_event(LoadSource(source=result.source, status=result.status,  # type: ignore[arg-type]
+                                     reason=result.reason, chunks=result.chunks))
+        self._flush(run, final=True)
+        if run.exists:
+            self.store.seal(collection)  # unflushed Milvus Lite data is re-scanned by every search (MilvusStore.seal)
+        return LoadSummary(collection=collection, files=run.results, chunks_written=run.written,
+                           chunks_deleted=run.deleted, seconds=time.perf_counter() - run.start,
+                           embed_seconds=run.embed_seconds)
+
+    # --- steps ---------------------------------------------------------------------------------------------------
+    def _prepare(self, collection: str, description: str, force_new: bool) -> _Run:
+        """Check the name and, for an existing collection, its embedding model; decide whether to drop it first.
+
+        ``--force-new-collection`` drops the old collection only when the first new batch is written, so a load that
+        yields nothing (all skipped, an unreachable URL) leaves the old collection as it was.
+        """
+        validate_collection_name(collection)
+        exists = self.store.has_collection(collection)
+        if exists and not force_new:
+            self.store.check_embedding(collection, self.embedder.model_name, self.embedder.dimension)
+        return _Run(collection, description, exists=exists and not force_new, drop_first=exists and force_new)
+
+    def _process(self, run: _Run, item: SourceItem) -> FileResult:
+        """One source: unchanged, skipped with a reason, or split and queued for writing."""
+        if run.exists and self.store.is_complete(run.collection, item.source, item.version):
+            return FileResult(item.source, "unchanged")
+        try:
+            chunks = self.splitter.split(item.load(), item.version)
+            if not chunks:
+                raise SkipSource("no text extracted")
+        except SkipSource as exc:
+            return FileResult(item.source, "skipped", str(exc))
+        except (OSError, ValueError, UnicodeError, RuntimeError, KeyError) as exc:
+            log.debug("loader failed on %s", item.source, exc_info=True)
+            return FileResult(item.source, "skipped", f"{type(exc).__name__}: {exc}")
+        run.doc_chunks[item.source] = len(chunks)
+        run.pending.extend(chunks)
+        run.open_sources.append((item.source, item.version))
+        self._flush(run)
+        return FileResult(item.source, "loaded", chunks=len(chunks))
+
+    def _flush(self, run: _Run, final: bool = False) -> None:
+        """Write full batches (every pending chunk when ``final``), then finish the sources no chunk waits for."""
+        while run.pending and (final or len(run.pending) >= self.batch_size):
+            self._write(run, run.pending[:self.batch_size])
+            del run.pending[:self.batch_size]
+        self._finish_sources(run)
+
+    def _write(self, run: _Run, batch: list[Chunk]) -> None:
+        """Embed one batch and upsert it, creating (or re-creating) the collection on the first write."""
+        t0 = time.perf_counter()
+        vectors = self.embedder.embed_documents([c.text for c in batch])
+        run.embed_seconds += time.perf_counter() - t0
+        if run.drop_first:
+            self.store.drop_collection(run.collection)
+            run.drop_first = False
+        if not run.exists:
+            self.store.create_collection(run.collection, description=run.description,
+                                         model_name=self.embedder.model_name, dim=self.embedder.dimension)
+            run.exists = True
+        run.written += self.store.upsert(run.collection, batch, vectors, run.doc_chunks)
+        self.on_event(LoadBatch(chunks=len(batch), written=run.written))
+
+    def _finish_sources(self, run: _Run) -> None:
+        """A source is complete once none of its chunks wait: only then drop the chunks of its old version."""
+        waiting = {c.source for c in run.pending}
+        for source, version in [sv for sv in run.open_sources if sv[0] not in waiting]:
+            run.deleted += self.store.delete_stale(run.collection, source, version)
+            run.open_sources.remove((source, version))
+            run.doc_chunks.pop(source, None)

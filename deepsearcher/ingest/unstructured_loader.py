@@ -12,8 +12,8 @@ import logging
 import os
 from pathlib import Path
 
-from deepsearcher.errors import ProviderError
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import ProviderError, SkipSource
+from deepsearcher.ingest.loaders import non_empty
 from deepsearcher.settings import LoaderSettings
 from deepsearcher.types import Document
 
@@ -47,6 +47,24 @@ def missing_models() -> str | None:
     except ModuleNotFoundError:
         return None  # an unstructured without the spaCy dependency needs no model
     return None if spacy.util.is_package(SPACY_MODEL) else SPACY_MODEL
+
+
+class UnstructuredLoader:
+    """The ``unstructured`` loader provider (``loader.provider: unstructured``).
+
+    Args:
+        options: the ``loader`` settings (``unstructured_strategy``).
+    """
+
+    def __init__(self, options: LoaderSettings) -> None:
+        self.options = options
+
+    def load(self, path: Path) -> list[Document]:
+        """Documents of one file, one per page (see ``Loader.load``)."""
+        if not path.read_bytes().strip():
+            raise SkipSource("empty file")
+        source = path.resolve().as_posix()
+        return non_empty(load_with_unstructured(path, source, self.options), source)
 
 
 def load_with_unstructured(path: Path, source: str, options: LoaderSettings) -> list[Document]:

@@ -16,64 +16,27 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
 from functools import partial
-from typing import Iterator, Protocol, Sequence
+from typing import Iterator, Sequence
 from urllib.parse import urldefrag, urlsplit, urlunsplit
 
-from deepsearcher import registry
-from deepsearcher.errors import DeepSearcherError, IngestError
+from deepsearcher.errors import DeepSearcherError, IngestError, SkipSource
+from deepsearcher.events import EventCallback
 from deepsearcher.ingest.ids import bytes_hash
-from deepsearcher.ingest.loaders import HTML_SUFFIXES, JSON_SUFFIXES, TEXT_SUFFIXES, SkipSource, load_bytes, sniff
-from deepsearcher.ingest.pipeline import SourceItem
+from deepsearcher.ingest.loaders import HTML_SUFFIXES, JSON_SUFFIXES, TEXT_SUFFIXES, load_bytes, sniff
+from deepsearcher.ingest.sources import SourceItem
+from deepsearcher.protocols import Crawler
+from deepsearcher.registry import Registry
 from deepsearcher.settings import LoaderSettings, Settings
-from deepsearcher.types import Document, EventCallback, FileResult, LoadSummary
+from deepsearcher.types import Document, FetchedPage, FileResult, LoadSummary
 
 log = logging.getLogger(__name__)
 
 _KNOWN_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | JSON_SUFFIXES | {".pdf", ".docx", ".pptx"}
 
 
-@dataclass(frozen=True)
-class FetchedPage:
-    """One page a crawler fetched, or failed to.
-
-    Attributes:
-        start_url: the start URL (as the user gave it) whose crawl reached this page.
-        url: final URL after redirects; the requested URL when the fetch failed.
-        content: the response body (builtin) or the page as UTF-8 Markdown (firecrawl); empty on failure.
-        content_type: the Content-Type header value with its parameters, or None when the server sent none.
-        charset: the charset parameter of the Content-Type header, or None.
-        title: a title known without parsing (Firecrawl metadata), else "".
-        error: why the page is not indexed; "" when it was fetched.
-        duplicate: the URL redirected to a page this run fetches anyway (it is not loaded twice).
-    """
-
-    start_url: str
-    url: str
-    content: bytes = b""
-    content_type: str | None = None
-    charset: str | None = None
-    title: str = ""
-    error: str = ""
-    duplicate: bool = False
-
-
-class Crawler(Protocol):
-    """What a ``crawler`` provider implements (built-ins and plugins alike)."""
-
-    def crawl(self, start_urls: Sequence[str], on_event: EventCallback) -> Iterator[FetchedPage]:
-        """Yield every page fetched (or failed) from the start URLs, emitting "crawl.fetched" events.
-
-        Raises:
-            ProviderError: the provider as a whole is unusable (e.g. its API refuses the key); per-page problems are
-                yielded as pages with ``error`` set instead.
-        """
-        ...
-
-
-def url_items(urls: Sequence[str], settings: Settings, signature: str,
-              on_event: EventCallback) -> "UrlItems":
+def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event: EventCallback,
+              registry: Registry) -> UrlItems:
     """SourceItems for http(s) start URLs, crawled by the configured provider.
 
     The provider is built and the URLs are validated here, before the pipeline writes anything; fetching starts when
@@ -83,7 +46,8 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str,
         urls: start URLs as the user gave them.
         settings: whole settings (``crawler`` selects the provider, ``loader`` drives the format loaders).
         signature: split settings mixed into every version hash.
-        on_event: receives "crawl.fetched" events ({"fetched": n, "queued": m}).
+        on_event: receives ``CrawlQueued`` / ``CrawlFetched`` events.
+        registry: where the crawler provider is looked up.
 
     Raises:
         IngestError: a start URL is malformed.
@@ -103,7 +67,7 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str,
         raise IngestError("not a valid http(s) URL: " + ", ".join(bad),
                           hint="give a full address such as https://example.com/docs/; nothing was written")
     starts = list(by_key.values())
-    crawler: Crawler = registry.create("crawler", settings.crawler)
+    crawler: Crawler = registry.create("crawler", settings.crawler.resolved(settings.resolve_path))
     return UrlItems(crawler, starts, settings.loader, signature, on_event)
 
 

@@ -1,4 +1,4 @@
-"""The ``ChatModel`` protocol every LLM provider implements, its result type, and the usage meter.
+"""Chat messages and results, and the usage meter (the ``ChatModel`` protocol is in ``deepsearcher.protocols``).
 
 Messages are OpenAI-shaped dicts (``{"role": "system" | "user" | "assistant", "content": str}``) because every provider
 we support speaks that shape. A provider returns the model's *raw* text: stripping reasoning and parsing JSON is the
@@ -10,11 +10,14 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict
 
 from pydantic import BaseModel
 
 from deepsearcher.types import Usage
+
+if TYPE_CHECKING:
+    from deepsearcher.protocols import ChatModel
 
 
 class Message(TypedDict):
@@ -47,32 +50,6 @@ class ChatResult:
     completion_tokens: int = 0
     attempts: int = 1
     finish_reason: str = ""
-
-
-@runtime_checkable
-class ChatModel(Protocol):
-    """A chat-completion model.
-
-    Attributes:
-        name: model identifier shown in logs and usage ("gpt-4o-mini", "scripted", ...).
-    """
-
-    name: str
-
-    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
-             on_token: TokenCallback | None = None) -> ChatResult:
-        """Complete ``messages``.
-
-        Args:
-            messages: the conversation, OpenAI shape.
-            schema: pydantic model the reply should follow; providers ask the server for JSON-schema output where it
-                supports it. The reply is still parsed and validated by the caller.
-            on_token: when given, the reply is streamed and each content delta is passed here as it arrives.
-
-        Raises:
-            ProviderError: the server is unreachable, refused the request, or kept failing after the retries.
-        """
-        ...
 
 
 def estimate_tokens(text: str) -> int:

@@ -26,7 +26,8 @@ import json_repair
 from pydantic import BaseModel, ValidationError
 
 from deepsearcher.errors import LLMOutputError
-from deepsearcher.llm.base import ChatModel, Message, TokenCallback
+from deepsearcher.llm.base import Message, TokenCallback
+from deepsearcher.protocols import ChatModel
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,6 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -40,14 +39,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deepsearcher.errors import ConfigError, DeepSearcherError, LLMOutputError, ProviderError, StoreInUseError
-from deepsearcher.server.markdown import answer_html, report_markdown
+from deepsearcher.agents.citations import report_markdown
+from deepsearcher.server.markdown import answer_html
 from deepsearcher.server.models import (
     ERRORS, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
 )
 from deepsearcher.server.security import AccessPolicy, Refused, is_loopback_host
 from deepsearcher.server.streaming import stream_events
 from deepsearcher.settings import Settings
-from deepsearcher.types import CollectionInfo, EventCallback, FileResult, Hit, LoadSummary, Report
+from deepsearcher.events import EventCallback
+from deepsearcher.types import CollectionInfo, Hit, LoadSummary, Report
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ class Service:
         if not self._warm or llm:
             with self._warm_lock:
                 if not self._warm:
-                    _ = self.searcher.store.client
+                    self.searcher.store.list_collections()  # opens the store (a Lite file in use fails here)
                     _ = self.searcher.embedder
                     self._warm = True
                 if llm:
@@ -147,12 +148,7 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
     @app.get("/api/info", response_model=Info, dependencies=auth, responses=ERRORS, tags=["meta"])
     def info() -> Info:
         """Model names and query defaults, for display."""
-        llm = settings.llm
-        llm_model = getattr(llm, "model", None) or (Path(str(llm.model_path)).name if llm is not None else None)
-        injected = getattr(searcher, "_llm", None)  # a model handed to DeepSearcher(llm=...) instead of the config
-        if llm_model is None and injected is not None:
-            llm_model = getattr(injected, "name", None) or type(injected).__name__
-        return Info(version=app.version, llm_model=llm_model,
+        return Info(version=app.version, llm_model=searcher.llm_name,
                     embedding_model=service.ready().embedder.model_name,
                     agent=settings.query.agent, max_iter=settings.query.max_iter, top_k=settings.query.top_k,
                     loads_paths=bool(policy.roots))
@@ -198,7 +194,7 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
         if not body.stream:
             loop = asyncio.get_running_loop()
             report = await loop.run_in_executor(service.queries, run, _ignore)
-            return JSONResponse(finish_report(report.to_dict()))
+            return JSONResponse(finish_report(report))
         return EventSourceResponse(stream_events(service.queries, run, finish_report), ping=15,
                                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
@@ -206,12 +202,13 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
     return app
 
 
-def finish_report(report: dict[str, Any]) -> dict[str, Any]:
-    """Add ``markdown`` (copy/download) and ``answer_html`` (safe HTML, citations as links) to a report dict."""
-    numbers = {int(src["number"]) for src in report.get("sources") or []}
-    report["markdown"] = report_markdown(report)
-    report["answer_html"] = answer_html(report.get("answer", ""), numbers)
-    return report
+def finish_report(report: Report) -> dict[str, Any]:
+    """The report as JSON plus ``markdown`` (what the page copies and downloads: the same text as ``query --output``)
+    and ``answer_html`` (safe HTML, citations as links)."""
+    data = report.to_dict()
+    data["markdown"] = report_markdown(report, title=True)
+    data["answer_html"] = answer_html(report.answer, {src.number for src in report.sources})
+    return data
 
 
 def _ignore(_: Any) -> None:
@@ -219,26 +216,25 @@ def _ignore(_: Any) -> None:
 
 
 def _load(service: Service, body: LoadRequest) -> LoadSummary:
-    """Check every input against the policy, expand folders, and load; files that escape the roots are skipped."""
-    from deepsearcher.ingest.pipeline import expand_paths, is_url
+    """Check every input against the policy and load through the one ingestion entry point; expanded files that
+    escape the roots (symlinks) are skipped and listed."""
+    from deepsearcher.ingest.sources import is_url
 
     policy = service.policy
     urls = [policy.check_url(i) for i in body.inputs if is_url(i)]
-    paths = [policy.check_path(i) for i in body.inputs if not is_url(i)]
-    searcher = service.ready()
-    files = expand_paths([str(p) for p in paths], searcher.settings.loader) if paths else []
-    inside = [str(f.resolve()) for f in files if policy.inside_roots(f)]
-    outside = [FileResult(str(f), "skipped", "outside server.allowed_roots (symlink)")
-               for f in files if not policy.inside_roots(f)]
-    if outside and not inside and not urls:
+    paths = [str(policy.check_path(i)) for i in body.inputs if not is_url(i)]
+    outside = "outside server.allowed_roots (symlink)"
+
+    def within_roots(path: Path) -> str | None:
+        return None if policy.inside_roots(path) else outside
+
+    with service.load_lock:
+        summary = service.ready().load(paths + urls, body.collection, body.description, force_new=body.force_new,
+                                       path_filter=within_roots)
+    if not urls and summary.files and all(f.reason == outside for f in summary.files):
         raise Refused(403, "every file resolves outside the folders this server may read",
                       hint=f"allowed roots: {', '.join(map(str, policy.roots))}")
-    description = body.description
-    if description is None:
-        description = "Documents loaded from " + ", ".join(body.inputs[:3]) + (" …" if len(body.inputs) > 3 else "")
-    with service.load_lock:
-        summary = searcher.load(inside + urls, body.collection, description, force_new=body.force_new)
-    return replace(summary, files=summary.files + outside) if outside else summary
+    return summary
 
 
 # --- errors --------------------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Report -> Markdown text (to copy or download) and -> safe HTML with clickable ``[n]`` citations (the web page).
+"""Report answer -> safe HTML with clickable ``[n]`` citations (the web page); the Markdown to copy or download is
+``agents.citations.report_markdown``, the same text ``query --output`` writes.
 
 HTML comes from markdown-it-py with raw HTML disabled (a model's answer never injects markup or script), and each
 citation ``[n]`` that resolves to a source becomes ``<a class="cite" data-source="n">``. Citations inside code and
@@ -7,41 +8,13 @@ links are left alone.
 
 from __future__ import annotations
 
-import re
-from typing import Any, Mapping
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
-CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
-
-
-def location(chunk: Mapping[str, Any]) -> str:
-    """``source`` plus ``, p. N`` for paged formats (the same text the CLI shows)."""
-    page = chunk.get("page")
-    return f"{chunk['source']}, p. {page}" if page is not None else str(chunk["source"])
-
-
-def report_markdown(report: Mapping[str, Any]) -> str:
-    """The report as one Markdown document: question as title, the answer, a numbered Sources list.
-
-    Args:
-        report: ``Report.to_dict()``.
-    """
-    lines = [f"# {report['question'].strip()}", "", report["answer"].strip(), ""]
-    sources = report.get("sources") or []
-    if sources and not re.search(r"^#+\s*Sources\s*$", report["answer"], flags=re.MULTILINE):
-        lines += ["## Sources", ""]
-        for src in sources:
-            chunk = src["chunk"]
-            title = chunk.get("title") or ""
-            where = location(chunk)
-            shown = f"{title} — {where}" if title and title != chunk["source"] else where
-            lines.append(f"[{src['number']}] {shown}")
-        lines.append("")
-    return "\n".join(lines)
-
+from deepsearcher.agents.citations import CITATION_RE, citation_numbers
 
 def answer_html(answer: str, source_numbers: set[int]) -> str:
     """Render the answer's Markdown to HTML; ``[n]`` for a known source number becomes a citation link."""
@@ -62,7 +35,7 @@ def _citations_rule(numbers: set[int]) -> Any:
                     in_link += 1
                 elif child.type == "link_close":
                     in_link -= 1
-                if child.type == "text" and not in_link and CITATION.search(child.content):
+                if child.type == "text" and not in_link and CITATION_RE.search(child.content):
                     out.extend(_split(child.content, numbers))
                 else:
                     out.append(child)
@@ -74,9 +47,9 @@ def _citations_rule(numbers: set[int]) -> Any:
 def _split(text: str, numbers: set[int]) -> list[Token]:
     tokens: list[Token] = []
     pos = 0
-    for match in CITATION.finditer(text):
+    for match in CITATION_RE.finditer(text):
         tokens.append(_text(text[pos:match.start()]))
-        nums = [int(n) for n in re.split(r"\s*[,;]\s*", match.group(1))]
+        nums = citation_numbers(match.group(1))
         if all(n in numbers for n in nums):
             links = ", ".join(f'<a class="cite" href="#source-{n}" data-source="{n}">{n}</a>' for n in nums)
             html_token = Token("html_inline", "", 0)

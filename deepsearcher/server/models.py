@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic_core import PydanticCustomError
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
@@ -45,10 +46,21 @@ class QueryRequest(_Body):
     question: Text = Field(..., description="The question.")
     collections: list[Name] | None = Field(None, max_length=100,
                                            description="Collections to search (default: routed over all).")
-    agent: Literal["auto", "deep_search", "naive", "chain_of_rag"] | None = Field(
-        None, description="Agent (default: query.agent in the config).")
+    agent: Name | None = Field(None, description="Agent: auto or a registered agent (deep_search, chain_of_rag, "
+                                                "naive, plugins'); default: query.agent in the config.")
     max_iter: int | None = Field(None, ge=1, le=10, description="Reflection rounds at most (default: query.max_iter).")
     stream: bool = Field(True, description="Stream Server-Sent Events; false = wait and return the report as JSON.")
+
+    @field_validator("agent")
+    @classmethod
+    def _registered(cls, value: str | None) -> str | None:
+        from deepsearcher.registry import registry
+
+        known = ["auto", *registry.names("agent")]
+        if value is not None and value not in known:
+            raise PydanticCustomError("literal_error", "Input should be {expected} (the registered agents)",
+                                      {"expected": " or ".join(map(repr, known))})
+        return value
 
 
 class ErrorBody(BaseModel):

@@ -18,11 +18,12 @@ from typing import Any, AsyncIterator, Callable, Mapping
 from sse_starlette import ServerSentEvent
 
 from deepsearcher.errors import DeepSearcherError
-from deepsearcher.types import Event, EventCallback, Report
+from deepsearcher.events import Event, EventCallback, QueryReport
+from deepsearcher.types import Report
 
 log = logging.getLogger(__name__)
 
-REPORT_EVENT = "query.report"
+REPORT_EVENT = QueryReport.kind
 ERROR_EVENT = "error"
 
 
@@ -46,13 +47,13 @@ def sse(kind: str, data: Mapping[str, Any], seq: int) -> ServerSentEvent:
 
 
 async def stream_events(executor: Executor, run: Callable[[EventCallback], Report],
-                        finish: Callable[[dict[str, Any]], dict[str, Any]]) -> AsyncIterator[ServerSentEvent]:
+                        finish: Callable[[Report], dict[str, Any]]) -> AsyncIterator[ServerSentEvent]:
     """Yield the query's events in the order they were emitted, then its report, or an ``error`` event.
 
     Args:
         executor: where the query runs.
         run: ``on_event -> Report``; called on a worker thread.
-        finish: adds the rendered forms (Markdown, HTML) to the report's dict.
+        finish: the report's JSON with its rendered forms (Markdown, HTML).
 
     Every event is ``event: <kind>`` with ``data: <JSON>`` and an increasing ``id``. The stream always ends with
     exactly one ``query.report`` or one ``error`` event.
@@ -83,11 +84,12 @@ async def stream_events(executor: Executor, run: Callable[[EventCallback], Repor
     saw_report = False
     try:
         while (item := await queue.get()) is not _DONE:
-            data = item.data
-            if item.kind == REPORT_EVENT:
+            if isinstance(item, QueryReport):
                 if saw_report:
                     continue
-                saw_report, data = True, finish(dict(data))
+                saw_report, data = True, finish(item.report)
+            else:
+                data = item.data
             seq += 1
             yield sse(item.kind, data, seq)
         try:
@@ -98,7 +100,7 @@ async def stream_events(executor: Executor, run: Callable[[EventCallback], Repor
             yield sse(ERROR_EVENT, error_payload(exc), seq + 1)
             return
         if not saw_report:
-            yield sse(REPORT_EVENT, finish(report.to_dict()), seq + 1)
+            yield sse(REPORT_EVENT, finish(report), seq + 1)
     finally:
         cancelled.set()
         future.add_done_callback(_consume)

@@ -15,7 +15,6 @@ import functools
 import json
 import logging
 import os
-import re
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -24,34 +23,19 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from deepsearcher.errors import CollectionError, ProviderError, StoreInUseError
-from deepsearcher.ingest.splitter import MAX_TEXT_BYTES
-from deepsearcher.types import Chunk, CollectionInfo, Hit
+from deepsearcher.types import MAX_CHUNK_BYTES, Chunk, CollectionInfo, Hit, StoreCapabilities
+from deepsearcher.vectordb.fusion import HYBRID_DEPTH, fuse_hybrid
+from deepsearcher.vectordb.names import validate_collection_name
 
 log = logging.getLogger(__name__)
 
-NAME_RULE = "letters, digits and underscores only, starting with a letter or underscore, at most 255 characters"
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
 PROP_MODEL = "deepsearcher.embedding_model"
 PROP_DIM = "deepsearcher.embedding_dim"
 PROP_DESC = "deepsearcher.description"
 OUTPUT_FIELDS = ["id", "text", "source", "title", "page", "chunk_index", "doc_hash", "metadata"]
-#: hybrid search: candidates taken from each of the dense and BM25 lists, and the dense weight of the fused score
-HYBRID_DEPTH = 50
-HYBRID_ALPHA = 0.7
 #: Lite files this process opened: milvus-lite keeps their flock for the life of the process, and a probe from the
 #: same process would see its own lock as "another process".
 _OPENED_IN_THIS_PROCESS: set[str] = set()
-
-
-def validate_collection_name(name: str) -> str:
-    """Return ``name`` if Milvus accepts it.
-
-    Raises:
-        CollectionError: the name breaks Milvus's rule (message states the rule).
-    """
-    if not _NAME_RE.match(name or ""):
-        raise CollectionError(f"invalid collection name {name!r}: use {NAME_RULE}")
-    return name
 
 
 def _quote(value: str) -> str:
@@ -82,6 +66,15 @@ class MilvusStore:
     @property
     def is_lite(self) -> bool:
         return not self.uri.startswith(("http://", "https://", "tcp://", "grpc://", "unix:"))
+
+    @property
+    def capabilities(self) -> StoreCapabilities:
+        """Milvus Lite (both engines): exact search, BM25 and hybrid, one process per file; a server: HNSW."""
+        if self.is_lite:
+            major = _lite_engine_major()
+            return StoreCapabilities(dense=True, bm25=True, hybrid=True, engine=f"lite-{major}", index_type="FLAT",
+                                     version=_lite_version(), file_lock=True)
+        return StoreCapabilities(dense=True, bm25=True, hybrid=True, engine="server", index_type="HNSW")
 
     @property
     def client(self) -> Any:
@@ -162,7 +155,7 @@ class MilvusStore:
                                       description=json.dumps(props) if legacy_lite else description)
         schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
         schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
-        schema.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT_BYTES, enable_analyzer=True)
+        schema.add_field("text", DataType.VARCHAR, max_length=MAX_CHUNK_BYTES, enable_analyzer=True)
         schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
         schema.add_field("source", DataType.VARCHAR, max_length=4096)
         schema.add_field("title", DataType.VARCHAR, max_length=2048)
@@ -315,38 +308,6 @@ class MilvusStore:
         return hits
 
 
-def fuse_hybrid(dense: Sequence[Hit], sparse: Sequence[Hit], top_k: int, alpha: float = HYBRID_ALPHA) -> list[Hit]:
-    """Fuse a dense and a BM25 ranking by a convex combination of their normalised scores.
-
-    score = alpha * cosine + (1 - alpha) * bm25 / max_bm25, where max_bm25 is the query's best BM25 score; a chunk
-    missing from a list gets that list's lowest score. After Bruch, Gai & Ingber, "An Analysis of Fusion Functions for
-    Hybrid Retrieval" (ACM TOIS 2023), who find a convex combination beats reciprocal rank fusion and needs little
-    tuning. alpha=0.7 and 50 candidates were chosen on the first half of the 2WikiMultiHopQA questions and hold on
-    the second half (docs/benchmarks.md). Unlike RRF, a chunk only BM25 finds with a far better score than the rest
-    (an exact rare keyword such as a product code) can still come first.
-
-    Args:
-        dense: cosine hits, best first (scores in [-1, 1]).
-        sparse: BM25 hits, best first (scores >= 0).
-        top_k: results wanted.
-        alpha: weight of the dense score, in [0, 1].
-
-    Returns:
-        Up to ``top_k`` hits, best first, ``score`` replaced by the fused score.
-    """
-    d_min = min((h.score for h in dense), default=0.0)
-    b_min = min((h.score for h in sparse), default=0.0)
-    b_max = max((h.score for h in sparse), default=0.0) or 1.0
-    d_score = {h.chunk.id: h.score for h in dense}
-    b_score = {h.chunk.id: h.score for h in sparse}
-    first: dict[str, Hit] = {}
-    for hit in (*dense, *sparse):
-        first.setdefault(hit.chunk.id, hit)
-    fused = {cid: alpha * d_score.get(cid, d_min) + (1 - alpha) * b_score.get(cid, b_min) / b_max for cid in first}
-    best = sorted(fused, key=lambda cid: fused[cid], reverse=True)[:top_k]
-    return [replace(first[cid], score=fused[cid]) for cid in best]
-
-
 @functools.cache
 def _lite_engine_major() -> int:
     """Major version of the installed milvus-lite (read once per process): 3+ is pure Python, 2.x the C++ engine."""
@@ -356,6 +317,16 @@ def _lite_engine_major() -> int:
         return int(version("milvus-lite").split(".")[0])
     except (PackageNotFoundError, ValueError):
         return 3
+
+
+@functools.cache
+def _lite_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("milvus-lite")
+    except PackageNotFoundError:
+        return ""
 
 
 def _check_lite_format(path: Path) -> None:

@@ -76,7 +76,7 @@ def test_query_output_file_and_verbose_reasoning(runner: CliRunner, scripted: Sc
                                   "-c", "milvus", "-c", "recipes"], catch_exceptions=False)
     assert result.exit_code == 0
     text = target.read_text(encoding="utf-8")
-    assert text.startswith("Milvus Lite keeps data") and "## Sources" in text
+    assert text.startswith("# q?\n\nMilvus Lite keeps data") and "## Sources" in text  # --output has a title (#10)
     assert f"Report written to {target}" in result.stderr
     assert "[reasoning: reflect]" in result.stderr and "The two chunks cover both parts." in result.stderr
 
@@ -106,3 +106,23 @@ def test_query_help_lists_the_options(runner: CliRunner):
     result = runner.invoke(main, ["query", "--help"])
     for option in ("--collection", "--max-iter", "--agent", "--output", "--json", "--verbose"):
         assert option in result.output
+
+
+def test_output_file_equals_the_page_download_byte_for_byte(runner: CliRunner, scripted: ScriptedChatModel,
+                                                            tmp_path: Path):
+    """The web page downloads the API's ``markdown`` field; ``--output`` must write the same bytes (issue #10)."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from deepsearcher.server import create_app
+
+    target = tmp_path / "report.md"
+    result = runner.invoke(main, ["query", "What is Milvus Lite?", "--output", str(target)], catch_exceptions=False)
+    assert result.exit_code == 0
+    app = memory_app(ScriptedChatModel(REPLIES))
+    client = TestClient(create_app(app.settings, searcher=app), base_url="http://127.0.0.1")
+    reply = client.post("/api/query", json={"question": "What is Milvus Lite?", "stream": False})
+    assert reply.status_code == 200, reply.text
+    assert target.read_bytes() == reply.json()["markdown"].encode("utf-8")
+    page = (Path(cli.__file__).parent / "web" / "app.js").read_text(encoding="utf-8")
+    assert "new Blob([state.report.markdown]" in page  # the download button saves exactly that field

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from deepsearcher.embedding.base import l2_normalise
+from deepsearcher.testing import HashEmbedder  # noqa: F401  (re-exported for the server tests)
 
 QUESTION = "What is Milvus Lite?"
 ANSWER = ("Milvus Lite is the embedded edition of the Milvus vector database that runs inside a Python process "
@@ -25,29 +25,6 @@ DOCS = {
     "rag.md": "# Retrieval-augmented generation\n\nRetrieval-augmented generation answers questions from retrieved "
               "text chunks and cites the sources it used.\n",
 }
-
-
-class HashEmbedder:
-    """Deterministic bag-of-words hashing embedder (64-d, unit vectors): fast, offline, good enough to rank."""
-
-    model_name = "test-hash-64"
-    dimension = 64
-    max_tokens = None
-
-    def tokenizer(self) -> None:
-        return None
-
-    def _one(self, text: str) -> np.ndarray:
-        vec = np.zeros(self.dimension, dtype=np.float32)
-        for word in re.findall(r"\w+", text.lower()):
-            vec[int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimension] += 1.0
-        return vec
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return l2_normalise(np.stack([self._one(t) for t in texts]))
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return l2_normalise(self._one(text)[None, :])[0]
 
 
 def write_corpus(root: Path) -> tuple[Path, Path]:

@@ -249,7 +249,11 @@ def test_unreachable_and_timeout_are_reasons(serve):
 @pytest.fixture
 def cli_env(tmp_path: Path, bundled_embedder, monkeypatch: pytest.MonkeyPatch):
     """A config.yaml in tmp_path and the session's bundled embedder behind the registry (no reload per command)."""
-    monkeypatch.setitem(registry._REGISTRY, ("embedding", "sentence_transformers"), lambda _opts: bundled_embedder)
+    with registry.registry.temporarily("embedding", "sentence_transformers", lambda _opts: bundled_embedder):
+        yield from _cli_env(tmp_path)
+
+
+def _cli_env(tmp_path: Path):
 
     def write(crawler: str = "") -> None:
         (tmp_path / "config.yaml").write_text(
@@ -257,7 +261,7 @@ def cli_env(tmp_path: Path, bundled_embedder, monkeypatch: pytest.MonkeyPatch):
             encoding="utf-8")
 
     write()
-    return write
+    yield write
 
 
 def site_for_cli(serve) -> Site:

@@ -10,7 +10,7 @@ import pytest
 
 from deepsearcher.errors import ConfigError
 from deepsearcher.eval import EvalHarness, load_dataset
-from deepsearcher.types import Event
+from deepsearcher.events import Event
 
 pytestmark = pytest.mark.integration
 

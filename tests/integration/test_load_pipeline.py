@@ -12,6 +12,7 @@ import pytest
 
 from deepsearcher.errors import CollectionError, IngestError, StoreInUseError
 from tests.conftest import DATA
+from deepsearcher.ingest.load import make_splitter, split_signature
 
 pytestmark = pytest.mark.integration
 
@@ -100,10 +101,10 @@ def test_interrupted_load_completes_without_duplicates(make_app, tmp_path: Path)
     f = tmp_path / "long.txt"
     f.write_text("\n\n".join(f"Paragraph {i}: " + "retrieval augmented generation " * 30 for i in range(30)))
     app = make_app()
-    full = app.splitter().split(__import__("deepsearcher.ingest.loaders", fromlist=["x"]).load_path(
-        f, app.settings.loader), "v")
+    full = make_splitter(app.settings, app.embedder).split(app.loader.load(f), "v")
     # simulate an interruption after the first batch: only some chunks of the file are stored
-    from deepsearcher.ingest.pipeline import LoadPipeline, file_items
+    from deepsearcher.ingest.pipeline import LoadPipeline
+    from deepsearcher.ingest.sources import file_items
 
     class Boom(Exception):
         pass
@@ -115,9 +116,11 @@ def test_interrupted_load_completes_without_duplicates(make_app, tmp_path: Path)
             calls["n"] += 1
             raise Boom()
 
-    pipeline = LoadPipeline(app.store, app.embedder, app.splitter(), batch_size=8, on_event=stop_after_first_batch)
+    pipeline = LoadPipeline(app.store, app.embedder, make_splitter(app.settings, app.embedder), batch_size=8,
+                            on_event=stop_after_first_batch)
     with pytest.raises(Boom):
-        pipeline.run(file_items([f], app.settings.loader, app.split_signature()), "longdoc", description="x")
+        pipeline.run(file_items([f], app.loader, split_signature(app.settings, app.embedder)), "longdoc",
+                     description="x")
     assert 0 < app.store.count("longdoc") < len(full)
     summary = app.load([str(f)], "longdoc", batch_size=8)
     assert len(summary.loaded) == 1  # the partial source is not mistaken for an unchanged one

@@ -49,8 +49,7 @@ def live(tmp_path_factory: pytest.TempPathFactory):
         "server": {"allowed_roots": [str(allowed)], "max_concurrent_queries": 2},
     })
     gate = threading.Event()
-    searcher = DeepSearcher(settings, llm=scripted_llm(gate))
-    searcher._embedder = HashEmbedder()
+    searcher = DeepSearcher(settings, llm=scripted_llm(gate), embedder=HashEmbedder(64, "test-hash-64"))
     with LiveServer(create_app(settings, searcher=searcher)) as server:
         live = Live(server.url, allowed, outside, gate, searcher)
         with live.client() as client:
@@ -256,8 +255,7 @@ def test_query_without_an_llm_is_503_before_any_stream(tmp_path: Path) -> None:
 
     allowed, _ = write_corpus(tmp_path)
     settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None})
-    with DeepSearcher(settings) as searcher:
-        searcher._embedder = HashEmbedder()
+    with DeepSearcher(settings, embedder=HashEmbedder(64, "test-hash-64")) as searcher:
         searcher.load([str(allowed / "docs" / "rag.md")], "notes")
         client = TestClient(create_app(settings, searcher=searcher), base_url="http://127.0.0.1")
         reply = client.post("/api/query", json={"question": QUESTION})

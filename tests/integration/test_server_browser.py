@@ -34,8 +34,7 @@ def server(tmp_path: Path) -> Iterator[str]:
     settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None,
                                     "query": {"max_iter": 1, "agent": "deep_search"},
                                     "server": {"allowed_roots": [str(allowed)]}})
-    searcher = DeepSearcher(settings, llm=scripted_llm())
-    searcher._embedder = HashEmbedder()
+    searcher = DeepSearcher(settings, llm=scripted_llm(), embedder=HashEmbedder(64, "test-hash-64"))
     searcher.load([str(allowed / "docs" / "milvus.md"), str(allowed / "docs" / "rag.md")], "docs",
                   "Notes on Milvus and RAG")
     try:

@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the query unit tests: a deterministic hash embedder and a tiny vector store.
+"""Query unit-test fixtures over the fakes of ``deepsearcher.testing``: the hash embedder and the in-memory store.
 
 The real Milvus Lite store and MiniLM embedder are exercised by tests/integration; here they would only slow the
 agent-loop tests down without being the point.
@@ -7,79 +7,23 @@ agent-loop tests down without being the point.
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Sequence
 
-import numpy as np
-
-from deepsearcher.agents.context import QueryContext
-from deepsearcher.errors import CollectionError
+from deepsearcher.agents.state import QueryContext
+from deepsearcher.events import Event
 from deepsearcher.llm.base import MeteredChatModel
 from deepsearcher.llm.scripted import ScriptedChatModel
 from deepsearcher.settings import QuerySettings
-from deepsearcher.types import Chunk, CollectionInfo, Event, Hit
+from deepsearcher.testing import HashEmbedder, MemoryStore
+from deepsearcher.types import Chunk
 
 DIM = 2048
-
-
-class HashEmbedder:
-    """Bag of hashed lower-case words, L2-normalised: equal word sets give cosine 1, disjoint ones 0."""
-
-    model_name = "hash-bow"
-    dimension = DIM
-    max_tokens = None
-
-    def tokenizer(self) -> None:
-        return None
-
-    def embed_query(self, text: str) -> np.ndarray:
-        vec = np.zeros(DIM, dtype=np.float32)
-        for word in re.findall(r"\w+", text.casefold()):
-            vec[int(hashlib.md5(word.encode()).hexdigest(), 16) % DIM] += 1.0
-        norm = np.linalg.norm(vec)
-        return vec / norm if norm else vec
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.embed_query(t) for t in texts])
 
 
 def chunk(text: str, source: str, page: int | None = None, index: int = 0) -> Chunk:
     cid = hashlib.md5(f"{source}/{index}/{text}".encode()).hexdigest()
     return Chunk(id=cid, text=text, source=source, title=source.rsplit("/", 1)[-1].split(".")[0], page=page,
                  chunk_index=index, doc_hash="h", metadata={})
-
-
-class MemoryStore:
-    """Collections of chunks searched by cosine over ``HashEmbedder`` vectors (the ``MilvusStore`` calls query uses)."""
-
-    uri = "memory://"
-
-    def __init__(self, collections: dict[str, tuple[str, list[Chunk]]]) -> None:
-        self.data = collections
-        self.embedder = HashEmbedder()
-        self.searches: list[tuple[str, str, int]] = []
-
-    def list_collections(self) -> list[str]:
-        return sorted(self.data)
-
-    def describe(self, name: str) -> CollectionInfo:
-        if name not in self.data:
-            raise CollectionError(f"no collection named {name!r}")
-        desc, chunks = self.data[name]
-        return CollectionInfo(name, desc, len(chunks), HashEmbedder.model_name, DIM)
-
-    def check_embedding(self, name: str, model_name: str, dim: int) -> None:
-        assert model_name == HashEmbedder.model_name and dim == DIM
-
-    def search(self, name: str, vector: np.ndarray | None, text: str, top_k: int, mode: str = "hybrid") -> list[Hit]:
-        self.searches.append((name, text, top_k))
-        _, chunks = self.data[name]
-        scored = [(float(np.dot(vector, self.embedder.embed_query(c.text))), c) for c in chunks]
-        scored.sort(key=lambda pair: pair[0], reverse=True)
-        return [Hit(c, s, name) for s, c in scored[:top_k]]
-
-    def close(self) -> None:
-        pass
 
 
 MILVUS_DOCS = [
@@ -96,8 +40,9 @@ RECIPES = [
 
 
 def memory_store() -> MemoryStore:
-    return MemoryStore({"milvus": ("Milvus vector database documentation", list(MILVUS_DOCS)),
-                        "recipes": ("Cooking recipes from the web", list(RECIPES))})
+    embedder = HashEmbedder(DIM)
+    return (MemoryStore().add("milvus", "Milvus vector database documentation", MILVUS_DOCS, embedder)
+            .add("recipes", "Cooking recipes from the web", RECIPES, embedder))
 
 
 def make_ctx(llm: ScriptedChatModel, question: str = "What is Milvus Lite and what are its limits?", *,
@@ -105,7 +50,7 @@ def make_ctx(llm: ScriptedChatModel, question: str = "What is Milvus Lite and wh
              events: list[Event] | None = None, **settings: object) -> QueryContext:
     """A QueryContext over the memory store; ``settings`` override QuerySettings (top_k defaults to 3)."""
     store = store or memory_store()
-    embedder = store.embedder
+    embedder = HashEmbedder(DIM)
     qs = QuerySettings(**{"top_k": 3, **settings})  # type: ignore[arg-type]
     sink = events if events is not None else []
     return QueryContext(question=question, llm=MeteredChatModel(llm), collections=[store.describe(n) for n in
@@ -127,7 +72,5 @@ def memory_app(llm: object, **query: object):
     from deepsearcher.app import DeepSearcher
     from deepsearcher.settings import load_settings
 
-    app = DeepSearcher(load_settings(None, {"llm": None, "query": {"top_k": 3, **query}}), llm=llm)
-    app._store = memory_store()
-    app._embedder = app._store.embedder
-    return app
+    return DeepSearcher(load_settings(None, {"llm": None, "query": {"top_k": 3, **query}}), llm=llm,  # type: ignore
+                        store=memory_store(), embedder=HashEmbedder(DIM))

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from deepsearcher.agents import agent_router, chain_of_rag, deep_search, naive_rag, prompts
-from deepsearcher.agents.context import NOTHING_FOUND
+from deepsearcher.agents.steps import NOTHING_FOUND
 from deepsearcher.llm.base import ChatResult
 from deepsearcher.llm.scripted import ScriptedChatModel
-from deepsearcher.types import Event
+from deepsearcher.events import Event
 from tests.unit.query_fakes import MILVUS_DOCS, kinds, make_ctx, memory_store, of_kind
 
 Q = "What is Milvus Lite and what are its limits?"
@@ -387,7 +387,7 @@ def test_synthesis_retries_with_fewer_chunks_when_the_context_overflows():
 
 
 def test_context_overflow_with_one_chunk_is_an_error():
-    from deepsearcher.agents.context import retrieve, synthesise
+    from deepsearcher.agents.steps import retrieve, synthesise
     from deepsearcher.errors import ContextWindowError
 
     ctx = make_ctx(ScriptedChatModel([_context_overflow]), "What is Milvus Lite?")

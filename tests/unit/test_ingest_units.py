@@ -5,9 +5,10 @@ import pytest
 from deepsearcher.errors import CollectionError, ConfigError
 from deepsearcher.ingest.ids import chunk_id, file_hash
 from deepsearcher.ingest.loaders import SkipSource, decode_text, load_bytes, sniff
-from deepsearcher.ingest.splitter import MAX_TEXT_BYTES, Splitter, _cap_bytes
+from deepsearcher.ingest.splitter import Splitter, _cap_bytes
+from deepsearcher.types import MAX_CHUNK_BYTES as MAX_TEXT_BYTES
 from deepsearcher.types import Document
-from deepsearcher.vectordb.milvus import validate_collection_name
+from deepsearcher.vectordb.names import validate_collection_name
 
 
 def test_chunk_id_is_content_derived():
@@ -166,7 +167,7 @@ def test_expand_paths_reports_fifo_and_empty_selection(tmp_path: Path):
     import os
 
     from deepsearcher.errors import IngestError
-    from deepsearcher.ingest.pipeline import expand_paths
+    from deepsearcher.ingest.sources import expand_paths
     from deepsearcher.settings import LoaderSettings
 
     fifo = tmp_path / "pipe.txt"

@@ -11,7 +11,7 @@ from deepsearcher.app import DeepSearcher
 from deepsearcher.errors import CollectionError, ConfigError
 from deepsearcher.llm.scripted import ScriptedChatModel
 from deepsearcher.settings import load_settings
-from deepsearcher.types import Event
+from deepsearcher.events import Event
 from tests.unit.query_fakes import memory_app
 
 
@@ -52,7 +52,7 @@ def test_query_without_llm_fails_fast_with_how_to(tmp_path):
         app.query("anything")
     assert "no LLM is configured" in str(err.value)
     assert "docs/llm-providers.md" in str(err.value.hint)
-    assert app._store is None and app._embedder is None  # failed before opening the store or loading a model
+    assert not app.built_providers & {"vector_db", "embedding"}  # failed before opening the store or loading a model
 
 
 @pytest.mark.parametrize("kwargs, error, text", [

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from deepsearcher.llm.base import ChatModel, ChatResult, MeteredChatModel
+from deepsearcher.llm.base import ChatResult, MeteredChatModel
+from deepsearcher.protocols import ChatModel
 from deepsearcher.llm.scripted import ScriptedChatModel, ScriptExhaustedError
 
 

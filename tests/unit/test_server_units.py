@@ -9,7 +9,9 @@ import pytest
 pytest.importorskip("fastapi", reason="the server needs the extra `server` (pip install -e '.[server]')")
 
 from deepsearcher.errors import ConfigError  # noqa: E402
-from deepsearcher.server.markdown import answer_html, report_markdown  # noqa: E402
+from deepsearcher.agents.citations import report_markdown  # noqa: E402
+from deepsearcher.server.markdown import answer_html  # noqa: E402
+from deepsearcher.types import Chunk, Report, Source, Usage  # noqa: E402
 from deepsearcher.server.security import AccessPolicy, Refused, is_loopback_host  # noqa: E402
 from deepsearcher.settings import load_settings  # noqa: E402
 
@@ -122,7 +124,16 @@ def test_answer_html_links_known_citations_and_escapes_raw_html() -> None:
     assert "<strong>vector database</strong>" in html
 
 
+def _report(data: dict) -> Report:
+    sources = [Source(s["number"], Chunk(id=str(s["number"]), text=s["chunk"]["text"], source=s["chunk"]["source"],
+                                         title=s["chunk"]["title"], page=s["chunk"]["page"], chunk_index=0,
+                                         doc_hash="h"), s["collection"]) for s in data["sources"]]
+    return Report(question=data["question"], answer=data["answer"], sources=sources, sub_queries=[], iterations=1,
+                  usage=Usage(), agent="deep_search")
+
+
 def test_report_markdown_has_title_answer_and_sources() -> None:
-    text = report_markdown(REPORT)
+    text = report_markdown(_report(REPORT), title=True)
     assert text.startswith("# What is Milvus?\n\nMilvus is a **vector database** [1][2].")
-    assert "## Sources\n\n[1] Milvus — /data/milvus.pdf, p. 3\n[2] https://milvus.io/docs\n" in text
+    # one Markdown for the page's download and `query --output` (issue #10): the CLI's source-line format
+    assert "## Sources\n\n- [1] /data/milvus.pdf, p. 3 — Milvus\n- [2] https://milvus.io/docs\n" in text

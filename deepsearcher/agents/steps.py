@@ -1,97 +1,36 @@
-"""What an agent run needs (``QueryContext``) and the steps every agent shares: asking a structured question with
-events for reasoning and fallbacks, retrieving per collection, and dropping near-duplicate sub-queries."""
+"""The steps every agent shares: asking a structured question (with reasoning and fallback events), retrieving per
+collection, dropping near-duplicate sub-queries, and writing the cited report from the accepted chunks."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Callable, Sequence, TypeVar
+from dataclasses import dataclass
+from typing import Sequence, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
 from deepsearcher.agents import prompts
+from deepsearcher.agents.state import QueryContext
 from deepsearcher.errors import ContextWindowError
-from deepsearcher.llm.base import MeteredChatModel
+from deepsearcher.events import ChunkRef, QueryAnswerToken, QueryFallback, QueryReasoning
 from deepsearcher.llm.output import Structured, ask_structured
-from deepsearcher.settings import QuerySettings
-from deepsearcher.types import CollectionInfo, Event, EventCallback, Hit, Source
+from deepsearcher.types import Hit, Source
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
-
-SearchFn = Callable[[str, str, int], list[Hit]]
-"""``search(query, collection, top_k) -> hits`` best first."""
-EmbedFn = Callable[[str], np.ndarray]
-"""``embed(text) -> unit vector`` of shape (dim,)."""
-
-
-@dataclass(frozen=True)
-class QueryContext:
-    """Everything one query run uses; built by ``DeepSearcher.query``.
-
-    Attributes:
-        question: the user's question.
-        llm: the chat model, metered (calls, tokens, seconds, cost of this run).
-        collections: the collections in scope, with their descriptions (for routing).
-        search: retrieval function (dense or hybrid, as configured).
-        embed: query embedder (for near-duplicate detection).
-        settings: query settings with any per-call overrides applied (``max_iter``).
-        emit: event callback.
-    """
-
-    question: str
-    llm: MeteredChatModel
-    collections: list[CollectionInfo]
-    search: SearchFn
-    embed: EmbedFn
-    settings: QuerySettings
-    emit: EventCallback = field(default=lambda event: None)
-
-    def event(self, kind: str, **data: object) -> None:
-        self.emit(Event(kind, dict(data)))
-
-    @property
-    def language(self) -> str:
-        return self.settings.language or prompts.QUESTION_LANGUAGE
-
-    def over_budget(self) -> bool:
-        """True when the optional token budget is spent."""
-        budget = self.settings.token_budget
-        return budget is not None and self.llm.total_tokens >= budget
-
-    def stop_reason(self, proposed: bool, kept: Sequence[str], iteration: int) -> str | None:
-        """Why the research loop stops after ``iteration``, or None to go on.
-
-        Args:
-            proposed: the model proposed at least one further query.
-            kept: those queries left after near-duplicates of searched ones were dropped.
-            iteration: rounds run so far.
-
-        Returns:
-            "no_gaps", "duplicates", "max_iter", "token_budget" (checked in that order), or None.
-        """
-        if not proposed:
-            return "no_gaps"
-        if not kept:
-            return "duplicates"
-        if iteration >= self.settings.max_iter:
-            return "max_iter"
-        if self.over_budget():
-            return "token_budget"
-        return None
 
 
 def ask(ctx: QueryContext, step: str, prompt: str, schema: type[T], fallback: T, fallback_text: str) -> Structured[T]:
     """Run one structured step: ask, retry once on a bad reply, else fall back; emit reasoning / fallback events."""
     result = ask_structured(ctx.llm, prompts.messages(prompt), schema, fallback)
     if result.reasoning:
-        ctx.event("query.reasoning", step=step, text=result.reasoning)
+        ctx.emit(QueryReasoning(step=step, text=result.reasoning))
     if result.fell_back:
         error = f"unusable reply after a retry: {result.error}"
         log.info("%s: %s; %s", step, error, fallback_text)
-        ctx.event("query.fallback", step=step, error=error, fallback=fallback_text)
+        ctx.emit(QueryFallback(step=step, error=error, fallback=fallback_text))
     return result
 
 
@@ -110,13 +49,14 @@ def retrieve(ctx: QueryContext, query: str, collections: Sequence[str]) -> list[
 
 
 def hit_key(hit: Hit) -> str:
+    """Identity of a hit within a run: ``collection/chunk id``."""
     return f"{hit.collection}/{hit.chunk.id}"
 
 
-def chunk_summary(hit: Hit) -> dict[str, object]:
-    """The JSON shape of a chunk in events."""
+def chunk_ref(hit: Hit) -> ChunkRef:
+    """How events name a chunk."""
     c = hit.chunk
-    return {"id": c.id, "collection": hit.collection, "source": c.source, "page": c.page, "title": c.title}
+    return ChunkRef(id=c.id, collection=hit.collection, source=c.source, page=c.page, title=c.title)
 
 
 @dataclass(frozen=True)
@@ -185,17 +125,17 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], notes: str = "") -> tuple
                                            chunks=prompts.chunk_list([h.chunk for h in hits]))
         try:
             reply = ask_text(ctx.llm, prompts.messages(prompt),
-                             on_token=lambda text: ctx.event("query.answer_token", text=text))
+                             on_token=lambda text: ctx.emit(QueryAnswerToken(text=text)))
             break
         except ContextWindowError:
             if len(hits) <= 1:
                 raise
             # too long for the model: keep the better-ranked half of the chunks and write the report from those
             hits = list(hits[:len(hits) // 2])
-            ctx.event("query.fallback", step="synthesise", error="the prompt exceeds the model's context window",
-                      fallback=f"writing the report from the top {len(hits)} chunks")
+            ctx.emit(QueryFallback(step="synthesise", error="the prompt exceeds the model's context window",
+                                   fallback=f"writing the report from the top {len(hits)} chunks"))
     if reply.reasoning:
-        ctx.event("query.reasoning", step="synthesise", text=reply.reasoning)
+        ctx.emit(QueryReasoning(step="synthesise", text=reply.reasoning))
     verified = verify_citations(reply.text, len(hits))
     if not verified.text:
         return "The model returned an empty answer.", consulted_sources(hits), verified.removed
@@ -223,6 +163,6 @@ def answer_hits(ctx: QueryContext, accepted: Sequence[Hit], per_query: Sequence[
     if accepted or not any(per_query):
         return list(accepted)
     best = top_ranked(per_query, ctx.settings.top_k)
-    ctx.event("query.fallback", step="relevance", error="no retrieved chunk was judged relevant",
-              fallback=f"answering from the {len(best)} top-ranked retrieved chunks")
+    ctx.emit(QueryFallback(step="relevance", error="no retrieved chunk was judged relevant",
+                           fallback=f"answering from the {len(best)} top-ranked retrieved chunks"))
     return best

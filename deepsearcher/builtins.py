@@ -1,0 +1,61 @@
+"""The built-in providers and agents, registered through the same hook a plugin uses (``register(registry)``).
+
+Factories and options models are named as ``"module:attribute"`` strings, so nothing heavy is imported until a
+provider is built (``deepsearcher --help`` never imports torch or pymilvus).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from deepsearcher.registry import Registry
+    from deepsearcher.settings import MilvusSettings
+    from deepsearcher.vectordb.milvus import MilvusStore
+
+S = "deepsearcher.settings:"
+
+
+def milvus_store(options: MilvusSettings) -> MilvusStore:
+    """A ``MilvusStore`` from the ``vector_db`` section (``uri`` already resolved; the token read from the
+    environment variable named by ``token_env``)."""
+    from deepsearcher.vectordb.milvus import MilvusStore
+
+    token = os.environ.get(options.token_env) if options.token_env else None
+    return MilvusStore(options.uri, token=token, db_name=options.db_name)
+
+
+def register(registry: Registry) -> None:
+    """Register every built-in provider and agent."""
+    table: list[tuple[str, str, Any, str | None, str]] = [
+        ("embedding", "sentence_transformers",
+         "deepsearcher.embedding.sentence_transformers:SentenceTransformersEmbedder",
+         S + "SentenceTransformersEmbedding",
+         "Local sentence-transformers model (ONNX int8 or torch); default: the bundled offline all-MiniLM-L6-v2."),
+        ("embedding", "openai_compatible", "deepsearcher.embedding.openai_compatible:OpenAICompatibleEmbedder",
+         S + "OpenAICompatibleEmbedding", "An OpenAI-compatible /embeddings endpoint."),
+        ("llm", "openai_compatible", "deepsearcher.llm.openai_compatible:OpenAICompatibleChat",
+         S + "OpenAICompatibleLLM",
+         "Any OpenAI-compatible chat server: OpenAI, DeepSeek, vLLM, Ollama, llama.cpp, SambaNova, Gemini…"),
+        ("llm", "llama_cpp", "deepsearcher.llm.llama_cpp:LlamaCppChat", S + "LlamaCppLLM",
+         "A local GGUF model run in-process by llama-cpp-python (extra `local`)."),
+        ("vector_db", "milvus", milvus_store, S + "MilvusSettings",
+         "Milvus: a Milvus Lite file, a Milvus server or Zilliz Cloud (one code path)."),
+        ("loader", "builtin", "deepsearcher.ingest.loaders:BuiltinLoader", S + "LoaderSettings",
+         "Per-format libraries: pypdf, python-docx, python-pptx, trafilatura, JSON(L), markitdown."),
+        ("loader", "unstructured", "deepsearcher.ingest.unstructured_loader:UnstructuredLoader",
+         S + "LoaderSettings", "The `unstructured` library (extra `unstructured`; needs its spaCy model)."),
+        ("crawler", "builtin", "deepsearcher.ingest.crawler:BuiltinCrawler", S + "BuiltinCrawler",
+         "Breadth-first crawler on httpx + trafilatura, with robots.txt, depth, page and site limits."),
+        ("crawler", "firecrawl", "deepsearcher.ingest.firecrawl:FirecrawlCrawler", S + "FirecrawlCrawler",
+         "Firecrawl (hosted or self-hosted) through firecrawl-py (extra `crawl`)."),
+        ("agent", "deep_search", "deepsearcher.agents.deep_search:agent", None,
+         "broad or open questions that need a report covering several aspects (compare, explain, summarise)."),
+        ("agent", "chain_of_rag", "deepsearcher.agents.chain_of_rag:agent", None,
+         "multi-hop factual questions, where finding one fact is needed before the next can be searched."),
+        ("agent", "naive", "deepsearcher.agents.naive_rag:agent", None,
+         "a simple question answered by a single search."),
+    ]
+    for kind, name, factory, options, description in table:
+        registry.register(kind, name, factory, options, description=description)

@@ -1,0 +1,332 @@
+"""Typed progress events: one frozen dataclass per kind, for every long operation (load, crawl, query, eval).
+
+Long operations report progress by calling an ``on_event`` callback with one of these events. The CLI renders them
+(``deepsearcher.render``), the HTTP server streams them as Server-Sent Events (``event: <kind>``, ``data: <JSON of
+Event.data>``) and the web page shows them; all three dispatch on the same ``kind`` names, listed with their fields
+in docs/events.md (generated from this module: ``python -m deepsearcher.events > docs/events.md``; a test fails
+when the two differ).
+
+Every event has a stable ``kind`` ("query.gaps") and a JSON-serialisable ``data`` dict of its fields. Fields may be
+added; none are removed or renamed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Literal
+
+from deepsearcher.types import Report
+
+
+def _doc(text: str, **kwargs: Any) -> Any:
+    """A dataclass field described for docs/events.md."""
+    return field(metadata={"doc": text}, **kwargs)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base class of every event: ``kind`` names it, ``data`` is its JSON payload (the fields as a dict)."""
+
+    kind: ClassVar[str] = ""
+    #: "load", "crawl", "query" or "eval": the operation that emits it
+    group: ClassVar[str] = ""
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The fields as a JSON-serialisable dict (nested dataclasses become dicts)."""
+        return dataclasses.asdict(self)
+
+
+EventCallback = Callable[[Event], None]
+
+
+def ignore_event(event: Event) -> None:
+    """Default callback: drop the event."""
+
+
+# --- load ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LoadStart(Event):
+    """A load into a collection begins (once, first)."""
+
+    kind: ClassVar[str] = "load.start"
+    group: ClassVar[str] = "load"
+    collection: str = _doc("target collection")
+    total: int | None = _doc("sources to load, or null when not known in advance (URLs being crawled)")
+
+
+@dataclass(frozen=True)
+class LoadSource(Event):
+    """One source (file or fetched page) is done: loaded, unchanged or skipped."""
+
+    kind: ClassVar[str] = "load.source"
+    group: ClassVar[str] = "load"
+    source: str = _doc("absolute POSIX path or final URL")
+    status: Literal["loaded", "unchanged", "skipped"] = _doc("what happened to it")
+    reason: str = _doc("why it was skipped ('' otherwise)")
+    chunks: int = _doc("chunks it produced (0 when unchanged or skipped)")
+
+
+@dataclass(frozen=True)
+class LoadBatch(Event):
+    """A batch of chunks was embedded and upserted."""
+
+    kind: ClassVar[str] = "load.batch"
+    group: ClassVar[str] = "load"
+    chunks: int = _doc("chunks in this batch")
+    written: int = _doc("chunks written so far in this load")
+
+
+# --- crawl ---------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CrawlQueued(Event):
+    """A crawl starts with its start URLs queued (once per crawl)."""
+
+    kind: ClassVar[str] = "crawl.queued"
+    group: ClassVar[str] = "crawl"
+    fetched: int = _doc("pages fetched so far (0)")
+    queued: int = _doc("pages known so far (fetched + in flight + waiting)")
+
+
+@dataclass(frozen=True)
+class CrawlFetched(Event):
+    """A page was fetched, blocked or failed."""
+
+    kind: ClassVar[str] = "crawl.fetched"
+    group: ClassVar[str] = "crawl"
+    fetched: int = _doc("pages done so far")
+    queued: int = _doc("pages known so far (fetched + in flight + waiting, within max_pages)")
+
+
+# --- query ---------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ChunkRef:
+    """How an event names a chunk (its text is in the final report's sources)."""
+
+    id: str = _doc("chunk id")
+    collection: str = _doc("collection it came from")
+    source: str = _doc("file path or URL")
+    page: int | None = _doc("page or slide number, null for unpaged formats")
+    title: str = _doc("document title")
+
+
+@dataclass(frozen=True)
+class QueryStart(Event):
+    """A query run begins (once, first)."""
+
+    kind: ClassVar[str] = "query.start"
+    group: ClassVar[str] = "query"
+    question: str = _doc("the question")
+    agent: str = _doc("the agent as requested ('auto' or a registered agent name)")
+    collections: list[str] = _doc("collections in scope")
+    max_iter: int = _doc("search rounds at most")
+
+
+@dataclass(frozen=True)
+class QueryAgent(Event):
+    """The agent that runs (once)."""
+
+    kind: ClassVar[str] = "query.agent"
+    group: ClassVar[str] = "query"
+    agent: str = _doc("the agent that runs")
+    chosen_by: Literal["config", "llm", "fallback"] = _doc("who chose it")
+
+
+@dataclass(frozen=True)
+class QuerySubQueries(Event):
+    """The sub-queries searched in one iteration (ChainOfRAG: one follow-up question per iteration)."""
+
+    kind: ClassVar[str] = "query.sub_queries"
+    group: ClassVar[str] = "query"
+    iteration: int = _doc("1-based iteration")
+    sub_queries: list[str] = _doc("queries searched in this iteration")
+    duplicates: list[str] = _doc("queries dropped as near-duplicates of earlier ones")
+
+
+@dataclass(frozen=True)
+class QueryRouted(Event):
+    """Where one sub-query is searched (once per sub-query)."""
+
+    kind: ClassVar[str] = "query.routed"
+    group: ClassVar[str] = "query"
+    iteration: int = _doc("1-based iteration")
+    sub_query: str = _doc("the sub-query")
+    collections: list[str] = _doc("collections it is searched in")
+    dropped: list[str] = _doc("unknown collection names the model gave")
+    fell_back: bool = _doc("every collection was chosen because the reply was unusable or empty")
+
+
+@dataclass(frozen=True)
+class QueryAccepted(Event):
+    """The chunks kept for one sub-query after the relevance step (once per sub-query)."""
+
+    kind: ClassVar[str] = "query.accepted"
+    group: ClassVar[str] = "query"
+    iteration: int = _doc("1-based iteration")
+    sub_query: str = _doc("the sub-query")
+    retrieved: int = _doc("new chunks seen")
+    accepted: int = _doc("chunks kept")
+    chunks: list[ChunkRef] = _doc("the kept chunks")
+    fell_back: bool = _doc("the relevance reply was unusable and every chunk was kept")
+
+
+@dataclass(frozen=True)
+class QueryIntermediate(Event):
+    """An intermediate answer to a follow-up question (ChainOfRAG only)."""
+
+    kind: ClassVar[str] = "query.intermediate"
+    group: ClassVar[str] = "query"
+    iteration: int = _doc("1-based iteration")
+    sub_query: str = _doc("the follow-up question")
+    answer: str = _doc("the short answer ('' when none was found)")
+
+
+@dataclass(frozen=True)
+class QueryGaps(Event):
+    """What reflection found missing after an iteration; ``stop`` is set on the last one (NaiveRAG has none)."""
+
+    kind: ClassVar[str] = "query.gaps"
+    group: ClassVar[str] = "query"
+    iteration: int = _doc("1-based iteration")
+    gaps: list[str] = _doc("new gap queries ([] = none)")
+    stop: Literal["no_gaps", "max_iter", "token_budget", "duplicates"] | None = _doc(
+        "why research stops here, or null to go on")
+    tokens: int = _doc("LLM tokens used so far")
+
+
+@dataclass(frozen=True)
+class QueryReasoning(Event):
+    """Model reasoning removed from a reply (shown by ``--verbose``)."""
+
+    kind: ClassVar[str] = "query.reasoning"
+    group: ClassVar[str] = "query"
+    step: str = _doc("agent, decompose, route, relevance, reflect, follow_up, intermediate or synthesise")
+    text: str = _doc("the reasoning text")
+
+
+@dataclass(frozen=True)
+class QueryFallback(Event):
+    """A step used its documented fallback (a reply stayed unusable after one retry, a prompt was too long, or no
+    retrieved chunk was judged relevant)."""
+
+    kind: ClassVar[str] = "query.fallback"
+    group: ClassVar[str] = "query"
+    step: str = _doc("the step (as for query.reasoning)")
+    error: str = _doc("what went wrong")
+    fallback: str = _doc("what was done instead")
+
+
+@dataclass(frozen=True)
+class QueryAnswerToken(Event):
+    """A piece of the answer as it streams (reasoning filtered out); the final answer may differ (citations are
+    verified and renumbered)."""
+
+    kind: ClassVar[str] = "query.answer_token"
+    group: ClassVar[str] = "query"
+    text: str = _doc("the piece of text")
+
+
+@dataclass(frozen=True)
+class QueryReport(Event):
+    """The finished report (once, last); ``data`` is ``Report.to_dict()``."""
+
+    kind: ClassVar[str] = "query.report"
+    group: ClassVar[str] = "query"
+    report: Report = _doc("the report: answer, sources, sub_queries, iterations, usage, agent, "
+                          "removed_citations, gaps")
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.report.to_dict()
+
+
+# --- eval ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EvalStart(Event):
+    """An evaluation run starts asking questions (after its corpus load)."""
+
+    kind: ClassVar[str] = "eval.start"
+    group: ClassVar[str] = "eval"
+    dataset: str = _doc("dataset name")
+    mode: str = _doc("retrieve or an agent name")
+    retrieval: str = _doc("dense, bm25 or hybrid")
+    total: int = _doc("questions selected")
+    done: int = _doc("questions already answered by an earlier run (resumed)")
+
+
+@dataclass(frozen=True)
+class EvalQuestion(Event):
+    """One question is done."""
+
+    kind: ClassVar[str] = "eval.question"
+    group: ClassVar[str] = "eval"
+    id: str = _doc("question id")
+    done: int = _doc("questions done so far")
+    total: int = _doc("questions selected")
+    recall: dict[int, float | None] = _doc("k -> recall@k of this question")
+    seconds: float = _doc("wall time of the question")
+    error: str = _doc("the error that stopped the question ('' when none)")
+
+
+@dataclass(frozen=True)
+class EvalDone(Event):
+    """The run is finished (also after an interruption, with the rows so far)."""
+
+    kind: ClassVar[str] = "eval.done"
+    group: ClassVar[str] = "eval"
+    summary: dict[str, Any] = _doc("EvalSummary.to_dict(): means over the finished rows")
+
+
+def event_classes() -> list[type[Event]]:
+    """Every concrete event class, in definition order (load, crawl, query, eval)."""
+    return [cls for cls in _subclasses(Event) if cls.kind]
+
+
+def _subclasses(cls: type[Event]) -> list[type[Event]]:
+    out: list[type[Event]] = []
+    for sub in cls.__subclasses__():
+        out.append(sub)
+        out.extend(_subclasses(sub))
+    return out
+
+
+def kinds(group: str | None = None) -> list[str]:
+    """Every event kind (of one group when given), e.g. ``kinds("query")``."""
+    return [cls.kind for cls in event_classes() if group is None or cls.group == group]
+
+
+def markdown() -> str:
+    """docs/events.md: every kind with its description and fields (type and meaning)."""
+    lines = ["# Events", "",
+             "<!-- generated by `python -m deepsearcher.events > docs/events.md`; tests/unit/test_events.py "
+             "fails when this file and the code differ -->", "",
+             (__doc__ or "").split("\n\n")[1].replace("\n", " ").strip(), "",
+             "Each event has a `kind` and a `data` object with the fields below. In Python, events are frozen "
+             "dataclasses in `deepsearcher.events` (`event.kind`, `event.data`, or the fields as attributes); "
+             "over HTTP, each is one Server-Sent Event `event: <kind>` with `data: <JSON>`.", ""]
+    titles = {"load": "Load", "crawl": "Crawl (inside a load of URLs)", "query": "Query", "eval": "Evaluation"}
+    for group, title in titles.items():
+        lines += [f"## {title}", ""]
+        for cls in event_classes():
+            if cls.group != group:
+                continue
+            lines += [f"### `{cls.kind}` ({cls.__name__})", "", " ".join((cls.__doc__ or "").split()), "",
+                      "| field | type | meaning |", "|---|---|---|"]
+            for f in dataclasses.fields(cls):
+                lines.append(f"| `{f.name}` | `{_type_name(f.type)}` | {f.metadata.get('doc', '')} |")
+            lines.append("")
+    lines += ["## Nested shapes", "", "### ChunkRef", "", " ".join((ChunkRef.__doc__ or "").split()), "",
+              "| field | type | meaning |", "|---|---|---|"]
+    for f in dataclasses.fields(ChunkRef):
+        lines.append(f"| `{f.name}` | `{_type_name(f.type)}` | {f.metadata.get('doc', '')} |")
+    return "\n".join(lines) + "\n"
+
+
+def _type_name(annotation: Any) -> str:
+    return str(annotation).replace("typing.", "").replace("|", "\\|")
+
+
+if __name__ == "__main__":  # pragma: no cover - regenerates docs/events.md
+    sys.stdout.write(markdown())

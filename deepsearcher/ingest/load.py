@@ -1,0 +1,114 @@
+"""The one ingestion entry point, used by ``DeepSearcher.load`` and the HTTP server: sources -> documents -> chunks ->
+store.
+
+``load_sources`` validates the inputs before anything is written (collection name, paths, URLs, the crawler's
+options), turns files and crawled pages into ``SourceItem``s and runs the ``LoadPipeline`` over them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+from deepsearcher.errors import IngestError
+from deepsearcher.events import EventCallback, ignore_event
+from deepsearcher.ingest.pipeline import LoadPipeline
+from deepsearcher.ingest.sources import SourceItem, expand_paths, file_items, is_url
+from deepsearcher.ingest.splitter import Splitter
+from deepsearcher.protocols import Embedder, Loader, VectorStore
+from deepsearcher.registry import Registry
+from deepsearcher.settings import Settings
+from deepsearcher.types import FileResult, LoadSummary
+from deepsearcher.vectordb.names import validate_collection_name
+
+#: ``path -> reason`` to skip an expanded file (the server's allowed roots), or None to load it
+PathFilter = Callable[[Path], "str | None"]
+
+
+def split_signature(settings: Settings, embedder: Embedder) -> str:
+    """Settings that change chunk boundaries; part of every source's version hash (a change re-splits files)."""
+    ing, ld = settings.ingest, settings.loader
+    return (f"{ing.chunk_size_tokens}/{ing.chunk_overlap_tokens}/{embedder.model_name}/{ld.provider}/"
+            f"{ld.json_text_key}/{ld.json_title_key}")
+
+
+def make_splitter(settings: Settings, embedder: Embedder) -> Splitter:
+    """The token-sized splitter for ``embedder`` (its own tokenizer measures chunks)."""
+    ing = settings.ingest
+    return Splitter(ing.chunk_size_tokens, ing.chunk_overlap_tokens, tokenizer=embedder.tokenizer(),
+                    model_max_tokens=embedder.max_tokens)
+
+
+def default_description(inputs: Sequence[str]) -> str:
+    """The description of a collection created without one: where its documents came from."""
+    shown = ", ".join(list(inputs)[:3]) + (" …" if len(inputs) > 3 else "")
+    return f"Documents loaded from {shown}"
+
+
+def load_sources(inputs: Sequence[str], collection: str | None, description: str | None, *, settings: Settings,
+                 store: VectorStore, embedder: Embedder, loader: Loader, registry: Registry,
+                 force_new: bool = False, batch_size: int | None = None, path_filter: PathFilter | None = None,
+                 on_event: EventCallback = ignore_event) -> LoadSummary:
+    """Load files, folders, glob patterns and URLs into a collection.
+
+    Args:
+        inputs: paths, glob patterns or http(s) URLs.
+        collection: target collection (default ``vector_db.default_collection``).
+        description: collection description used for routing (only set when the collection is created; default
+            ``default_description(inputs)``).
+        settings: loader, crawler, ingest and vector_db settings.
+        store, embedder, loader: the providers to use.
+        registry: where the crawler provider is looked up (URLs only).
+        force_new: drop and rebuild the collection (on its first write).
+        batch_size: chunks per embed/upsert batch (default ``ingest.batch_size``).
+        path_filter: called for each expanded file; a returned reason skips it (listed in the summary).
+        on_event: receives load and crawl events.
+
+    Returns:
+        A LoadSummary with one FileResult per source.
+
+    Raises:
+        IngestError: a path does not exist (nothing written), or a URL yielded zero documents.
+        CollectionError: invalid name, or the collection uses another embedding model.
+    """
+    name = validate_collection_name(settings.vector_db.default_collection if collection is None else collection)
+    urls = [i for i in inputs if is_url(i)]
+    files = expand_paths([i for i in inputs if not is_url(i)], settings.loader)
+    if not files and not urls:
+        ld = settings.loader
+        raise IngestError(f"no files to load in {', '.join(inputs)}",
+                          hint="the folders are empty or every file was filtered out "
+                               f"(include: {ld.include or 'all'}; exclude: {ld.exclude})")
+    refused: list[FileResult] = []
+    if path_filter is not None:
+        kept = []
+        for path in files:
+            reason = path_filter(path)
+            if reason is None:
+                kept.append(path)
+            else:
+                refused.append(FileResult(str(path), "skipped", reason))
+        files = kept
+    signature = split_signature(settings, embedder)
+    items: Iterable[SourceItem] = file_items(files, loader, signature)
+    web = None
+    if urls:
+        from deepsearcher.ingest.web import url_items
+
+        web = url_items(urls, settings, signature, on_event, registry)  # validates before any write
+        items = _chain(items, web)
+    pipeline = LoadPipeline(store, embedder, make_splitter(settings, embedder),
+                            batch_size or settings.ingest.batch_size, on_event)
+    summary = pipeline.run(items, name, description=default_description(inputs) if description is None else description,
+                           force_new=force_new, total=len(files) if not urls else None)
+    if web is not None:
+        web.check(summary)  # a URL that gave 0 documents is an error (the collection is only made on a write)
+    if refused:
+        summary = replace(summary, files=summary.files + refused)
+    return summary
+
+
+def _chain(*iterables: Iterable[SourceItem]) -> Iterator[SourceItem]:
+    for it in iterables:
+        yield from it

@@ -1,0 +1,247 @@
+"""The provider protocols, in one module: what an embedder, chat model, vector store, loader, crawler, web search
+provider and agent must implement.
+
+Built-ins and plugins implement the same protocols and register the same way (``deepsearcher.registry``);
+``DeepSearcher(settings, embedder=…, store=…, llm=…)`` accepts any object that satisfies them.
+``deepsearcher.testing`` has a fake of each (hash embedder, in-memory store, scripted chat model) and the
+``VectorStore`` conformance suite every store must pass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+from pydantic import BaseModel
+
+from deepsearcher.events import EventCallback
+from deepsearcher.llm.base import ChatResult, Message, TokenCallback
+from deepsearcher.types import (
+    Chunk, CollectionInfo, Document, FetchedPage, Hit, Report, StoreCapabilities, WebResult,
+)
+
+if TYPE_CHECKING:
+    from deepsearcher.agents.state import QueryContext
+
+__all__ = ["Agent", "ChatModel", "ChatResult", "Crawler", "Embedder", "Loader", "Message", "SearchMode",
+           "TokenCallback", "VectorStore", "WebSearch"]
+
+SearchMode = Literal["dense", "bm25", "hybrid"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors (collections use the COSINE metric).
+
+    Attributes:
+        model_name: identifier recorded in each collection's properties; a collection refuses another one.
+    """
+
+    model_name: str
+
+    @property
+    def dimension(self) -> int:
+        """Vector length d."""
+        ...
+
+    @property
+    def max_tokens(self) -> int | None:
+        """Longest input (in the model's tokens) embedded without truncation, or None when unknown."""
+        ...
+
+    def tokenizer(self) -> Any | None:
+        """A Hugging Face or Rust ``tokenizers`` tokenizer matching the model, or None (the splitter then counts
+        characters / 4)."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed chunks: float32 array of shape (len(texts), dimension), rows L2-normalised.
+
+        Raises:
+            ProviderError: the model cannot be loaded or the embedding service failed.
+        """
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query: float32 array of shape (dimension,), L2-normalised.
+
+        Raises:
+            ProviderError: as ``embed_documents``.
+        """
+        ...
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat-completion model.
+
+    Attributes:
+        name: model identifier shown in logs and usage ("gpt-4o-mini", "scripted", ...).
+    """
+
+    name: str
+
+    def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
+             on_token: TokenCallback | None = None) -> ChatResult:
+        """Complete ``messages``.
+
+        Args:
+            messages: the conversation, OpenAI shape.
+            schema: pydantic model the reply should follow; providers ask the server for JSON-schema output where it
+                supports it. The reply is still parsed and validated by the caller.
+            on_token: when given, the reply is streamed and each content delta is passed here as it arrives.
+
+        Raises:
+            ProviderError: the server is unreachable, refused the request, or kept failing after the retries.
+        """
+        ...
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Chunk storage with dense (and, where ``capabilities`` says so, BM25 and hybrid) search.
+
+    Collections hold chunks of one embedding model; their description routes sub-queries. Chunk ids are content
+    hashes, so ``upsert`` of an unchanged chunk is a no-op. The conformance suite in ``deepsearcher.testing`` states
+    the expected behaviour of every method.
+
+    Attributes:
+        uri: where the store lives (a file path, a server URI, ``memory://``), shown to users.
+    """
+
+    uri: str
+
+    @property
+    def capabilities(self) -> StoreCapabilities:
+        """What this store (and its server) can do."""
+        ...
+
+    def list_collections(self) -> list[str]:
+        """Collection names, sorted."""
+        ...
+
+    def has_collection(self, name: str) -> bool:
+        """Raises CollectionError for an invalid name."""
+        ...
+
+    def create_collection(self, name: str, *, description: str, model_name: str, dim: int) -> None:
+        """Create an empty collection recording its description and embedding model.
+
+        Raises:
+            CollectionError: invalid name.
+        """
+        ...
+
+    def drop_collection(self, name: str) -> None:
+        """Delete a collection and its chunks. Raises CollectionError when there is none of that name."""
+        ...
+
+    def describe(self, name: str) -> CollectionInfo:
+        """Name, description, chunk count and embedding model. Raises CollectionError when missing."""
+        ...
+
+    def check_embedding(self, name: str, model_name: str, dim: int) -> None:
+        """Raise CollectionError when the collection is missing or was built with another model or dimension."""
+        ...
+
+    def count(self, name: str, filter_expr: str = "") -> int:
+        """Chunks in the collection (matching a store-specific filter expression when given)."""
+        ...
+
+    def is_complete(self, name: str, source: str, doc_hash: str) -> bool:
+        """True when every chunk of ``source`` at version ``doc_hash`` is stored."""
+        ...
+
+    def upsert(self, name: str, chunks: Sequence[Chunk], vectors: np.ndarray, doc_chunks: dict[str, int]) -> int:
+        """Insert or replace chunks with their vectors (shape (len(chunks), dim)); ``doc_chunks`` maps each source
+        to its total chunk count. Returns rows written."""
+        ...
+
+    def delete_stale(self, name: str, source: str, doc_hash: str) -> int:
+        """Delete the chunks of ``source`` of any version other than ``doc_hash``; returns rows deleted."""
+        ...
+
+    def seal(self, name: str) -> None:
+        """Make written chunks durable and fast to search (called at the end of a load)."""
+        ...
+
+    def search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,
+               mode: SearchMode = "hybrid") -> list[Hit]:
+        """Top-k chunks, best first. ``query_vector`` (shape (dim,)) is unused in "bm25" mode.
+
+        Raises:
+            ValueError: a mode not in ``capabilities.modes`` when the store cannot fall back.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections and file locks."""
+        ...
+
+
+@runtime_checkable
+class Loader(Protocol):
+    """Turns one file into Documents (a ``loader`` provider)."""
+
+    def load(self, path: Path) -> list[Document]:
+        """Documents of one existing file, each with non-blank text and ``source`` = the absolute POSIX path.
+
+        Raises:
+            SkipSource: empty, binary, unsupported, undecodable or unreadable (the reason is shown; the load goes
+                on with the other files).
+            ProviderError: the loader as a whole cannot run (e.g. a missing optional package).
+        """
+        ...
+
+
+@runtime_checkable
+class Crawler(Protocol):
+    """Fetches web pages from start URLs (a ``crawler`` provider)."""
+
+    def crawl(self, start_urls: Sequence[str], on_event: EventCallback) -> Iterator[FetchedPage]:
+        """Yield every page fetched (or failed) from the start URLs, emitting crawl events.
+
+        Raises:
+            ProviderError: the provider as a whole is unusable (e.g. its API refuses the key); per-page problems are
+                yielded as pages with ``error`` set instead.
+        """
+        ...
+
+
+@runtime_checkable
+class WebSearch(Protocol):
+    """Searches the web at query time (a ``web_search`` provider).
+
+    Attributes:
+        name: the provider name shown to users ("searxng", "brave", ...).
+    """
+
+    name: str
+
+    def search(self, query: str, *, max_results: int = 10) -> list[WebResult]:
+        """Results for ``query``, best first, at most ``max_results``.
+
+        Raises:
+            ProviderError: the service refused the key, rate-limited, timed out or answered malformed JSON.
+        """
+        ...
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A research strategy (an ``agent`` provider): turns a question into a cited ``Report``.
+
+    Attributes:
+        name: the registered name (``--agent NAME``).
+    """
+
+    name: str
+
+    def run(self, ctx: QueryContext) -> Report:
+        """Research ``ctx.question`` with ``ctx``'s model, collections and search, emitting query events.
+
+        Raises:
+            ProviderError: the LLM failed (malformed replies are retried and fall back instead).
+        """
+        ...

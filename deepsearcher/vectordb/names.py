@@ -1,0 +1,21 @@
+"""Collection names: the rule every store enforces (Milvus's, the strictest of the stores we target)."""
+
+from __future__ import annotations
+
+import re
+
+from deepsearcher.errors import CollectionError
+
+NAME_RULE = "letters, digits and underscores only, starting with a letter or underscore, at most 255 characters"
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
+
+
+def validate_collection_name(name: str) -> str:
+    """Return ``name`` if it follows ``NAME_RULE``.
+
+    Raises:
+        CollectionError: the name breaks the rule (message states the rule).
+    """
+    if not _NAME_RE.match(name or ""):
+        raise CollectionError(f"invalid collection name {name!r}: use {NAME_RULE}")
+    return name
