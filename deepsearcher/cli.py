@@ -94,7 +94,7 @@ class RegisteredName(click.ParamType):
             self.fail(f"{value!r} is not one of {', '.join(map(repr, choices))}.", param, ctx)
         return str(value)
 
-    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:  # type: ignore[override]
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
         return "NAME"
 
 
@@ -211,7 +211,7 @@ def config_providers(as_json: bool) -> None:
     from deepsearcher.registry import KINDS, registry
     from deepsearcher.config_docs import option_rows
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for kind in KINDS:
         for provider in registry.providers(kind):
             model = provider.options_model()
@@ -227,13 +227,13 @@ def config_providers(as_json: bool) -> None:
         for row in listed:
             origin = "" if row["origin"] == "builtin" else f" [dim]({row['origin']})[/]"
             out.print(f"  [bold]{row['name']}[/]{origin} — ", end="", highlight=False)
-            out.print(row["description"], markup=False, highlight=False)
+            out.print(row["description"], markup=False, highlight=False, soft_wrap=True)
             for opt in row["options"]:
                 if opt["name"] == "provider":
                     continue
                 out.print(f"      {opt['name']} ({opt['type']}, default {opt['default']}): ", end="",
                           markup=False, highlight=False)
-                out.print(opt["description"], markup=False, highlight=False)
+                out.print(opt["description"], markup=False, highlight=False, soft_wrap=True)
 
 
 # --- retrieve ------------------------------------------------------------------------------------------------------

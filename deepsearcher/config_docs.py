@@ -28,15 +28,16 @@ def option_rows(model: type[BaseModel]) -> list[dict[str, str]]:
         if info.default_factory is not None:
             default: Any = info.default_factory()  # type: ignore[call-arg]
             if isinstance(default, BaseModel):
-                default = "see below" if default.model_fields else "{}"
+                default = "see below" if type(default).model_fields else "{}"
         elif info.default is PydanticUndefined:
             default = "required"
         else:
             default = info.default
         shown = default if isinstance(default, str) and default in ("required", "see below", "{}") else \
             json.dumps(default, default=str)
+        description = info.description or ("Selects this provider." if name == "provider" else "")
         rows.append({"name": name, "type": _type_name(info.annotation), "default": shown,
-                     "description": info.description or ""})
+                     "description": description})
     return rows
 
 
@@ -84,12 +85,14 @@ def reference() -> str:
             if not with_options:
                 lines += ["No built-in agent has options yet.", ""]
             for provider in with_options:
-                model = provider.options_model()
-                assert model is not None
-                lines += [f"#### `agents.{provider.name}`", "", provider.description, ""] + _table(model) + [""]
+                options = provider.options_model()
+                if options is not None:
+                    lines += [f"#### `agents.{provider.name}`", "", provider.description, ""] + _table(options)
+                    lines.append("")
         else:
-            model = {"ingest": IngestSettings, "query": QuerySettings, "server": ServerSettings}[section]
-            lines += _table(model) + [""]
+            plain: dict[str, type[BaseModel]] = {"ingest": IngestSettings, "query": QuerySettings,
+                                                 "server": ServerSettings}
+            lines += _table(plain[section]) + [""]
     lines.append(END)
     return "\n".join(lines) + "\n"
 

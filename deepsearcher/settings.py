@@ -346,8 +346,9 @@ class Settings(_Model):
                         walk(val)
 
         walk(data)
-        if data.get("vector_db", {}).get("uri") and not _is_remote(self.vector_db.uri):
-            data["vector_db"]["uri"] = str(self.resolve_path(self.vector_db.uri))
+        uri = getattr(self.vector_db, "uri", None)
+        if isinstance(uri, str) and not _is_remote(uri):
+            data["vector_db"]["uri"] = str(self.resolve_path(uri))
         return data
 
 
@@ -466,7 +467,7 @@ def settings_model(registry: Any = None) -> type[Settings]:
             continue
         annotation: Any = members[0] if len(members) == 1 else Annotated[
             Union[tuple(members)], Field(discriminator="provider")]
-        annotation = SerializeAsAny[annotation]
+        annotation = SerializeAsAny[annotation]  # type: ignore[misc]
         fields[section] = (Optional[annotation] if section in ("llm", "web_search") else annotation, field)
     agent_fields: dict[str, Any] = {}
     for provider in reg.providers("agent"):
@@ -489,13 +490,14 @@ def _section_model(kind: str, provider: Any) -> type[ProviderOptions]:
         raise ConfigError(f"the {kind} provider {provider.name!r} ({provider.origin}) has an options model that "
                           f"does not subclass deepsearcher.settings.{base.__name__}",
                           hint="fix or uninstall that plugin")
-    if options.model_fields["provider"].annotation == Literal[provider.name]:
+    name_type: Any = Literal[provider.name]
+    if options.model_fields["provider"].annotation == name_type:
         return options
     key = (options, provider.name)
     if key not in _DERIVED:
         description = options.model_fields["provider"].description
         _DERIVED[key] = create_model(options.__name__, __base__=options, __module__=options.__module__,
-                                     provider=(Literal[provider.name], Field(provider.name, description=description)))
+                                     provider=(name_type, Field(provider.name, description=description)))
     return _DERIVED[key]
 
 

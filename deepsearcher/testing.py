@@ -57,7 +57,8 @@ class HashEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Shape (dimension,), unit length (all zeros for text without words)."""
-        return l2_normalise(self._counts(text)[None, :])[0]
+        vector: np.ndarray = l2_normalise(self._counts(text)[None, :])[0]
+        return vector
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Shape (len(texts), dimension), rows unit length."""

@@ -48,7 +48,8 @@ def _names_of(model: type[BaseModel]) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=16)
 def choice_model(names: tuple[str, ...]) -> type[AgentChoiceBase]:
     """The reply schema for choosing among ``names``: ``{"agent": one of names}``."""
-    return create_model("AgentChoice", __base__=AgentChoiceBase, agent=(Literal[names], ...))  # type: ignore[valid-type]
+    agent_type: Any = Literal[names]
+    return create_model("AgentChoice", __base__=AgentChoiceBase, agent=(agent_type, ...))
 
 
 def _registry(ctx: QueryContext) -> Registry:
@@ -73,7 +74,7 @@ def choose(ctx: QueryContext, requested: str) -> tuple[str, str]:
     strategies = prompts.agent_strategies(registry.providers("agent"))
     schema = choice_model(names)
     reply = ask(ctx, "agent", prompts.CHOOSE_AGENT.format(strategies=strategies, question=ctx.question), schema,
-                schema(agent=DEFAULT_AGENT), f"using {DEFAULT_AGENT}")
+                schema.model_validate({"agent": DEFAULT_AGENT}), f"using {DEFAULT_AGENT}")
     return str(getattr(reply.value, "agent")), "fallback" if reply.fell_back else "llm"
 
 

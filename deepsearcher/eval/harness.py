@@ -27,7 +27,8 @@ import numpy as np
 from deepsearcher.errors import ConfigError, DeepSearcherError
 from deepsearcher.eval.datasets import EvalDataset, EvalQuestion
 from deepsearcher.eval.metrics import citation_share, exact_match, mean, recall_at_k, strip_citations, token_f1
-from deepsearcher.events import EvalDone, EvalQuestion, EvalStart, EventCallback, ignore_event
+from deepsearcher import events
+from deepsearcher.events import EventCallback, ignore_event
 from deepsearcher.types import LoadSummary
 
 log = logging.getLogger(__name__)
@@ -231,7 +232,7 @@ class EvalHarness:
     def answer(self, q: EvalQuestion) -> EvalRow:
         """Run one question in the harness's mode and score it."""
         start = time.perf_counter()
-        base = dict(id=q.id, dataset=q.dataset, question_type=q.question_type, question=q.question,
+        base: dict[str, Any] = dict(id=q.id, dataset=q.dataset, question_type=q.question_type, question=q.question,
                     gold_titles=q.gold_titles, gold_complete=q.gold_complete, gold_answers=q.answers)
         if self.mode == "retrieve":
             hits = self.app.retrieve(q.question, top_k=max(self.ks), collections=[self.collection],
@@ -266,7 +267,7 @@ class EvalHarness:
         done = self._prepare_out_dir()
         self.ensure_corpus()
         todo = [q for q in self.questions if q.id not in done or done[q.id].error]
-        self.on_event(EvalStart(dataset=self.dataset.name, mode=self.mode, retrieval=self.retrieval,
+        self.on_event(events.EvalStart(dataset=self.dataset.name, mode=self.mode, retrieval=self.retrieval,
                                 total=len(self.questions), done=len(self.questions) - len(todo)))
         finished = {k: v for k, v in done.items() if not v.error}
         try:
@@ -276,14 +277,14 @@ class EvalHarness:
                     fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
                     fh.flush()
                     finished[q.id] = row
-                    self.on_event(EvalQuestion(
+                    self.on_event(events.EvalQuestion(
                         id=q.id, done=sum(1 for x in self.questions if x.id in finished),
                         total=len(self.questions), recall=row.recall, seconds=row.seconds, error=row.error))
         finally:
             rows = [finished[q.id] for q in self.questions if q.id in finished]
             summary = self.summarise(rows)
             self.write_outputs(rows, summary)
-        self.on_event(EvalDone(summary=summary.to_dict()))
+        self.on_event(events.EvalDone(summary=summary.to_dict()))
         return summary
 
     def _answer_safely(self, q: EvalQuestion) -> EvalRow:

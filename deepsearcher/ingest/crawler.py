@@ -257,7 +257,7 @@ class BuiltinCrawler:
             log.debug("robots.txt of %s unreachable: %s", origin, exc)
             return None
         if resp.status_code in {401, 403} or resp.status_code >= 500:
-            parser.disallow_all = True
+            parser.disallow_all = True  # type: ignore[attr-defined]  # robotparser's documented-in-code flag
         elif resp.status_code >= 400:
             return None
         else:

@@ -86,7 +86,7 @@ def load_bytes(data: bytes, source: str, *, suffix: str = "", content_type: str 
     """
     options = options or LoaderSettings()
     kind = sniff(data, suffix=suffix, content_type=content_type)
-    loader: Callable[..., list[Document]] = {
+    loader: Callable[..., list[Document]] = {  # type: ignore[assignment]
         "pdf": _load_pdf, "docx": _load_docx, "pptx": _load_pptx, "html": _load_html,
         "json": _load_json, "text": _load_text, "other": _load_other,
     }[kind]
@@ -295,9 +295,10 @@ def _load_html(data: bytes, source: str, title: str, *, charset: str | None = No
     # decoded here because trafilatura ignores <meta charset> and the HTTP header (it tries UTF-8, then guesses)
     result = trafilatura.bare_extraction(decode_html(data, charset), include_tables=True, include_comments=False,
                                          with_metadata=True, url=source if source.startswith("http") else None)
-    if result is None or not (result.text or "").strip():
+    text = getattr(result, "text", None) or ""
+    if not text.strip():
         raise SkipSource("no main text found in HTML")
-    return [Document(text=result.text, source=source, title=result.title or title,
+    return [Document(text=text, source=source, title=getattr(result, "title", None) or title,
                      metadata={"content_type": "text/html"})]
 
 

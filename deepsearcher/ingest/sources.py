@@ -7,6 +7,7 @@ by ``deepsearcher.ingest.web`` from the crawler's pages.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 from dataclasses import dataclass
@@ -104,4 +105,4 @@ def file_items(files: Iterable[Path], loader: Loader, split_signature: str) -> I
     for path in files:
         source = path.resolve().as_posix()
         yield SourceItem(source=source, version=file_hash(path, extra=split_signature),
-                         load=lambda p=path: loader.load(p))
+                         load=functools.partial(loader.load, path))

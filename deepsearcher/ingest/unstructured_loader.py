@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 from pathlib import Path
 
 from deepsearcher.errors import ProviderError, SkipSource
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 SPACY_MODEL = "en_core_web_sm"
 
 
-def _partition():  # type: ignore[no-untyped-def]
+def _partition() -> Any:
     os.environ["DO_NOT_TRACK"] = "1"  # must precede the import: unstructured phones home at import time
     os.environ.setdefault("SCARF_NO_ANALYTICS", "true")
     os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")

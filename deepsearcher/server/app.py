@@ -150,7 +150,8 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
         """Model names and query defaults, for display."""
         return Info(version=app.version, llm_model=searcher.llm_name,
                     embedding_model=service.ready().embedder.model_name,
-                    agent=settings.query.agent, max_iter=settings.query.max_iter, top_k=settings.query.top_k,
+                    agent=settings.query.agent, agents=["auto", *searcher.registry.names("agent")],
+                    max_iter=settings.query.max_iter, top_k=settings.query.top_k,
                     loads_paths=bool(policy.roots))
 
     @app.get("/api/collections", response_model=list[CollectionInfo], dependencies=auth, responses=ERRORS,

@@ -87,6 +87,7 @@ class Info(BaseModel):
     llm_model: str | None
     embedding_model: str
     agent: str
+    agents: list[str] = Field(..., description="The agents a query may name: auto and every registered agent.")
     max_iter: int
     top_k: int
     loads_paths: bool = Field(..., description="True when server.allowed_roots lets the load endpoint read files.")

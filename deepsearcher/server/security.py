@@ -154,4 +154,4 @@ def _addresses(host: str) -> Sequence[ipaddress.IPv4Address | ipaddress.IPv6Addr
         infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, UnicodeError):
         return []  # unresolvable: the crawler reports it as a skipped source
-    return [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]

@@ -50,6 +50,14 @@ async function loadInfo() {
     const info = await (await api("/api/info")).json();
     $("info").textContent = `v${info.version} · LLM ${info.llm_model || "none"} · embeddings ${info.embedding_model}` +
       ` · agent ${info.agent}, ${plural(info.max_iter, "round")}`;
+    const select = $("agent");
+    select.replaceChildren(el("option", "default"));
+    select.firstChild.value = "";
+    for (const name of info.agents || []) {
+      const option = el("option", name);
+      option.value = name;
+      select.append(option);
+    }
   } catch (err) {
     if (err.body) showError(err.body);
   }

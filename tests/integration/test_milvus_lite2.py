@@ -111,3 +111,15 @@ def test_a_database_of_the_other_engine_is_refused_with_the_way_out(tmp_path: Pa
     assert _cli(cfg, "load", str(tmp_path / "limitations.md"), "-c", "docs").returncode == 0
     with pytest.raises(ProviderError, match="is a Milvus Lite 2.x database"):
         MilvusStore(str(tmp_path / "v2.db")).list_collections()
+
+
+def test_the_store_conformance_suite_passes_on_the_cpp_engine(tmp_path: Path):
+    """Run tests/conformance's Milvus Lite class again with the 2.x engine first on the path (issue #10)."""
+    env = dict(_env(), DEEPSEARCHER_EXPECT_LITE_ENGINE="lite-2")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp",
+                           str(tmp_path / "pt"), "tests/conformance/test_vector_stores.py::TestMilvusLite"],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert " passed" in summary and "failed" not in summary and "error" not in summary, summary
+    assert int(summary.split(" passed")[0].split()[-1]) >= 14, summary  # every test of the suite that applies
