@@ -7,4 +7,8 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "torch==2.13.0"
+# llama-cpp-python (extra `local`) compiles llama.cpp. A native build (-march=native) of 0.3.36 segfaults on the first
+# generation on this project's machines (x86_64 with AVX-512 and AMX); a portable AVX2 build does not. Set CMAKE_ARGS
+# yourself to override (e.g. "-DGGML_CUDA=on").
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
 .venv/bin/python -m pip install -q -e ".[${1:-dev}]"
