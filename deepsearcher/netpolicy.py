@@ -38,7 +38,7 @@ Resolver = Callable[[str, int], Sequence[str]]
 _V4 = [(ipaddress.IPv4Network(net), why) for net, why in (
     ("0.0.0.0/8", "unspecified ('this network')"), ("10.0.0.0/8", "private"),
     ("100.64.0.0/10", "shared address space (CGNAT)"), ("127.0.0.0/8", "loopback"),
-    ("169.254.0.0/16", "link-local (cloud metadata)"), ("172.16.0.0/12", "private"),
+    ("169.254.0.0/16", "link-local, cloud metadata"), ("172.16.0.0/12", "private"),
     ("192.0.0.0/24", "IETF protocol assignment"), ("192.0.2.0/24", "documentation"),
     ("192.88.99.0/24", "6to4 relay anycast"), ("192.168.0.0/16", "private"), ("198.18.0.0/15", "benchmarking"),
     ("198.51.100.0/24", "documentation"), ("203.0.113.0/24", "documentation"), ("224.0.0.0/4", "multicast"),
@@ -66,8 +66,8 @@ def classify(address: IPAddress) -> str | None:
             if why:
                 return f"{form} {why}"
             return "IPv4-compatible (deprecated, RFC 4291)" if form == "IPv4-compatible" else None
-        for net, why in _V6:
-            if address in net:
+        for net6, why in _V6:
+            if address in net6:
                 return why
         if address not in _GLOBAL_UNICAST_V6:
             return "reserved (outside global unicast 2000::/3)"
@@ -99,17 +99,24 @@ class AddressRefused(Exception):
     Attributes:
         host: the host name (or literal) of the URL.
         address: the refused address it resolved to.
-        reason: what kind of address it is ("loopback", "link-local (cloud metadata)", ...).
+        reason: what kind of address it is ("loopback", "link-local, cloud metadata", ...).
     """
 
     def __init__(self, host: str, address: str, reason: str) -> None:
-        same = host.strip("[]").lower() == address.lower()
-        where = f"{address}" if same else f"{host} resolves to {address}"
+        where = host.strip("[]") if _same_address(host, address) else f"{host} resolves to {address}"
         super().__init__(f"refused: {where} ({reason}); private and internal addresses are not fetched unless "
                          "allow_private_urls is on")
         self.host = host
         self.address = address
         self.reason = reason
+
+
+def _same_address(host: str, address: str) -> bool:
+    """Whether a URL's host is the address literal itself (``[::ffff:127.0.0.1]`` is ``::ffff:7f00:1``)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]").split("%")[0]) == ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return False
 
 
 def system_resolver(host: str, port: int) -> list[str]:

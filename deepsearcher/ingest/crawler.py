@@ -14,8 +14,7 @@ Rules, in the order they apply to a discovered link:
   ``github.io`` ~ ``www.github.io`` or ``localhost`` ~ ``www.localhost``);
 - ``include`` / ``exclude``: regexes searched in the normalised URL (the start URL itself is always fetched);
 - ``max_depth`` links away from the start URL, ``max_pages`` fetches per start URL (robots-blocked ones not counted);
-- ``respect_robots``: robots.txt of each origin, read with ``urllib.robotparser`` (401/403 = all disallowed, other
-  4xx = all allowed, 5xx = all disallowed per RFC 9309, unreachable = allowed: the page fetch then reports why).
+- ``respect_robots``: robots.txt of each origin (rules and limits in ``deepsearcher.ingest.robots``).
 
 Redirects are followed by hand, one hop at a time, so that every hop is checked against ``same_site`` and robots.txt;
 the page's source is its final URL.
@@ -34,7 +33,7 @@ import re
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 from functools import lru_cache, partial
 from urllib.parse import urljoin, urlsplit
 
@@ -148,7 +147,7 @@ class BuiltinCrawler:
                 budget[start] = opts.max_pages
                 queue.append(_Task(url, 0, start, site_of(url)))
         done = 0
-        running: dict[Future[tuple[FetchedPage, list[str]]] | Future[None], _Task | str] = {}  # str: robots origin
+        running: dict[Future[Any], _Task | str] = {}  # a page fetch, or the robots.txt load of an origin
         parked: dict[str, list[_Task]] = {}  # origin -> tasks waiting for its robots.txt
 
         def progress() -> Event:
@@ -183,11 +182,12 @@ class BuiltinCrawler:
                         continue
                     finished, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in finished:
-                        task = running.pop(future)
-                        if isinstance(task, str):  # robots.txt loaded: its origin's tasks go back, in order
+                        item = running.pop(future)
+                        if isinstance(item, str):  # robots.txt loaded: its origin's tasks go back, in order
                             future.result()
-                            queue.extendleft(reversed(parked.pop(task)))
+                            queue.extendleft(reversed(parked.pop(item)))
                             continue
+                        task = item
                         page, links = future.result()
                         if page.duplicate:  # redirected to a page this run fetches anyway
                             yield page

@@ -14,7 +14,7 @@ the compression ratio.
 from __future__ import annotations
 
 import zlib
-from typing import Iterable, Iterator, Protocol
+from typing import Any, Iterable, Iterator, Protocol, cast
 
 CHUNK = 64 * 1024
 MAX_ENCODINGS = 5  # curl's MAX_ENCODE_STACK
@@ -23,11 +23,11 @@ ZSTD_MAX_WINDOW = 8 * 1024 * 1024  # RFC 9659 section 3: zstd content coding win
 try:  # optional libraries: an encoding is only advertised (Accept-Encoding) when it can be decoded with limits
     import zstandard
 except ModuleNotFoundError:  # pragma: no cover - zstandard comes with the crawler's dependencies
-    zstandard = None
+    zstandard = None  # type: ignore[assignment]
 try:
     import brotli
 except ModuleNotFoundError:  # pragma: no cover
-    brotli = None
+    brotli = None  # type: ignore[assignment]
 
 
 class Readable(Protocol):
@@ -170,7 +170,7 @@ class _Brotli:
 class _Zstd:
     def __init__(self, source: Readable) -> None:
         decompressor = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW)
-        self._reader = decompressor.stream_reader(source, read_size=CHUNK, read_across_frames=True)
+        self._reader = decompressor.stream_reader(cast(Any, source), read_size=CHUNK, read_across_frames=True)
 
     def read(self, size: int = -1) -> bytes:
         try:

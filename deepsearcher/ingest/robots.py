@@ -58,7 +58,7 @@ def read_robots(client: httpx.Client, origin: str, timeout_s: float, wire_limit:
                             return None
                         continue
                     if resp.status_code in {401, 403} or resp.status_code >= 500:
-                        parser.disallow_all = True
+                        parser.disallow_all = True  # type: ignore[attr-defined]  # read by can_fetch
                         return parser
                     if resp.status_code >= 400 or not resp.is_success:
                         return None

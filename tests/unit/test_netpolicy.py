@@ -14,7 +14,7 @@ REFUSED = {
     # IPv4
     "0.0.0.0": "unspecified", "0.1.2.3": "unspecified", "10.1.2.3": "private", "172.16.5.4": "private",
     "172.31.255.255": "private", "192.168.0.1": "private", "100.64.0.1": "CGNAT", "100.127.255.254": "CGNAT",
-    "127.0.0.1": "loopback", "127.255.255.254": "loopback", "169.254.169.254": "link-local (cloud metadata)",
+    "127.0.0.1": "loopback", "127.255.255.254": "loopback", "169.254.169.254": "link-local, cloud metadata",
     "169.254.0.1": "link-local", "192.0.0.8": "IETF protocol", "192.0.2.1": "documentation",
     "198.51.100.7": "documentation", "203.0.113.9": "documentation", "198.18.0.1": "benchmarking",
     "198.19.255.1": "benchmarking", "192.88.99.1": "6to4 relay", "224.0.0.1": "multicast",
