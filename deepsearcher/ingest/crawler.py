@@ -214,35 +214,40 @@ class BuiltinCrawler:
         try:
             for _ in range(MAX_REDIRECTS + 1):
                 with request_deadline(self.options.timeout_s), client.stream("GET", url) as resp:
-                    if resp.is_redirect:
-                        url = self._redirect_target(robots, url, resp, task)
-                        if url_key(url) in seen:
-                            return FetchedPage(task.start, url, duplicate=True), []
-                        continue
-                    if not resp.is_success:
-                        raise _Skip(f"HTTP {resp.status_code} {resp.reason_phrase}".strip())
-                    ctype = resp.headers.get("content-type")
-                    media = (ctype or "").split(";")[0].strip().lower()
-                    if media.startswith(BINARY_MEDIA):
-                        raise _Skip(f"binary content ({media}) is not indexed")
-                    body = self._read(resp)
-                    page = FetchedPage(task.start, url, body, ctype, resp.charset_encoding)
-                    is_html = sniff(body, content_type=ctype) == "html"
-                    return page, extract_links(body, url, resp.charset_encoding) if is_html else []
+                    if not resp.is_redirect:
+                        return self._page(task, url, resp)
+                    location = resp.headers["location"]
+                # the hop is judged after its connection is released (robots.txt of the target may need one)
+                url = self._redirect_target(robots, url, location, task)
+                if url_key(url) in seen:
+                    return FetchedPage(task.start, url, duplicate=True), []
             raise _Skip(f"more than {MAX_REDIRECTS} redirects")
         except (_Skip, AddressRefused) as exc:
             return FetchedPage(task.start, url, error=str(exc)), []
         except httpx.TimeoutException:
             return FetchedPage(task.start, url, error=f"timed out after {self.options.timeout_s:g} s"), []
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             reason = str(exc) or type(exc).__name__
             return FetchedPage(task.start, url, error=f"fetch failed: {reason}"), []
 
-    def _redirect_target(self, robots: RobotsCache | None, url: str, resp: httpx.Response, task: _Task) -> str:
+    def _page(self, task: _Task, url: str, resp: httpx.Response) -> tuple[FetchedPage, list[str]]:
+        """The page of a final (non-redirect) response and its links; raises _Skip when it is not indexable."""
+        if not resp.is_success:
+            raise _Skip(f"HTTP {resp.status_code} {resp.reason_phrase}".strip())
+        ctype = resp.headers.get("content-type")
+        media = (ctype or "").split(";")[0].strip().lower()
+        if media.startswith(BINARY_MEDIA):
+            raise _Skip(f"binary content ({media}) is not indexed")
+        body = self._read(resp)
+        page = FetchedPage(task.start, url, body, ctype, resp.charset_encoding)
+        is_html = sniff(body, content_type=ctype) == "html"
+        return page, extract_links(body, url, resp.charset_encoding) if is_html else []
+
+    def _redirect_target(self, robots: RobotsCache | None, url: str, location: str, task: _Task) -> str:
         try:
-            target = normalize_url(urljoin(url, resp.headers["location"]))
+            target = normalize_url(urljoin(url, location))
         except ValueError:
-            raise _Skip(f"redirects to an unusable location {resp.headers['location']!r}") from None
+            raise _Skip(f"redirects to an unusable location {location!r}") from None
         if self.options.same_site and not same_site(task.site, site_of(target)):
             raise _Skip(f"redirects to another site ({target}); not followed because crawler.same_site is on")
         if robots is not None and not robots.allowed(target):

@@ -68,7 +68,7 @@ def read_robots(client: httpx.Client, origin: str, timeout_s: float, wire_limit:
                     return parser
             log.debug("robots.txt of %s: more than %d redirects, treated as unavailable", origin, MAX_REDIRECTS)
             return None
-    except (AddressRefused, httpx.HTTPError, DecodingError, BodyTooLarge) as exc:
+    except (AddressRefused, httpx.HTTPError, httpx.InvalidURL, DecodingError, BodyTooLarge) as exc:
         log.debug("robots.txt of %s not read: %s", origin, exc)
         return None
 
