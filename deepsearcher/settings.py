@@ -173,6 +173,12 @@ class CrawlScope(ProviderOptions):
     respect_robots: bool = Field(True, description="Obey robots.txt.")
     include: list[str] = Field(default_factory=list, description="Regexes a URL must match to be fetched.")
     exclude: list[str] = Field(default_factory=list, description="Regexes of URLs never fetched.")
+    allow_private_urls: bool | None = Field(
+        None, description="Fetch URLs whose host resolves to a loopback, private, link-local (cloud metadata), CGNAT, "
+                          "multicast, reserved or documentation address (see docs/security.md); checked on every "
+                          "connection, redirect and link. None = allowed for the CLI and the Python API (you reach "
+                          "your own network anyway); the HTTP server replaces it with its own rule "
+                          "(server.allow_private_urls). false = refused everywhere.")
 
     @field_validator("include", "exclude")
     @classmethod
@@ -185,8 +191,10 @@ class BuiltinCrawler(CrawlScope):
 
     provider: Literal["builtin"] = "builtin"
     concurrency: int = Field(4, gt=0, description="Requests in flight at once.")
-    timeout_s: float = Field(20, gt=0, description="Per-request timeout in seconds (connect to last byte).")
-    max_page_mb: float = Field(20, gt=0, description="Responses larger than this many MB are skipped.")
+    timeout_s: float = Field(20, gt=0, description="One wall-clock deadline per request in seconds, from connecting "
+                                                   "to the last byte (robots.txt: all its redirects together).")
+    max_page_mb: float = Field(20, gt=0, description="Responses larger than this many MB, on the wire or decoded "
+                                                     "(gzip, deflate, br, zstd), are skipped.")
     user_agent: str = Field("deepsearcher-crawler (+https://github.com/deepsearcher)",
                             description="User-Agent header, also the name matched against robots.txt groups.")
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 from urllib.parse import urlsplit
 
 from deepsearcher.errors import ConfigError
+from deepsearcher.netpolicy import AddressPolicy, AddressRefused
 from deepsearcher.settings import Settings
 
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
@@ -129,29 +128,21 @@ class AccessPolicy:
         """Check an http(s) URL's host is one this server may fetch.
 
         Raises:
-            Refused: 422 for a URL without a host; 403 when the host resolves to a loopback, private, link-local or
-                reserved address and private URLs are not allowed.
+            Refused: 422 for a URL without a host; 403 when the host resolves to an address
+                ``netpolicy.AddressPolicy`` refuses (loopback, private, link-local, CGNAT, multicast, reserved, IPv4
+                embedded in IPv6, ...) and private URLs are not allowed.
         """
         parts = urlsplit(url)
         if parts.scheme not in {"http", "https"} or not parts.hostname:
             raise Refused(422, f"{url!r} is not an http(s) URL with a host")
         if self.allow_private_urls:
             return url
-        for address in _addresses(parts.hostname):
-            if not address.is_global:
-                raise Refused(403, f"{url!r} points at a non-public address ({address}); this server does not "
-                                   "fetch those for its callers",
-                              hint="set server.allow_private_urls: true in the config to allow it")
+        try:
+            AddressPolicy(allow_private=False).check_url(url)
+        except AddressRefused as exc:
+            raise Refused(403, f"{url!r} points at a non-public address ({exc.address}); this server does not "
+                               "fetch those for its callers",
+                          hint="set server.allow_private_urls: true in the config to allow it") from None
+        except (OSError, UnicodeError, ValueError):
+            return url  # unresolvable or a malformed port: the crawler reports it as a skipped source
         return url
-
-
-def _addresses(host: str) -> Sequence[ipaddress.IPv4Address | ipaddress.IPv6Address]:
-    try:
-        return [ipaddress.ip_address(host)]
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError):
-        return []  # unresolvable: the crawler reports it as a skipped source
-    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
