@@ -265,9 +265,18 @@ class ServerSettings(_Model):
     token_env: str = Field("DEEPSEARCHER_API_TOKEN", description="Bearer token variable (required off loopback).")
     allowed_roots: list[Path] = Field(default_factory=list, description="Folders the load endpoint may read.")
     allow_private_urls: bool | None = Field(
-        None, description="Let the load endpoint fetch URLs on loopback/private/link-local addresses; "
-                          "None = only when the server itself is bound to loopback.")
+        None, description="Let loads through the server reach loopback/private/link-local (cloud metadata) "
+                          "addresses, for the start URLs and for every connection the crawler makes; None = only "
+                          "when the server itself is bound to loopback. crawler.allow_private_urls: false still "
+                          "wins (docs/security.md).")
     max_concurrent_queries: int = Field(2, gt=0, description="Queries run at once (in worker threads); more wait.")
+    max_queued_queries: int = Field(16, ge=0, description="Queries that may wait for a worker; past that a query "
+                                                          "is answered 429 with Retry-After.")
+    max_queued_loads: int = Field(4, ge=0, description="Loads that may wait while one runs (loads run one at a "
+                                                       "time, on a thread of their own); past that 429 with "
+                                                       "Retry-After.")
+    max_body_mb: float = Field(1.0, gt=0, description="Largest request body in MB; larger ones get 413 before "
+                                                      "they are read.")
 
 
 DEFAULT_PROVIDERS = {"llm": "openai_compatible", "embedding": "sentence_transformers", "vector_db": "milvus",

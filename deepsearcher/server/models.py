@@ -6,6 +6,7 @@ returns is the JSON the CLI's ``--json`` prints.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
@@ -14,6 +15,7 @@ from pydantic_core import PydanticCustomError
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
 Input = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4096)]
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class _Body(BaseModel):
@@ -29,6 +31,17 @@ class LoadRequest(_Body):
     description: Annotated[str, StringConstraints(max_length=2000)] | None = Field(
         None, description="What the collection holds (used to route sub-queries); set when it is created.")
     force_new: bool = Field(False, description="Drop the collection and rebuild it.")
+
+    @field_validator("inputs")
+    @classmethod
+    def _no_control_characters(cls, inputs: list[str]) -> list[str]:
+        """A NUL byte cannot be in a path (the OS refuses it) and no control character is in a path or URL meant."""
+        for value in inputs:
+            if CONTROL.search(value):
+                raise PydanticCustomError("control_character", "control characters (such as a NUL byte) are not "
+                                                               "allowed in a path or URL: {value}",
+                                          {"value": repr(value)[:100]})
+        return inputs
 
 
 class RetrieveRequest(_Body):

@@ -5,17 +5,25 @@ www.attacker.test) an internal one and 169.254.169.254 a cloud metadata service;
 replaced by bind mounts that only the namespace sees, and nothing can leave the machine. The built-in crawler runs
 with ``allow_private_urls: false`` and the system resolver (glibc reading the namespace's /etc/hosts).
 
+The same probes then go through the real HTTP server, as ../shared/cases/security/ssrf_netns.sh sends them: the app
+of ``deepsearcher serve`` (uvicorn on 1.2.3.4, a bearer token, ``server.allow_private_urls`` unset, so off loopback
+it is false) with Milvus Lite in WORKDIR and a hash embedder; each probe is a ``POST /api/load`` followed by a BM25
+``POST /api/retrieve`` for the internal page's words, which would read back what the crawler fetched.
+
 Usage: unshare -rnm python -m tests.integration.netns_probe WORKDIR   -> one JSON object on stdout:
 {probe: {"pages": {url: error or "LOADED" or "LOADED INTERNAL-SECRET"}, "internal": [paths], "meta": [paths],
-"attacker": [paths]}}. Used by tests/integration/test_ssrf_netns.py; mirrors ../shared/cases/security/ssrf_netns.sh.
+"attacker": [paths]}, "server": {probe: {"status": HTTP status of the load, "answer": its JSON, "leaked": bool,
+"internal": [paths], "meta": [paths], "attacker": [paths]}}}. Used by tests/integration/test_ssrf_netns.py.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from deepsearcher.ingest.crawler import BuiltinCrawler
 from deepsearcher.netpolicy import AddressPolicy
@@ -70,7 +78,58 @@ def main(work: Path) -> dict[str, dict]:
     policy = AddressPolicy(resolver=lambda host, port: next(answers))
     results["rebinding"] = run(f"http://rebind.example:{a}/links?u=/page", servers,
                                CrawlerSettings(allow_private_urls=False, timeout_s=5, respect_robots=False), policy)
+    results["server"] = server_probes(work, servers)
     return results
+
+
+TOKEN = "ns-token-1234567890"
+
+
+def server_probes(work: Path, servers: dict[str, HostileServer]) -> dict[str, dict]:
+    """The ssrf_netns.sh probes through ``POST /api/load`` of a server on 1.2.3.4 (off loopback, with a token)."""
+    a, i = servers["attacker"].port, servers["internal"].port
+    probes = {  # name: (start URL, same_site, server.allow_private_urls)
+        "control": (f"http://127.0.0.1:{i}/secret", True, None),
+        "www": (f"http://attacker.com:{a}/redirect?to=http://www.attacker.com:{i}/secret", True, None),
+        "www_link": (f"http://attacker.com:{a}/links?u=http://www.attacker.com:{i}/secret", True, None),
+        "robots_redirect": (f"http://attacker.com:{a}/page", True, None),
+        "redirect_samesite_off": (f"http://attacker.com:{a}/redirect?to=http://169.254.169.254/secret", False, None),
+        "link_samesite_off": (f"http://attacker.com:{a}/links?u=http://127.0.0.1:{i}/secret", False, None),
+        "allowed_www": (f"http://attacker.com:{a}/redirect?to=http://www.attacker.com:{i}/secret", True, True),
+    }
+    os.environ["DS_NETNS_TOKEN"] = TOKEN
+    results: dict[str, dict] = {}
+    for n, (name, (start, same_site, allow)) in enumerate(probes.items()):
+        results[name] = through_server(work / f"db{n}", start, servers, same_site, allow)
+    return results
+
+
+def through_server(db: Path, start: str, servers: dict[str, HostileServer], same_site: bool,
+                   allow: bool | None) -> dict[str, Any]:
+    import httpx
+
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.server import create_app
+    from deepsearcher.settings import load_settings
+    from deepsearcher.testing import HashEmbedder
+    from tests.integration.server_support import LiveServer
+
+    settings = load_settings(None, {
+        "llm": None, "vector_db": {"uri": str(db / "milvus.db")},
+        "crawler": {"same_site": same_site, "timeout_s": 5, "max_depth": 1},  # allow_private_urls unset, as shipped
+        "server": {"host": "1.2.3.4", "token_env": "DS_NETNS_TOKEN", "allow_private_urls": allow}})
+    for server in servers.values():
+        server.requests.clear()
+    with DeepSearcher(settings, embedder=HashEmbedder(256)) as searcher, \
+            LiveServer(create_app(settings, searcher=searcher), host="1.2.3.4") as live:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        with httpx.Client(base_url=live.url, headers=headers, timeout=60) as client:
+            load = client.post("/api/load", json={"inputs": [start], "collection": "probe"})
+            hits = client.post("/api/retrieve", json={"query": "INTERNAL-SECRET-4242", "mode": "bm25"})
+    result: dict[str, Any] = {"status": load.status_code, "answer": load.json(),
+                              "leaked": "INTERNAL-SECRET-4242" in hits.text}
+    result.update({name: server.paths() for name, server in servers.items()})
+    return result
 
 
 def run(start: str, servers: dict[str, HostileServer], settings: CrawlerSettings,

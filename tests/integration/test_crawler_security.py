@@ -243,3 +243,22 @@ def test_trickling_robots_txt_ends_at_its_deadline_and_blocks_no_other_origin(ho
     assert finished[fast.url("/page")] < 1.5  # not held up by the other origin's robots.txt
     assert 1.8 < finished[slow.url("/page")] < 4 and finished[slow.url("/secret")] < 4
     assert slow.paths().count("/robots.txt") == 1  # one fetch per origin, both pages waited for it
+
+
+# --- the caller's rule reaches the crawler (what the HTTP server passes) -----------------------------------------------
+def test_load_with_the_servers_rule_refuses_what_the_cli_default_allows(hostile, tmp_path):
+    """``load(..., allow_private_urls=False)`` (the server off loopback) reaches every connection of the crawler,
+    though ``crawler.allow_private_urls`` is unset (allowed for the CLI)."""
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.errors import IngestError
+    from deepsearcher.settings import load_settings
+    from deepsearcher.testing import HashEmbedder
+
+    site = hostile()
+    settings = load_settings(None, {"llm": None, "vector_db": {"uri": str(tmp_path / "milvus.db")}})
+    assert settings.crawler.allow_private_urls is None
+    with DeepSearcher(settings, embedder=HashEmbedder(256)) as app:
+        with pytest.raises(IngestError, match=r"refused: 127\.0\.0\.1 \(loopback\)"):
+            app.load([site.url("/secret")], "strict", allow_private_urls=False)
+        assert site.paths() == []
+        assert [f.status for f in app.load([site.url("/secret")], "cli").files] == ["loaded"]

@@ -99,3 +99,43 @@ def test_the_probe_does_leak_when_private_urls_are_allowed(probes):
     """The harness can see a leak: with allow_private_urls on, the same redirect reads the internal page."""
     result = probes["allowed_www"]
     assert "LOADED INTERNAL-SECRET" in result["pages"].values() and "/secret" in result["internal"]
+
+
+# --- the same probes through the HTTP server (ssrf_netns.sh sends them to `deepsearcher serve`) ---------------------
+def test_server_refuses_an_internal_start_url(probes):
+    result = probes["server"]["control"]
+    assert result["status"] == 403 and "non-public address (127.0.0.1)" in result["answer"]["detail"]
+    assert result["internal"] == [] and not result["leaked"]
+
+
+@pytest.mark.parametrize("name, refused", [
+    ("www", "www.attacker.com resolves to 127.0.0.1 (loopback)"),
+    ("redirect_samesite_off", "169.254.169.254 (link-local, cloud metadata)"),
+])
+def test_server_loads_refuse_redirects_to_internal_addresses(probes, name, refused):
+    """The start URL is public, so the server's own check passes; the crawler must apply the server's rule."""
+    result = probes["server"][name]
+    assert result["status"] == 400 and refused in result["answer"]["detail"]
+    assert not result["leaked"] and result["internal"] == [] and result["meta"] == []
+
+
+@pytest.mark.parametrize("name, refused", [("www_link", "www.attacker.com resolves to 127.0.0.1"),
+                                           ("link_samesite_off", "127.0.0.1 (loopback)")])
+def test_server_loads_list_links_to_internal_addresses_as_refused(probes, name, refused):
+    result = probes["server"][name]
+    assert result["status"] == 200
+    skipped = [f for f in result["answer"]["files"] if f["status"] == "skipped"]
+    assert len(skipped) == 1 and refused in skipped[0]["reason"] and REFUSED in skipped[0]["reason"]
+    assert not result["leaked"] and result["internal"] == []
+
+
+def test_server_loads_make_no_robots_txt_request_to_internal_addresses(probes):
+    result = probes["server"]["robots_redirect"]
+    assert result["status"] == 200 and [f["status"] for f in result["answer"]["files"]] == ["loaded"]
+    assert result["internal"] == [] and result["attacker"] == ["/robots.txt", "/page"]
+
+
+def test_the_server_probe_does_leak_when_the_server_allows_private_urls(probes):
+    """The harness can see a leak through the server: with server.allow_private_urls: true it reads the page."""
+    result = probes["server"]["allowed_www"]
+    assert result["status"] == 200 and result["leaked"] and "/secret" in result["internal"]
