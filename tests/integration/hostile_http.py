@@ -11,6 +11,8 @@ Routes (GET; the query string carries the parameters):
                             "gzip, zstd" in the order applied); the body is a few KB
   /slowhead?every=S&for=T   the status line, then one header byte every S s for T s
   /slowbody?every=S&for=T   headers, then one body byte every S s for T s
+  /reason?code=N&phrase=P   status N with the reason phrase P (default 404 "Not Found [/red]")
+  /titled?title=T           a page whose <title> is T (HTML-escaped)
   /robots.txt               per ``robots``: none (404), ok, gzbomb:N, slow:S:T, redirect:URL, chain (endless
                             redirects /robots-0 -> /robots-1 -> ...)
 Every request is recorded (path with query, Host header) in ``requests``.
@@ -19,6 +21,7 @@ Every request is recorded (path with query, Host header) in ``requests``.
 from __future__ import annotations
 
 import functools
+import html
 import threading
 import time
 import zlib
@@ -135,6 +138,13 @@ class HostileServer:
         if path == "/bomb":
             codings = q.get("enc", "gzip")
             return self.send(h, bomb(codings, int(q.get("mb", "200"))), Content_Encoding=codings)
+        if path == "/reason":
+            h.send_response(int(q.get("code", "404")), q.get("phrase", "Not Found [/red]"))
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return None
+        if path == "/titled":
+            return self.send(h, page(html.escape(q.get("title", "[/red]"))))
         if path in ("/slowhead", "/slowbody"):
             return self.trickle(h, path == "/slowhead", float(q.get("every", "0.3")), float(q.get("for", "20")))
         return self.send(h, b"not found", 404, "text/plain")
