@@ -327,7 +327,8 @@ def _add_docs(app: FastAPI) -> None:
                       for script in re.findall(r"<script>(.*?)</script>", body, flags=re.S))
     # Swagger UI sets style attributes from script, so styles need 'unsafe-inline'; scripts do not
     csp = (f"default-src 'none'; script-src 'self'{cdn} {hashes}; style-src 'self'{cdn} 'unsafe-inline'; "
-           "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+           "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+           "frame-ancestors 'none'")
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> Response:

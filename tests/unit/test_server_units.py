@@ -217,3 +217,17 @@ def test_redact_hides_every_configured_endpoint(tmp_path: Path, monkeypatch: pyt
             "https://emb.internal.example/v1/embeddings failed; store http://milvus.internal:19530 down")
     assert p.redact(text) == ("cannot reach the LLM server at <llm.base_url>: refused (<llm.base_url>); embeddings "
                               "at <embedding.base_url>/embeddings failed; store <vector_db.uri> down")
+
+
+def test_stream_error_events_are_redacted_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deepsearcher.errors import ProviderError
+    from deepsearcher.server.streaming import error_payload
+
+    monkeypatch.delenv("DS_UNIT_TOKEN", raising=False)
+    p = AccessPolicy.from_settings(load_settings(None, {
+        "llm": {"provider": "openai_compatible", "base_url": "http://10.0.0.5:8080/v1"},
+        "server": {"token_env": "DS_UNIT_TOKEN"}}))
+    exc = ProviderError("the LLM server at http://10.0.0.5:8080/v1 timed out after 120 s",
+                        hint="is http://10.0.0.5:8080/v1 up?")
+    assert error_payload(exc, p.redact) == {"detail": "the LLM server at <llm.base_url> timed out after 120 s",
+                                            "hint": "is <llm.base_url> up?", "type": "ProviderError"}
