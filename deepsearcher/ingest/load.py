@@ -18,7 +18,7 @@ from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, Loader, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.settings import Settings
-from deepsearcher.types import FileResult, LoadSummary
+from deepsearcher.types import LoadSummary
 from deepsearcher.vectordb.names import validate_collection_name
 
 def split_signature(settings: Settings, embedder: Embedder) -> str:
