@@ -119,9 +119,9 @@ def expand_paths(inputs: Sequence[str], options: LoaderSettings, allowed: PathAl
             if ".." in _pattern_parts(path)[1]:
                 bad_patterns.append(raw)
                 continue
-            files = list(_glob(path, options, found.skipped))
+            files = list(_glob(path, options, found.skipped, allowed))
         elif path.is_dir():
-            files = list(_walk(path, options, found.skipped))
+            files = list(_walk(path, options, found.skipped, allowed=allowed))
         elif path.is_file():
             files = [path]
         elif os.path.lexists(path):
@@ -129,7 +129,7 @@ def expand_paths(inputs: Sequence[str], options: LoaderSettings, allowed: PathAl
             continue
         kept = [f for f in files if allowed is None or allowed(f)]
         if len(kept) < len(files):
-            log.info("%d file(s) of %s are outside the allowed folders; not loaded", len(files) - len(kept), raw)
+            log.info("%d file(s) of %r are outside the allowed folders; not loaded", len(files) - len(kept), raw)
         if not kept and not path.is_dir():
             missing.append(raw)
         found.files.extend(kept)
@@ -153,7 +153,8 @@ def _pattern_parts(path: Path) -> tuple[Path, list[str]]:
     return Path(*parts[:first]) if first else Path("."), list(parts[first:])
 
 
-def _glob(pattern: Path, options: LoaderSettings, skipped: list[FileResult]) -> Iterator[Path]:
+def _glob(pattern: Path, options: LoaderSettings, skipped: list[FileResult],
+          allowed: PathAllowed | None) -> Iterator[Path]:
     """Files matching ``pattern``; a matched folder yields its files (folder rules) and is not searched further."""
     from wcmatch.glob import GLOBSTAR, globmatch
 
@@ -170,17 +171,18 @@ def _glob(pattern: Path, options: LoaderSettings, skipped: list[FileResult]) -> 
         return (max_depth is None or depth < max_depth) and not matches(rel)
 
     seen: set[tuple[int, int]] = set()
-    for entry, rel, is_dir in _tree(base, seen, skipped, follow_links=True, descend=descend):
+    for entry, rel, is_dir in _tree(base, seen, skipped, follow_links=True, descend=descend, allowed=allowed):
         if is_dir and matches(rel):
-            yield from _walk(entry, options, skipped, seen)
+            yield from _walk(entry, options, skipped, seen, allowed)
         elif not is_dir and matches(rel):
             yield entry
 
 
 def _walk(folder: Path, options: LoaderSettings, skipped: list[FileResult],
-          seen: set[tuple[int, int]] | None = None) -> Iterator[Path]:
+          seen: set[tuple[int, int]] | None = None, allowed: PathAllowed | None = None) -> Iterator[Path]:
     """Files below ``folder`` (linked folders not followed), filtered by ``include`` / ``exclude``."""
-    for path, rel, is_dir in _tree(folder, set() if seen is None else seen, skipped, follow_links=False):
+    for path, rel, is_dir in _tree(folder, set() if seen is None else seen, skipped, follow_links=False,
+                                   allowed=allowed):
         if is_dir:
             continue
         relpath = Path(rel)
@@ -192,12 +194,14 @@ def _walk(folder: Path, options: LoaderSettings, skipped: list[FileResult],
 
 
 def _tree(root: Path, seen: set[tuple[int, int]], skipped: list[FileResult], *, follow_links: bool,
-          descend: Callable[[str, int], bool] | None = None) -> Iterator[tuple[Path, str, bool]]:
+          descend: Callable[[str, int], bool] | None = None,
+          allowed: PathAllowed | None = None) -> Iterator[tuple[Path, str, bool]]:
     """Walk ``root`` depth-first with an explicit stack: yields (path, path relative to root, is a folder).
 
     Each folder is entered once per ``seen`` set, recognised by (device, inode). Regular files and folders only
     (files through links included); pipes, sockets, devices and broken links are left out. ``descend(rel, depth)``
-    decides whether a folder at ``depth`` (1 = a child of ``root``) is entered; default: always.
+    decides whether a folder at ``depth`` (1 = a child of ``root``) is entered; default: always. A folder
+    ``allowed`` refuses (outside the server's roots, through a link) is neither entered nor yielded.
     """
     try:
         key = _dir_key(root)
@@ -224,7 +228,7 @@ def _tree(root: Path, seen: set[tuple[int, int]], skipped: list[FileResult], *, 
                 is_file = not is_dir and entry.is_file()
             except OSError:
                 continue
-            if not (is_dir or is_file):
+            if not (is_dir or is_file) or (is_dir and allowed is not None and not allowed(path)):
                 continue
             yield path, name, is_dir
             if is_dir and (descend is None or descend(name, depth + 1)):

@@ -273,7 +273,7 @@ def _add_error_handlers(app: FastAPI, policy: AccessPolicy) -> None:
     async def library_error(request: Request, exc: DeepSearcherError) -> JSONResponse:
         status = error_status(exc)
         if status >= 500:
-            log.warning("%s %s failed: %s", request.method, request.url.path, exc)  # unredacted, for the operator
+            log.warning("%s %r failed: %s", request.method, request.url.path, exc)  # unredacted, for the operator
         return JSONResponse(error_payload(exc, policy.redact), status_code=status)
 
     @app.exception_handler(RequestValidationError)
@@ -293,7 +293,7 @@ def _add_error_handlers(app: FastAPI, policy: AccessPolicy) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+        log.error("unexpected error on %s %r", request.method, request.url.path, exc_info=exc)
         return _error(500, f"unexpected error ({type(exc).__name__}); see the server log", "InternalError",
                       "please report it with the server log")
 

@@ -119,3 +119,20 @@ def test_an_unreadable_or_vanished_file_becomes_an_item_with_a_reason(tmp_path: 
     gone.unlink()
     [item] = file_items(files, loader=None, split_signature="s")  # type: ignore[arg-type]
     assert item.error == "cannot read: no such file or directory (removed during the load?)"
+
+
+def test_globstar_never_enters_a_folder_the_filter_refuses(tmp_path: Path) -> None:
+    """A link from inside the roots to '/' must not make ``root/**`` walk the whole file system."""
+    inside = tmp_path / "inside"
+    (inside / "sub").mkdir(parents=True)
+    (inside / "sub" / "ok.md").write_text("ok")
+    (inside / "to_root").symlink_to("/", target_is_directory=True)
+    asked: list[Path] = []
+
+    def allowed(path: Path) -> bool:
+        asked.append(path)
+        return Path(os.path.realpath(path)).is_relative_to(inside)
+
+    found = expand_paths([str(inside / "**")], OPTIONS, allowed)
+    assert names(found.files, inside) == ["sub/ok.md"] and found.skipped == []
+    assert not [p for p in asked if (inside / "to_root") in p.parents]  # nothing below the link was looked at
