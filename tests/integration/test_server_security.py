@@ -273,3 +273,31 @@ def test_docs_page_has_a_csp_no_framing_and_no_remote_host(site: Site) -> None:
     assert "'unsafe-inline'" not in csp.split("script-src", 1)[1].split(";", 1)[0]
     assert not re.search(r'(src|href)="https?://', docs.text)
     assert favicon.status_code == 200 and favicon.headers["content-type"] == "image/png"
+
+
+def test_a_full_query_queue_answers_429(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Queries wait on their own bounded queue too: one running, none waiting -> the next is 429 at once."""
+    import threading
+
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.server import create_app
+    from tests.integration.server_support import QUESTION, scripted_llm
+
+    allowed, _ = write_corpus(tmp_path)
+    settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None,
+                                    "query": {"max_iter": 1, "agent": "deep_search"},
+                                    "server": {"max_concurrent_queries": 1, "max_queued_queries": 0}})
+    gate = threading.Event()
+    with DeepSearcher(settings, llm=scripted_llm(gate), embedder=HashEmbedder(64, "test-hash-64")) as searcher:
+        searcher.load([str(allowed / "docs")], "docs")
+        with LiveServer(create_app(settings, searcher=searcher)) as live, \
+                httpx.Client(base_url=live.url, timeout=60) as client, ThreadPoolExecutor(1) as pool:
+            slow = pool.submit(client.post, "/api/query", json={"question": "Explain slowly: Milvus?",
+                                                                 "stream": False})
+            time.sleep(1.0)
+            busy = client.post("/api/query", json={"question": QUESTION})
+            health = client.get("/api/health")
+            gate.set()
+            done = slow.result(timeout=60)
+    assert busy.status_code == 429 and busy.headers["retry-after"] == "30" and "queries" in busy.json()["detail"]
+    assert health.status_code == 200 and done.status_code == 200
