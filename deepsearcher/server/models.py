@@ -122,9 +122,12 @@ class ReportOut(BaseModel):
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody, "description": text}
     for code, text in {400: "The request cannot be carried out (message says why).",
-                       401: "Missing or wrong bearer token.",
-                       403: "Refused: path outside the allowed roots, or a non-public URL.",
+                       401: "Missing or wrong bearer token (checked before the body is read).",
+                       403: "Refused: path outside the allowed roots, a non-public URL, or a cross-site request.",
+                       413: "The body is larger than server.max_body_mb.",
+                       415: "The body is not declared application/json.",
                        422: "The body is malformed.",
+                       429: "Too many loads or queries waiting; retry after Retry-After seconds.",
                        502: "The LLM or another provider failed.",
                        503: "The server is misconfigured or its store is busy."}.items()
 }
