@@ -18,7 +18,7 @@ from deepsearcher.settings import ProviderOptions, Settings
 from deepsearcher.types import CollectionInfo, Hit, LoadSummary, Report
 
 if TYPE_CHECKING:
-    from deepsearcher.ingest.load import PathFilter
+    from deepsearcher.ingest.sources import PathAllowed
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +138,8 @@ class DeepSearcher:
 
     # --- ingestion -----------------------------------------------------------------------------------------------
     def load(self, inputs: Sequence[str], collection: str | None = None, description: str | None = None, *,
-             force_new: bool = False, batch_size: int | None = None, path_filter: PathFilter | None = None,
-             on_event: EventCallback | None = None) -> LoadSummary:
+             force_new: bool = False, batch_size: int | None = None, path_allowed: PathAllowed | None = None,
+             allow_private_urls: bool | None = None, on_event: EventCallback | None = None) -> LoadSummary:
         """Load files, folders, glob patterns and URLs into a collection (``ingest.load.load_sources``).
 
         Args:
@@ -148,11 +148,14 @@ class DeepSearcher:
             description: collection description used for routing (only set when the collection is created).
             force_new: drop and rebuild the collection.
             batch_size: chunks per embed/upsert batch (default ``ingest.batch_size``).
-            path_filter: ``path -> reason`` to skip an expanded file (None = load it); the server's allowed roots.
+            path_allowed: ``path -> bool`` for every file found; a refused one is treated as absent (the server's
+                allowed roots).
+            allow_private_urls: replaces ``crawler.allow_private_urls`` for this load, unless that is ``false``
+                (the server passes its own rule); None = the crawler setting.
             on_event: progress callback (default: the one given to the constructor).
 
         Returns:
-            A LoadSummary with one FileResult per source.
+            A LoadSummary with one FileResult per source; a source that fails on its own is skipped with a reason.
 
         Raises:
             IngestError: a path does not exist (nothing written), or a URL yielded zero documents.
@@ -162,7 +165,8 @@ class DeepSearcher:
 
         return load_sources(inputs, collection, description, settings=self.settings, store=self.store,
                             embedder=self.embedder, loader=self.loader, registry=self.registry, force_new=force_new,
-                            batch_size=batch_size, path_filter=path_filter, on_event=on_event or self.on_event)
+                            batch_size=batch_size, path_allowed=path_allowed,
+                            allow_private_urls=allow_private_urls, on_event=on_event or self.on_event)
 
     # --- collections ---------------------------------------------------------------------------------------------
     def collections(self) -> list[CollectionInfo]:

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deepsearcher.errors import DeepSearcherError
+from deepsearcher.safe_text import plain, printable, safe
 from deepsearcher.settings import Settings, load_settings
 
 console = Console(stderr=True)
@@ -33,7 +34,7 @@ class ErrorBoundary(click.Group):
         except DeepSearcherError as exc:
             if ctx.meta.get("debug"):
                 raise
-            console.print(f"[bold red]Error:[/] {exc}", highlight=False)
+            console.print(f"[bold red]Error:[/] {safe(exc, multiline=True)}", highlight=False)
             ctx.exit(1)
         except KeyboardInterrupt:
             if ctx.meta.get("debug"):
@@ -45,7 +46,7 @@ class ErrorBoundary(click.Group):
         except Exception as exc:  # the user never sees a traceback unless they ask for --debug
             if ctx.meta.get("debug"):
                 raise
-            console.print(f"[bold red]Unexpected error:[/] {type(exc).__name__}: {exc}\n"
+            console.print(f"[bold red]Unexpected error:[/] {type(exc).__name__}: {safe(exc, multiline=True)}\n"
                           "  Run again with --debug for the traceback, and please report it.", highlight=False)
             ctx.exit(2)
 
@@ -163,12 +164,12 @@ def collections(ctx: click.Context, as_json: bool) -> None:
     if not infos:
         out.print("No collections yet. Load documents with: deepsearcher load PATH")
         return
-    table = Table(title=f"Collections in {app.store.uri}")
+    table = Table(title=plain(f"Collections in {app.store.uri}"))
     for col in ("name", "chunks", "embedding model", "description"):
         table.add_column(col, justify="right" if col == "chunks" else "left")
     for info in infos:
-        table.add_row(info.name, str(info.chunk_count), f"{info.embedding_model} ({info.embedding_dim}d)",
-                      info.description)
+        table.add_row(plain(info.name), str(info.chunk_count),
+                      plain(f"{info.embedding_model} ({info.embedding_dim}d)"), plain(info.description))
     out.print(table)
 
 
@@ -183,7 +184,7 @@ def collections_drop(ctx: click.Context, name: str, yes: bool) -> None:
     if not yes:
         click.confirm(f"Drop collection {name!r} ({info.chunk_count} chunks)?", abort=True, err=True)
     app.drop_collection(name)
-    out.print(f"Dropped collection {name}.")
+    out.print(plain(f"Dropped collection {name}."))
 
 
 # --- config --------------------------------------------------------------------------------------------------------
@@ -200,8 +201,9 @@ def config_check(ctx: click.Context) -> None:
 
     settings = get_settings(ctx)
     where = settings.config_path or "built-in defaults (no config file found)"
-    console.print(f"[green]OK[/] configuration from {where}")
-    out.print(yaml.safe_dump(settings.masked(), sort_keys=False, allow_unicode=True), highlight=False)
+    console.print(f"[green]OK[/] configuration from {safe(where)}")
+    out.print(plain(yaml.safe_dump(settings.masked(), sort_keys=False, allow_unicode=True), multiline=True),
+              highlight=False)
 
 
 @config.command("providers")
@@ -225,15 +227,15 @@ def config_providers(as_json: bool) -> None:
         listed = [r for r in rows if r["kind"] == kind]
         out.print(f"[bold]{kind}[/]" + ("" if listed else " (none registered)"), highlight=False)
         for row in listed:
-            origin = "" if row["origin"] == "builtin" else f" [dim]({row['origin']})[/]"
-            out.print(f"  [bold]{row['name']}[/]{origin} — ", end="", highlight=False)
-            out.print(row["description"], markup=False, highlight=False, soft_wrap=True)
+            origin = "" if row["origin"] == "builtin" else f" [dim]({safe(row['origin'])})[/]"
+            out.print(f"  [bold]{safe(row['name'])}[/]{origin} — ", end="", highlight=False)
+            out.print(plain(row["description"]), highlight=False, soft_wrap=True)
             for opt in row["options"]:
                 if opt["name"] == "provider":
                     continue
-                out.print(f"      {opt['name']} ({opt['type']}, default {opt['default']}): ", end="",
-                          markup=False, highlight=False)
-                out.print(opt["description"], markup=False, highlight=False, soft_wrap=True)
+                out.print(plain(f"      {opt['name']} ({opt['type']}, default {opt['default']}): "), end="",
+                          highlight=False)
+                out.print(plain(opt["description"]), highlight=False, soft_wrap=True)
 
 
 # --- retrieve ------------------------------------------------------------------------------------------------------
@@ -303,12 +305,13 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
     if out.is_terminal:
         from rich.markdown import Markdown
 
-        out.print(Markdown(markdown))
+        # hyperlinks=False: a link shows its URL, so a model or a document cannot disguise one
+        out.print(Markdown(printable(markdown), hyperlinks=False))
     else:
-        out.print(markdown, markup=False, highlight=False, soft_wrap=True)
+        out.print(plain(markdown, multiline=True), highlight=False, soft_wrap=True)
     render_usage(console, report.usage, report.removed_citations)
     if output:
-        console.print(f"Report written to {output}", highlight=False, soft_wrap=True)
+        console.print(plain(f"Report written to {output}"), highlight=False, soft_wrap=True)
 
 
 # --- serve ---------------------------------------------------------------------------------------------------------
@@ -332,7 +335,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     app = create_app(settings)  # refuses a non-loopback host without a token
     app.state.service.ready()  # open the store now: a Lite file in use fails here, not on the first request
     shown = f"[{settings.server.host}]" if ":" in settings.server.host else settings.server.host
-    console.print(f"Serving deepsearcher on [bold]http://{shown}:{settings.server.port}/[/] "
+    console.print(f"Serving deepsearcher on [bold]http://{safe(shown)}:{settings.server.port}/[/] "
                   f"(API docs at /docs). Ctrl-C stops.", highlight=False, soft_wrap=True)
     uvicorn.run(app, host=settings.server.host, port=settings.server.port, timeout_graceful_shutdown=5,
                 log_level="debug" if ctx.meta.get("debug") else "info")

@@ -3,6 +3,8 @@
 Progress views are fed typed events (``deepsearcher.events``): each view maps the event classes it shows to a
 handler and names the kinds it deliberately ignores; ``EventRenderer.on_event`` dispatches on the event's class. A
 test checks every kind has a handler or is listed as ignored in each view.
+
+Strings from documents, pages, file names and models are printed through ``safe_text.plain`` (literal text).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from typing import Any, Callable, Sequence
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from deepsearcher.agents.citations import location
 from deepsearcher.events import (
     CrawlFetched, CrawlQueued, Event, LoadBatch, LoadSource, LoadStart, QueryAccepted, QueryAgent, QueryAnswerToken,
     QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning, QueryRouted, QueryStart, QuerySubQueries,
 )
+from deepsearcher.safe_text import plain
 from deepsearcher.types import Hit, LoadSummary
 
 
@@ -90,7 +94,8 @@ class LoadProgress(ProgressView):
             return
         self.progress.advance(self.task)
         if event.status == "skipped" and not self.quiet:
-            self.progress.console.print(f"[yellow]skipped[/] {event.source}: {event.reason}", highlight=False)
+            self.progress.console.print(Text.assemble(("skipped", "yellow"), " ", plain(event.source), ": ",
+                                                      plain(event.reason)), highlight=False)
 
     def _batch(self, event: LoadBatch) -> None:
         if self.task is not None:
@@ -111,8 +116,8 @@ def render_load_summary(console: Console, summary: LoadSummary) -> None:
     table.add_column("reason")
     for res in summary.files:
         colour = {"loaded": "green", "unchanged": "dim", "skipped": "yellow"}[res.status]
-        table.add_row(f"[{colour}]{res.status}[/]", res.source, str(res.chunks) if res.chunks else "",
-                      res.reason)
+        table.add_row(plain(res.status, colour), plain(res.source), str(res.chunks) if res.chunks else "",
+                      plain(res.reason))
     if len(summary.files) <= 60:
         console.print(table)
     counts = Counter(f.status for f in summary.files)
@@ -130,10 +135,12 @@ def render_hits(console: Console, hits: Sequence[Hit]) -> None:
     for rank, hit in enumerate(hits, start=1):
         excerpt = " ".join(hit.chunk.text.split())
         excerpt = excerpt[:400] + ("…" if len(excerpt) > 400 else "")
-        console.print(f"[bold]{rank}.[/] [cyan]{hit.score:.4f}[/] [magenta]{hit.collection}[/] "
-                      f"{location(hit.chunk)}" + (f" — {hit.chunk.title}" if hit.chunk.title else ""),
-                      highlight=False)
-        console.print(f"   {excerpt}", highlight=False, markup=False)
+        line = Text.assemble((f"{rank}.", "bold"), " ", (f"{hit.score:.4f}", "cyan"), " ",
+                             plain(hit.collection, "magenta"), " ", plain(location(hit.chunk)))
+        if hit.chunk.title:
+            line.append_text(Text(" — ") + plain(hit.chunk.title))
+        console.print(line, highlight=False)
+        console.print(plain(f"   {excerpt}"), highlight=False)
 
 
 # --- query ---------------------------------------------------------------------------------------------------------
@@ -177,18 +184,17 @@ class QueryProgress(EventRenderer):
 
     def _view(self) -> Any:
         from rich.console import Group
-        from rich.text import Text
 
         self.spinner.update(text=Text(self.status, style="bold"))
         if not self.answer:
             return self.spinner
         room = max(3, self.console.size.height - 4)
         tail = "\n".join(self.answer.splitlines()[-room:])
-        return Group(self.spinner, Text(tail))
+        return Group(self.spinner, plain(tail, multiline=True))
 
     def _line(self, text: str, style: str = "") -> None:
         if not self.quiet:
-            self.console.print(text, style=style, highlight=False, markup=False, soft_wrap=True)
+            self.console.print(plain(text, multiline=True), style=style, highlight=False, soft_wrap=True)
 
     def _start(self, e: QueryStart) -> None:
         self._line(f"Researching in {', '.join(e.collections)} (max {e.max_iter} rounds)")

@@ -173,6 +173,12 @@ class CrawlScope(ProviderOptions):
     respect_robots: bool = Field(True, description="Obey robots.txt.")
     include: list[str] = Field(default_factory=list, description="Regexes a URL must match to be fetched.")
     exclude: list[str] = Field(default_factory=list, description="Regexes of URLs never fetched.")
+    allow_private_urls: bool | None = Field(
+        None, description="Fetch URLs whose host resolves to a loopback, private, link-local (cloud metadata), CGNAT, "
+                          "multicast, reserved or documentation address (see docs/security.md); checked on every "
+                          "connection, redirect and link. None = allowed for the CLI and the Python API (you reach "
+                          "your own network anyway); the HTTP server replaces it with its own rule "
+                          "(server.allow_private_urls). false = refused everywhere.")
 
     @field_validator("include", "exclude")
     @classmethod
@@ -185,8 +191,10 @@ class BuiltinCrawler(CrawlScope):
 
     provider: Literal["builtin"] = "builtin"
     concurrency: int = Field(4, gt=0, description="Requests in flight at once.")
-    timeout_s: float = Field(20, gt=0, description="Per-request timeout in seconds (connect to last byte).")
-    max_page_mb: float = Field(20, gt=0, description="Responses larger than this many MB are skipped.")
+    timeout_s: float = Field(20, gt=0, description="One wall-clock deadline per request in seconds, from connecting "
+                                                   "to the last byte (robots.txt: all its redirects together).")
+    max_page_mb: float = Field(20, gt=0, description="Responses larger than this many MB, on the wire or decoded "
+                                                     "(gzip, deflate, br, zstd), are skipped.")
     user_agent: str = Field("deepsearcher-crawler (+https://github.com/deepsearcher)",
                             description="User-Agent header, also the name matched against robots.txt groups.")
 
@@ -257,9 +265,18 @@ class ServerSettings(_Model):
     token_env: str = Field("DEEPSEARCHER_API_TOKEN", description="Bearer token variable (required off loopback).")
     allowed_roots: list[Path] = Field(default_factory=list, description="Folders the load endpoint may read.")
     allow_private_urls: bool | None = Field(
-        None, description="Let the load endpoint fetch URLs on loopback/private/link-local addresses; "
-                          "None = only when the server itself is bound to loopback.")
+        None, description="Let loads through the server reach loopback/private/link-local (cloud metadata) "
+                          "addresses, for the start URLs and for every connection the crawler makes; None = only "
+                          "when the server itself is bound to loopback. crawler.allow_private_urls: false still "
+                          "wins (docs/security.md).")
     max_concurrent_queries: int = Field(2, gt=0, description="Queries run at once (in worker threads); more wait.")
+    max_queued_queries: int = Field(16, ge=0, description="Queries that may wait for a worker; past that a query "
+                                                          "is answered 429 with Retry-After.")
+    max_queued_loads: int = Field(4, ge=0, description="Loads that may wait while one runs (loads run one at a "
+                                                       "time, on a thread of their own); past that 429 with "
+                                                       "Retry-After.")
+    max_body_mb: float = Field(1.0, gt=0, description="Largest request body in MB; larger ones get 413 before "
+                                                      "they are read.")
 
 
 DEFAULT_PROVIDERS = {"llm": "openai_compatible", "embedding": "sentence_transformers", "vector_db": "milvus",

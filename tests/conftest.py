@@ -72,3 +72,53 @@ def make_app(tmp_path: Path, bundled_embedder):
     yield build
     for app in apps:
         app.close()
+
+
+def make_deep(root: Path, levels: int) -> None:
+    """``root/top.md`` and ``root/d/d/.../d/bottom.md`` (``levels`` folders), made with relative names so that
+    paths longer than PATH_MAX can exist."""
+    root.mkdir()
+    (root / "top.md").write_text("Top file: Milvus Lite stores vectors in one local file.")
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        for _ in range(levels):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("bottom.md").write_text("Bottom file: Milvus Lite runs inside a Python process.")
+    finally:
+        os.chdir(cwd)
+
+
+def remove_deep(root: Path) -> None:
+    """Empty what ``make_deep`` made, bottom-up without recursion (shutil.rmtree, and so pytest's tmp_path
+    clean-up, recurses once per level and fails past ~1,000)."""
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        depth = 0
+        while os.path.isdir("d"):
+            os.chdir("d")
+            depth += 1
+        for name in os.listdir("."):
+            os.unlink(name)
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("d")
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.fixture
+def deep_tree(tmp_path: Path):
+    """``deep_tree(name, levels) -> root``: a ``make_deep`` tree in tmp_path, emptied after the test."""
+    made: list[Path] = []
+
+    def make(name: str, levels: int) -> Path:
+        make_deep(tmp_path / name, levels)
+        made.append(tmp_path / name)
+        return tmp_path / name
+
+    yield make
+    for root in made:
+        remove_deep(root)

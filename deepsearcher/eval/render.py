@@ -11,6 +11,7 @@ from rich.table import Table
 from deepsearcher.eval.harness import EvalSummary
 from deepsearcher.events import EvalQuestion, EvalStart, LoadBatch, LoadSource, LoadStart
 from deepsearcher.render import ProgressView
+from deepsearcher.safe_text import plain, safe
 
 
 class EvalProgress(ProgressView):
@@ -27,7 +28,7 @@ class EvalProgress(ProgressView):
         self.ignored = {"crawl.queued", "crawl.fetched", "eval.done"}  # a corpus is a file; the summary is printed
 
     def _load_start(self, event: LoadStart) -> None:
-        self._load = self.progress.add_task(f"Loading corpus into {event.collection}", total=None, info="")
+        self._load = self.progress.add_task(safe(f"Loading corpus into {event.collection}"), total=None, info="")
 
     def _load_batch(self, event: LoadBatch) -> None:
         if self._load is not None:
@@ -39,7 +40,7 @@ class EvalProgress(ProgressView):
 
     def _start(self, event: EvalStart) -> None:
         self._questions = self.progress.add_task(
-            f"{event.dataset} · {event.mode} · {event.retrieval}", total=event.total, completed=event.done,
+            safe(f"{event.dataset} · {event.mode} · {event.retrieval}"), total=event.total, completed=event.done,
             info="" if not event.done else f"resumed after {event.done}")
 
     def _question(self, event: EvalQuestion) -> None:
@@ -60,8 +61,8 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def render_eval_summary(console: Console, summary: EvalSummary) -> None:
     """The summary table: recall@k (all gold / complete gold), answer EM/F1, usage, seconds, citations."""
-    table = Table(title=f"{summary.dataset} · mode {summary.mode} · retrieval {summary.retrieval} · "
-                        f"{summary.done}/{summary.questions} questions", title_justify="left")
+    table = Table(title=plain(f"{summary.dataset} · mode {summary.mode} · retrieval {summary.retrieval} · "
+                              f"{summary.done}/{summary.questions} questions"), title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for k in summary.ks:
@@ -88,4 +89,4 @@ def render_eval_summary(console: Console, summary: EvalSummary) -> None:
                       f"{summary.load['seconds']:.1f} s, {summary.load['chunks_written']}")
     console.print(table)
     state = "complete" if summary.complete else "[yellow]incomplete: re-run the same command to resume[/]"
-    console.print(f"Rows and summary in {summary.out_dir} ({state})", highlight=False)
+    console.print(f"Rows and summary in {safe(summary.out_dir)} ({state})", highlight=False)

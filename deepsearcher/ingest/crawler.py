@@ -9,34 +9,44 @@ Rules, in the order they apply to a discovered link:
 - only ``<a href>`` / ``<area href>`` links of HTML pages, resolved against ``<base href>`` and the final URL;
 - URLs are normalised (courlan: scheme and host lower-cased, default port, tracking parameters and the fragment
   dropped, query sorted) and a page is fetched once per run, ``/docs`` and ``/docs/`` being one page;
-- ``same_site``: the link's host must be the start URL's host (a leading ``www.`` is ignored);
+- ``same_site``: the link's host must be the start URL's host, or differ from it only by a leading ``www.`` when
+  both have the same registrable domain per the Public Suffix List (``example.com`` ~ ``www.example.com``, but not
+  ``github.io`` ~ ``www.github.io`` or ``localhost`` ~ ``www.localhost``);
 - ``include`` / ``exclude``: regexes searched in the normalised URL (the start URL itself is always fetched);
 - ``max_depth`` links away from the start URL, ``max_pages`` fetches per start URL (robots-blocked ones not counted);
-- ``respect_robots``: robots.txt of each origin, read with ``urllib.robotparser`` (401/403 = all disallowed, other
-  4xx = all allowed, 5xx = all disallowed per RFC 9309, unreachable = allowed: the page fetch then reports why).
+- ``respect_robots``: robots.txt of each origin (rules and limits in ``deepsearcher.ingest.robots``).
 
 Redirects are followed by hand, one hop at a time, so that every hop is checked against ``same_site`` and robots.txt;
 the page's source is its final URL.
+
+Safety (docs/security.md): every connection (start URL, redirect hop, link, robots.txt) goes through
+``guarded_http``, which resolves the host once and connects only to addresses ``netpolicy.AddressPolicy`` allows
+(``allow_private_urls``; a refusal is the page's skip reason); each request has one wall-clock deadline
+(``timeout_s``, connect to last byte); bodies are decoded with bounded output and capped at ``max_page_mb``.
+robots.txt is fetched by a pool worker, never by the loop that hands out work, so a slow one delays only its origin.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
-import time
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
+from functools import lru_cache, partial
 from urllib.parse import urljoin, urlsplit
-from urllib.robotparser import RobotFileParser
 
 import httpx
 
 from deepsearcher.errors import SkipSource
+from deepsearcher.ingest.decoding import BodyTooLarge, DecodingError, accept_encoding, decoded_reader, read_capped
+from deepsearcher.ingest.guarded_http import guarded_client, request_deadline
 from deepsearcher.ingest.loaders import decode_html, sniff
-from deepsearcher.ingest.web import FetchedPage, normalize_url, url_key
+from deepsearcher.ingest.robots import RobotsCache, origin_of, read_robots
+from deepsearcher.ingest.web import normalize_url, url_key
+from deepsearcher.types import FetchedPage
+from deepsearcher.netpolicy import AddressPolicy, AddressRefused
 from deepsearcher.settings import BuiltinCrawler as BuiltinCrawlerSettings
 from deepsearcher.events import CrawlFetched, CrawlQueued, Event, EventCallback
 
@@ -48,8 +58,27 @@ BINARY_MEDIA = ("image/", "audio/", "video/", "font/")
 
 
 def site_of(url: str) -> str:
-    """The host compared by ``same_site``: lower-cased, without a leading ``www.``."""
-    return (urlsplit(url).hostname or "").lower().removeprefix("www.")
+    """The host compared by ``same_site``: lower-cased."""
+    return (urlsplit(url).hostname or "").lower()
+
+
+def same_site(host: str, other: str) -> bool:
+    """Whether ``same_site`` lets a crawl of ``host`` go to ``other``: the same host, or one is ``www.`` + the other
+    and both have the same registrable domain (Public Suffix List, via ``tld``)."""
+    if host == other:
+        return True
+    bare = host.removeprefix("www.") if host.startswith("www.") else other.removeprefix("www.")
+    if {host, other} != {bare, "www." + bare}:
+        return False
+    return _registrable(bare) is not None and _registrable(bare) == _registrable("www." + bare)
+
+
+@lru_cache(maxsize=1024)
+def _registrable(host: str) -> str | None:
+    """eTLD+1 of a host name (``docs.example.co.uk`` -> ``example.co.uk``); None for IPs and unlisted TLDs."""
+    from tld import get_fld
+
+    return get_fld(host, fix_protocol=True, fail_silently=True)
 
 
 def extract_links(body: bytes, base_url: str, charset: str | None) -> list[str]:
@@ -91,19 +120,23 @@ class BuiltinCrawler:
 
     Args:
         options: the ``crawler`` settings (provider ``builtin``).
+        policy: the address policy; None = from ``allow_private_urls`` (None there = allowed).
     """
 
-    def __init__(self, options: BuiltinCrawlerSettings) -> None:
+    def __init__(self, options: BuiltinCrawlerSettings, *, policy: AddressPolicy | None = None) -> None:
         self.options = options
+        if policy is None:
+            policy = AddressPolicy.from_setting(options.allow_private_urls, default=True)
+        self.policy = policy
         self._include = [re.compile(p) for p in options.include]
         self._exclude = [re.compile(p) for p in options.exclude]
-        self._robots: dict[str, RobotFileParser | None] = {}
-        self._robots_lock = threading.Lock()
+        self._limit = int(options.max_page_mb * 1_000_000)
 
     def crawl(self, start_urls: Sequence[str], on_event: EventCallback) -> Iterator[FetchedPage]:
         """Yield every page fetched, blocked or failed, breadth-first; emit "crawl.fetched" after each.
 
-        Start URLs are all fetched first (depth 0); each keeps its own page budget, site and depth.
+        Start URLs are all fetched first (depth 0); each keeps its own page budget, site and depth. A task whose
+        origin's robots.txt is not loaded yet waits aside while a worker loads it, then returns to the queue's front.
         """
         opts = self.options
         queue: deque[_Task] = deque()
@@ -116,32 +149,47 @@ class BuiltinCrawler:
                 budget[start] = opts.max_pages
                 queue.append(_Task(url, 0, start, site_of(url)))
         done = 0
-        running: dict[Future[tuple[FetchedPage, list[str]]], _Task] = {}
+        running: dict[Future[Any], _Task | str] = {}  # a page fetch, or the robots.txt load of an origin
+        parked: dict[str, list[_Task]] = {}  # origin -> tasks waiting for its robots.txt
 
         def progress() -> Event:
-            waiting = min(len(queue), sum(budget.values()))
-            return CrawlFetched(fetched=done, queued=done + len(running) + waiting)
+            waiting = min(len(queue) + sum(map(len, parked.values())), sum(budget.values()))
+            fetching = sum(isinstance(t, _Task) for t in running.values())
+            return CrawlFetched(fetched=done, queued=done + fetching + waiting)
 
         on_event(CrawlQueued(fetched=0, queued=len(queue)))
         with self._client() as client, ThreadPoolExecutor(opts.concurrency, thread_name_prefix="crawl") as pool:
+            robots = self._robots(client)
             try:
                 while queue or running:
                     while queue and len(running) < opts.concurrency:
                         task = queue.popleft()
                         if budget[task.start] <= 0:
                             continue
-                        if not self._allowed(client, task.url):
+                        if robots is not None and not robots.known(task.url):
+                            origin = origin_of(task.url)
+                            if origin not in parked:
+                                parked[origin] = []
+                                running[pool.submit(robots.load, task.url)] = origin
+                            parked[origin].append(task)
+                            continue
+                        if robots is not None and not robots.allowed(task.url):  # rules loaded: no fetch here
                             done += 1
                             on_event(progress())
                             yield FetchedPage(task.start, task.url, error="blocked by robots.txt")
                             continue
                         budget[task.start] -= 1
-                        running[pool.submit(self._fetch, client, task, seen)] = task
+                        running[pool.submit(self._fetch, client, robots, task, seen)] = task
                     if not running:
                         continue
                     finished, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in finished:
-                        task = running.pop(future)
+                        item = running.pop(future)
+                        if isinstance(item, str):  # robots.txt loaded: its origin's tasks go back, in order
+                            future.result()
+                            queue.extendleft(reversed(parked.pop(item)))
+                            continue
+                        task = item
                         page, links = future.result()
                         if page.duplicate:  # redirected to a page this run fetches anyway
                             yield page
@@ -161,64 +209,66 @@ class BuiltinCrawler:
                     future.cancel()
 
     # --- one page ------------------------------------------------------------------------------------------------
-    def _fetch(self, client: httpx.Client, task: _Task, seen: set[str]) -> tuple[FetchedPage, list[str]]:
-        """Fetch one URL, following redirects hop by hop; never raises for network or HTTP problems."""
+    def _fetch(self, client: httpx.Client, robots: RobotsCache | None, task: _Task,
+               seen: set[str]) -> tuple[FetchedPage, list[str]]:
+        """Fetch one URL, following redirects hop by hop; never raises for network, policy or HTTP problems."""
         url = task.url
         try:
             for _ in range(MAX_REDIRECTS + 1):
-                deadline = time.monotonic() + self.options.timeout_s
-                with client.stream("GET", url) as resp:
-                    if resp.is_redirect:
-                        url = self._redirect_target(client, url, resp, task)
-                        if url_key(url) in seen:
-                            return FetchedPage(task.start, url, duplicate=True), []
-                        continue
-                    if not resp.is_success:
-                        raise _Skip(f"HTTP {resp.status_code} {resp.reason_phrase}".strip())
-                    ctype = resp.headers.get("content-type")
-                    media = (ctype or "").split(";")[0].strip().lower()
-                    if media.startswith(BINARY_MEDIA):
-                        raise _Skip(f"binary content ({media}) is not indexed")
-                    body = self._read(resp, deadline)
-                    page = FetchedPage(task.start, url, body, ctype, resp.charset_encoding)
-                    is_html = sniff(body, content_type=ctype) == "html"
-                    return page, extract_links(body, url, resp.charset_encoding) if is_html else []
+                with request_deadline(self.options.timeout_s), client.stream("GET", url) as resp:
+                    if not resp.is_redirect:
+                        return self._page(task, url, resp)
+                    location = resp.headers["location"]
+                # the hop is judged after its connection is released (robots.txt of the target may need one)
+                url = self._redirect_target(robots, url, location, task)
+                if url_key(url) in seen:
+                    return FetchedPage(task.start, url, duplicate=True), []
             raise _Skip(f"more than {MAX_REDIRECTS} redirects")
-        except _Skip as exc:
+        except (_Skip, AddressRefused) as exc:
             return FetchedPage(task.start, url, error=str(exc)), []
         except httpx.TimeoutException:
             return FetchedPage(task.start, url, error=f"timed out after {self.options.timeout_s:g} s"), []
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             reason = str(exc) or type(exc).__name__
             return FetchedPage(task.start, url, error=f"fetch failed: {reason}"), []
 
-    def _redirect_target(self, client: httpx.Client, url: str, resp: httpx.Response, task: _Task) -> str:
+    def _page(self, task: _Task, url: str, resp: httpx.Response) -> tuple[FetchedPage, list[str]]:
+        """The page of a final (non-redirect) response and its links; raises _Skip when it is not indexable."""
+        if not resp.is_success:
+            raise _Skip(f"HTTP {resp.status_code} {resp.reason_phrase}".strip())
+        ctype = resp.headers.get("content-type")
+        media = (ctype or "").split(";")[0].strip().lower()
+        if media.startswith(BINARY_MEDIA):
+            raise _Skip(f"binary content ({media}) is not indexed")
+        body = self._read(resp)
+        page = FetchedPage(task.start, url, body, ctype, resp.charset_encoding)
+        is_html = sniff(body, content_type=ctype) == "html"
+        return page, extract_links(body, url, resp.charset_encoding) if is_html else []
+
+    def _redirect_target(self, robots: RobotsCache | None, url: str, location: str, task: _Task) -> str:
         try:
-            target = normalize_url(urljoin(url, resp.headers["location"]))
+            target = normalize_url(urljoin(url, location))
         except ValueError:
-            raise _Skip(f"redirects to an unusable location {resp.headers['location']!r}") from None
-        if self.options.same_site and site_of(target) != task.site:
+            raise _Skip(f"redirects to an unusable location {location!r}") from None
+        if self.options.same_site and not same_site(task.site, site_of(target)):
             raise _Skip(f"redirects to another site ({target}); not followed because crawler.same_site is on")
-        if not self._allowed(client, target):
+        if robots is not None and not robots.allowed(target):
             raise _Skip(f"redirects to {target}, blocked by robots.txt")
         return target
 
-    def _read(self, resp: httpx.Response, deadline: float) -> bytes:
-        limit = int(self.options.max_page_mb * 1_000_000)
+    def _read(self, resp: httpx.Response) -> bytes:
+        """The decoded body, at most ``max_page_mb`` on the wire and decoded (see ``decoding``)."""
         too_big = f"larger than {self.options.max_page_mb:g} MB (crawler.max_page_mb)"
         declared = resp.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
+        if declared.isdigit() and int(declared) > self._limit:
             raise _Skip(too_big)
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in resp.iter_bytes():
-            size += len(chunk)
-            if size > limit:
-                raise _Skip(too_big)
-            if time.monotonic() > deadline:
-                raise _Skip(f"timed out after {self.options.timeout_s:g} s")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        try:
+            reader = decoded_reader(resp.iter_raw(), resp.headers.get("content-encoding"), self._limit)
+            return read_capped(reader, self._limit)
+        except BodyTooLarge:
+            raise _Skip(too_big) from None
+        except DecodingError as exc:
+            raise _Skip(str(exc)) from None
 
     def _follow(self, link: str, task: _Task, seen: set[str]) -> str | None:
         """The normalised link when the rules allow following it and it is new, else None."""
@@ -228,7 +278,7 @@ class BuiltinCrawler:
             return None
         if url_key(url) in seen:
             return None
-        if self.options.same_site and site_of(url) != task.site:
+        if self.options.same_site and not same_site(task.site, site_of(url)):
             return None
         if self._include and not any(p.search(url) for p in self._include):
             return None
@@ -236,38 +286,14 @@ class BuiltinCrawler:
             return None
         return url
 
-    # --- robots.txt ----------------------------------------------------------------------------------------------
-    def _allowed(self, client: httpx.Client, url: str) -> bool:
+    def _robots(self, client: httpx.Client) -> RobotsCache | None:
         if not self.options.respect_robots:
-            return True
-        parts = urlsplit(url)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        with self._robots_lock:
-            if origin not in self._robots:
-                self._robots[origin] = self._read_robots(client, origin)
-            parser = self._robots[origin]
-        return parser is None or parser.can_fetch(self.options.user_agent, url)
-
-    def _read_robots(self, client: httpx.Client, origin: str) -> RobotFileParser | None:
-        """robots.txt of an origin; None = no rules (missing, or unreachable: the page fetch will say why)."""
-        parser = RobotFileParser(origin + "/robots.txt")
-        try:
-            resp = client.get(origin + "/robots.txt", follow_redirects=True)
-        except httpx.HTTPError as exc:
-            log.debug("robots.txt of %s unreachable: %s", origin, exc)
             return None
-        if resp.status_code in {401, 403} or resp.status_code >= 500:
-            parser.disallow_all = True  # type: ignore[attr-defined]  # robotparser's documented-in-code flag
-        elif resp.status_code >= 400:
-            return None
-        else:
-            parser.parse(resp.text.splitlines())
-        return parser
+        fetch = partial(read_robots, client, timeout_s=self.options.timeout_s, wire_limit=self._limit)
+        return RobotsCache(fetch, self.options.user_agent)
 
     def _client(self) -> httpx.Client:
         opts = self.options
-        return httpx.Client(
-            headers={"User-Agent": opts.user_agent, "Accept": ACCEPT},
-            timeout=httpx.Timeout(opts.timeout_s), follow_redirects=False,
-            limits=httpx.Limits(max_connections=opts.concurrency, max_keepalive_connections=opts.concurrency),
-        )
+        headers = {"User-Agent": opts.user_agent, "Accept": ACCEPT, "Accept-Encoding": accept_encoding()}
+        return guarded_client(self.policy, timeout_s=opts.timeout_s, max_connections=opts.concurrency,
+                              headers=headers)

@@ -5,6 +5,11 @@ and polled (``GET /v2/crawl/{id}``, following ``next`` pages) by the SDK. Pages 
 the text loader. Our settings are validated and mapped to the SDK's keyword names when the provider is built, i.e.
 before the pipeline writes anything; an unknown option is an error listing the accepted ones.
 
+Address policy (``allow_private_urls``, docs/security.md): Firecrawl fetches the pages itself, so we cannot check
+the address it connects to; we check what we can: a start URL whose host resolves (here) to a refused address is
+not sent, and every page Firecrawl returns is dropped, with the reason, when its final URL's host resolves to a
+refused address or does not resolve here. The Firecrawl API URL itself is the operator's choice and is not checked.
+
 The v2 client does not read ``FIRECRAWL_API_URL``; the API URL comes from ``crawler.api_url`` (None = the hosted
 service), the key from the variable named by ``crawler.api_key_env``. Only a local server speaking the SDK's
 endpoints was exercised here, not the live service.
@@ -20,7 +25,8 @@ from typing import Any, Iterator, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deepsearcher.errors import ConfigError, ProviderError
-from deepsearcher.ingest.web import FetchedPage
+from deepsearcher.types import FetchedPage
+from deepsearcher.netpolicy import AddressPolicy, AddressRefused
 from deepsearcher.settings import FirecrawlCrawler as FirecrawlSettings
 from deepsearcher.events import CrawlFetched, CrawlQueued, EventCallback
 
@@ -101,14 +107,18 @@ class FirecrawlCrawler:
 
     Args:
         settings: the ``crawler`` settings (provider ``firecrawl``).
+        policy: the address policy; None = from ``allow_private_urls`` (None there = allowed).
 
     Raises:
         ConfigError: invalid options (see ``map_options``).
         ProviderError: firecrawl-py is not installed, or the installed one does not take a mapped keyword.
     """
 
-    def __init__(self, settings: FirecrawlSettings) -> None:
+    def __init__(self, settings: FirecrawlSettings, *, policy: AddressPolicy | None = None) -> None:
         self.settings = settings
+        if policy is None:
+            policy = AddressPolicy.from_setting(settings.allow_private_urls, default=True)
+        self.policy = policy
         self.scrape_kwargs, self.crawl_kwargs = map_options(settings)
         try:
             from firecrawl import Firecrawl
@@ -135,6 +145,9 @@ class FirecrawlCrawler:
         for start in start_urls:
             on_event(CrawlQueued(fetched=done, queued=done + self.settings.max_pages))
             try:
+                refused = self._refusal(start)
+                if refused:
+                    raise _PageError(refused)
                 documents = self._fetch(start)
             except _PageError as exc:
                 documents = []
@@ -143,7 +156,21 @@ class FirecrawlCrawler:
             for doc in documents:
                 done += 1
                 on_event(CrawlFetched(fetched=done, queued=done))
-                yield _page(start, doc)
+                page = _page(start, doc)
+                refused = self._refusal(page.url)
+                yield FetchedPage(start, page.url, error=refused) if refused else page
+
+    def _refusal(self, url: str) -> str:
+        """Why the address policy refuses a URL ("" when it passes or private URLs are allowed)."""
+        if self.policy.allow_private:
+            return ""
+        try:
+            self.policy.check_url(url)
+        except AddressRefused as exc:
+            return str(exc)
+        except (OSError, UnicodeError, ValueError) as exc:
+            return f"refused: the address of {url} could not be checked ({exc})"
+        return ""
 
     def _fetch(self, start: str) -> list[Any]:
         import requests

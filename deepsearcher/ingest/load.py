@@ -8,23 +8,18 @@ options), turns files and crawled pages into ``SourceItem``s and runs the ``Load
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from deepsearcher.errors import IngestError
 from deepsearcher.events import EventCallback, ignore_event
 from deepsearcher.ingest.pipeline import LoadPipeline
-from deepsearcher.ingest.sources import SourceItem, expand_paths, file_items, is_url
+from deepsearcher.ingest.sources import PathAllowed, SourceItem, expand_paths, file_items, is_url
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, Loader, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.settings import Settings
-from deepsearcher.types import FileResult, LoadSummary
+from deepsearcher.types import LoadSummary
 from deepsearcher.vectordb.names import validate_collection_name
-
-#: ``path -> reason`` to skip an expanded file (the server's allowed roots), or None to load it
-PathFilter = Callable[[Path], "str | None"]
-
 
 def split_signature(settings: Settings, embedder: Embedder) -> str:
     """Settings that change chunk boundaries; part of every source's version hash (a change re-splits files)."""
@@ -48,8 +43,8 @@ def default_description(inputs: Sequence[str]) -> str:
 
 def load_sources(inputs: Sequence[str], collection: str | None, description: str | None, *, settings: Settings,
                  store: VectorStore, embedder: Embedder, loader: Loader, registry: Registry,
-                 force_new: bool = False, batch_size: int | None = None, path_filter: PathFilter | None = None,
-                 on_event: EventCallback = ignore_event) -> LoadSummary:
+                 force_new: bool = False, batch_size: int | None = None, path_allowed: PathAllowed | None = None,
+                 allow_private_urls: bool | None = None, on_event: EventCallback = ignore_event) -> LoadSummary:
     """Load files, folders, glob patterns and URLs into a collection.
 
     Args:
@@ -62,11 +57,17 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
         registry: where the crawler provider is looked up (URLs only).
         force_new: drop and rebuild the collection (on its first write).
         batch_size: chunks per embed/upsert batch (default ``ingest.batch_size``).
-        path_filter: called for each expanded file; a returned reason skips it (listed in the summary).
+        path_allowed: ``path -> bool`` asked about every file found; a refused file is treated as absent (never
+            listed, so the answer does not tell whether it exists). The HTTP server passes its allowed roots.
+        allow_private_urls: the caller's rule for the addresses the crawler may reach (the HTTP server passes its
+            resolved ``server.allow_private_urls``): it replaces ``crawler.allow_private_urls``, except that a
+            crawler setting of ``false`` always wins. None = the crawler setting as configured.
         on_event: receives load and crawl events.
 
     Returns:
-        A LoadSummary with one FileResult per source.
+        A LoadSummary with one FileResult per source; every per-source failure (unreadable, removed during the load,
+        an undecodable or unparsable file, a value the store refuses, a folder that cannot be listed) is a skipped
+        result with its reason.
 
     Raises:
         IngestError: a path does not exist (nothing written), or a URL yielded zero documents.
@@ -74,29 +75,21 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
     """
     name = validate_collection_name(settings.vector_db.default_collection if collection is None else collection)
     urls = [i for i in inputs if is_url(i)]
-    files = expand_paths([i for i in inputs if not is_url(i)], settings.loader)
-    if not files and not urls:
+    found = expand_paths([i for i in inputs if not is_url(i)], settings.loader, path_allowed)
+    files = found.files
+    if not files and not urls and not found.skipped:
         ld = settings.loader
         raise IngestError(f"no files to load in {', '.join(inputs)}",
                           hint="the folders are empty or every file was filtered out "
                                f"(include: {ld.include or 'all'}; exclude: {ld.exclude})")
-    refused: list[FileResult] = []
-    if path_filter is not None:
-        kept = []
-        for path in files:
-            reason = path_filter(path)
-            if reason is None:
-                kept.append(path)
-            else:
-                refused.append(FileResult(str(path), "skipped", reason))
-        files = kept
     signature = split_signature(settings, embedder)
     items: Iterable[SourceItem] = file_items(files, loader, signature)
     web = None
     if urls:
         from deepsearcher.ingest.web import url_items
 
-        web = url_items(urls, settings, signature, on_event, registry)  # validates before any write
+        web = url_items(urls, settings, signature, on_event, registry,  # validates before any write
+                        allow_private_urls=allow_private_urls)
         items = _chain(items, web)
     pipeline = LoadPipeline(store, embedder, make_splitter(settings, embedder),
                             batch_size or settings.ingest.batch_size, on_event)
@@ -104,8 +97,8 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
                            force_new=force_new, total=len(files) if not urls else None)
     if web is not None:
         web.check(summary)  # a URL that gave 0 documents is an error (the collection is only made on a write)
-    if refused:
-        summary = replace(summary, files=summary.files + refused)
+    if found.skipped:
+        summary = replace(summary, files=summary.files + found.skipped)
     return summary
 
 

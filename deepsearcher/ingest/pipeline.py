@@ -4,16 +4,22 @@ Each source (a file or a fetched URL) has a version hash. A source whose every c
 is skipped without parsing (an unchanged re-load writes nothing). A changed source upserts its new chunks, then deletes
 the chunks of its old version. Chunk ids are content hashes, so an interrupted load that is run again completes with
 no duplicates. Chunks are embedded in large batches and upserted in bulk.
+
+One source never aborts a load: anything that goes wrong with one source (it cannot be read, it vanished, its
+loader or splitter fails, the store refuses one of its values) makes it a skipped result with the reason. Only
+failures of the configuration, a provider (``DeepSearcherError``) or the store as a whole stop the load. A batch the
+store refuses is written again source by source after checking the store still answers, so the refusal is pinned on
+the sources that cause it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
-from typing import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
 
-from deepsearcher.errors import SkipSource
+from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
 from deepsearcher.ingest.sources import SourceItem
 from deepsearcher.ingest.splitter import Splitter
@@ -41,6 +47,8 @@ class _Run:
     #: (source, version) whose chunks are all in ``pending`` or written, not yet finished
     open_sources: list[tuple[str, str]] = field(default_factory=list)
     doc_chunks: dict[str, int] = field(default_factory=dict)
+    #: source -> why the store refused it (its result becomes "skipped")
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 class LoadPipeline:
@@ -80,7 +88,9 @@ class LoadPipeline:
         self._flush(run, final=True)
         if run.exists:
             self.store.seal(collection)  # unflushed Milvus Lite data is re-scanned by every search (MilvusStore.seal)
-        return LoadSummary(collection=collection, files=run.results, chunks_written=run.written,
+        files = [FileResult(r.source, "skipped", run.refused[r.source]) if r.source in run.refused else r
+                 for r in run.results]
+        return LoadSummary(collection=collection, files=files, chunks_written=run.written,
                            chunks_deleted=run.deleted, seconds=time.perf_counter() - run.start,
                            embed_seconds=run.embed_seconds)
 
@@ -99,17 +109,23 @@ class LoadPipeline:
 
     def _process(self, run: _Run, item: SourceItem) -> FileResult:
         """One source: unchanged, skipped with a reason, or split and queued for writing."""
+        if item.error:
+            return FileResult(item.source, "skipped", item.error)
         if run.exists and self.store.is_complete(run.collection, item.source, item.version):
             return FileResult(item.source, "unchanged")
         try:
-            chunks = self.splitter.split(item.load(), item.version)
+            # the item's id is the source of record (a loader may spell a path differently, e.g. a non-UTF-8 name)
+            documents = [d if d.source == item.source else replace(d, source=item.source) for d in item.load()]
+            chunks = self.splitter.split(documents, item.version)
             if not chunks:
                 raise SkipSource("no text extracted")
         except SkipSource as exc:
             return FileResult(item.source, "skipped", str(exc))
-        except (OSError, ValueError, UnicodeError, RuntimeError, KeyError) as exc:
-            log.debug("loader failed on %s", item.source, exc_info=True)
-            return FileResult(item.source, "skipped", f"{type(exc).__name__}: {exc}")
+        except DeepSearcherError:
+            raise  # configuration or provider: not this source's fault
+        except Exception as exc:  # any other failure belongs to this source alone
+            log.debug("loading %s failed", item.source, exc_info=True)
+            return FileResult(item.source, "skipped", failure_reason(exc))
         run.doc_chunks[item.source] = len(chunks)
         run.pending.extend(chunks)
         run.open_sources.append((item.source, item.version))
@@ -119,12 +135,16 @@ class LoadPipeline:
     def _flush(self, run: _Run, final: bool = False) -> None:
         """Write full batches (every pending chunk when ``final``), then finish the sources no chunk waits for."""
         while run.pending and (final or len(run.pending) >= self.batch_size):
-            self._write(run, run.pending[:self.batch_size])
+            batch = run.pending[:self.batch_size]
             del run.pending[:self.batch_size]
+            self._write(run, batch)
         self._finish_sources(run)
 
     def _write(self, run: _Run, batch: list[Chunk]) -> None:
         """Embed one batch and upsert it, creating (or re-creating) the collection on the first write."""
+        batch = [c for c in batch if c.source not in run.refused]
+        if not batch:
+            return
         t0 = time.perf_counter()
         vectors = self.embedder.embed_documents([c.text for c in batch])
         run.embed_seconds += time.perf_counter() - t0
@@ -135,8 +155,42 @@ class LoadPipeline:
             self.store.create_collection(run.collection, description=run.description,
                                          model_name=self.embedder.model_name, dim=self.embedder.dimension)
             run.exists = True
-        run.written += self.store.upsert(run.collection, batch, vectors, run.doc_chunks)
+        try:
+            run.written += self.store.upsert(run.collection, batch, vectors, run.doc_chunks)
+        except DeepSearcherError:
+            raise
+        except Exception as exc:
+            self._write_by_source(run, batch, vectors, exc)
         self.on_event(LoadBatch(chunks=len(batch), written=run.written))
+
+    def _write_by_source(self, run: _Run, batch: list[Chunk], vectors: Any, error: Exception) -> None:
+        """After the store refused a batch: if the store still answers, write each source's chunks alone and skip
+        the sources it refuses; otherwise the store failed as a whole.
+
+        Raises:
+            ProviderError: the store does not answer any more.
+        """
+        try:
+            self.store.has_collection(run.collection)
+        except Exception as exc:
+            raise ProviderError(f"the vector store failed: {failure_reason(error)}",
+                                hint=f"check the store ({failure_reason(exc)}); re-run the same load to resume, "
+                                     "nothing is duplicated") from error
+        rows: dict[str, list[int]] = {}
+        for i, chunk in enumerate(batch):
+            rows.setdefault(chunk.source, []).append(i)
+        for source, index in rows.items():
+            try:
+                run.written += self.store.upsert(run.collection, [batch[i] for i in index], vectors[index],
+                                                 run.doc_chunks)
+            except DeepSearcherError:
+                raise
+            except Exception as exc:
+                log.debug("the store refused %s", source, exc_info=True)
+                run.refused[source] = f"the vector store refused it: {failure_reason(exc)}"
+                # its old version stays (no stale chunks are deleted); a re-load tries it again
+                run.open_sources = [sv for sv in run.open_sources if sv[0] != source]
+                run.pending = [c for c in run.pending if c.source != source]
 
     def _finish_sources(self, run: _Run) -> None:
         """A source is complete once none of its chunks wait: only then drop the chunks of its old version."""
@@ -145,3 +199,9 @@ class LoadPipeline:
             run.deleted += self.store.delete_stale(run.collection, source, version)
             run.open_sources.remove((source, version))
             run.doc_chunks.pop(source, None)
+
+
+def failure_reason(exc: BaseException, limit: int = 300) -> str:
+    """``"TypeName: message"`` on one line, at most ``limit`` characters: the reason a source was skipped."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"

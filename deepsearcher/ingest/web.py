@@ -27,7 +27,7 @@ from deepsearcher.ingest.loaders import HTML_SUFFIXES, JSON_SUFFIXES, TEXT_SUFFI
 from deepsearcher.ingest.sources import SourceItem
 from deepsearcher.protocols import Crawler
 from deepsearcher.registry import Registry
-from deepsearcher.settings import LoaderSettings, Settings
+from deepsearcher.settings import CrawlScope, LoaderSettings, Settings
 from deepsearcher.types import Document, FetchedPage, FileResult, LoadSummary
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ _KNOWN_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | JSON_SUFFIXES | {".pdf", ".doc
 
 
 def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event: EventCallback,
-              registry: Registry) -> UrlItems:
+              registry: Registry, *, allow_private_urls: bool | None = None) -> UrlItems:
     """SourceItems for http(s) start URLs, crawled by the configured provider.
 
     The provider is built and the URLs are validated here, before the pipeline writes anything; fetching starts when
@@ -48,6 +48,7 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event:
         signature: split settings mixed into every version hash.
         on_event: receives ``CrawlQueued`` / ``CrawlFetched`` events.
         registry: where the crawler provider is looked up.
+        allow_private_urls: the caller's address rule (``crawler_options``); None = the crawler setting.
 
     Raises:
         IngestError: a start URL is malformed.
@@ -67,8 +68,21 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event:
         raise IngestError("not a valid http(s) URL: " + ", ".join(bad),
                           hint="give a full address such as https://example.com/docs/; nothing was written")
     starts = list(by_key.values())
-    crawler: Crawler = registry.create("crawler", settings.crawler.resolved(settings.resolve_path))
+    options = crawler_options(settings.crawler, allow_private_urls)
+    crawler: Crawler = registry.create("crawler", options.resolved(settings.resolve_path))
     return UrlItems(crawler, starts, settings.loader, signature, on_event)
+
+
+def crawler_options(options: CrawlScope, allow_private_urls: bool | None) -> CrawlScope:
+    """The crawler's options with a caller's address rule applied.
+
+    The HTTP server passes its resolved ``server.allow_private_urls`` so that loads it runs obey it whatever the
+    crawler section says, except that ``crawler.allow_private_urls: false`` always wins (stricter is kept). Every
+    crawler provider receives the rule as its ``allow_private_urls`` option (``CrawlScope``) and must honour it.
+    """
+    if allow_private_urls is None or options.allow_private_urls is False:
+        return options
+    return options.model_copy(update={"allow_private_urls": allow_private_urls})
 
 
 class UrlItems:

@@ -12,17 +12,23 @@ off loopback):
     GET  /                  the web page (static files from ``deepsearcher/web``)
     GET  /docs              OpenAPI docs (served offline when ``fastapi-offline`` is installed)
 
-Blocking work runs on threads: queries on a small pool of their own (``server.max_concurrent_queries``), everything
-else on Starlette's thread pool, so a long query never blocks the rest. Nothing here changes providers, keys or base
-URLs: those come from the config file the server was started with.
+Every request first passes ``guard.RequestGuard`` (host, token, cross-site writes, body size), before its body is
+read. Long jobs run on bounded queues of their own (``workers.WorkQueue``): loads one at a time with
+``server.max_queued_loads`` waiting, queries ``server.max_concurrent_queries`` at a time with
+``server.max_queued_queries`` waiting; one more is answered 429 with ``Retry-After``. Short calls use Starlette's
+thread pool, which no waiting job holds, so health, collections and the page always answer. Nothing here changes
+providers, keys or base URLs: those come from the config file the server was started with, and error answers name
+them by setting (``<llm.base_url>``), never by value. Threat model and limits: docs/security.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import re
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from base64 import b64encode
 from contextlib import asynccontextmanager
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
@@ -32,7 +38,7 @@ from typing import Any, AsyncIterator
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
@@ -44,8 +50,10 @@ from deepsearcher.server.markdown import answer_html
 from deepsearcher.server.models import (
     ERRORS, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
 )
-from deepsearcher.server.security import AccessPolicy, Refused, is_loopback_host
-from deepsearcher.server.streaming import stream_events
+from deepsearcher.server.guard import RequestGuard
+from deepsearcher.server.security import AccessPolicy, Refused
+from deepsearcher.server.streaming import error_payload, stream_events
+from deepsearcher.server.workers import RETRY_AFTER_S, Busy, WorkQueue
 from deepsearcher.settings import Settings
 from deepsearcher.events import EventCallback
 from deepsearcher.types import CollectionInfo, Hit, LoadSummary, Report
@@ -66,18 +74,18 @@ def _version() -> str:
 
 
 class Service:
-    """The app's state: one DeepSearcher, the access policy, the query pool and the load lock."""
+    """The app's state: one DeepSearcher, the access policy, and the query and load queues."""
 
     def __init__(self, settings: Settings, searcher: Any, policy: AccessPolicy) -> None:
         self.settings = settings
         self.searcher = searcher
         self.policy = policy
-        self.queries = ThreadPoolExecutor(settings.server.max_concurrent_queries,
-                                          thread_name_prefix="deepsearcher-query")
+        server = settings.server
+        self.queries = WorkQueue(server.max_concurrent_queries, server.max_queued_queries, "queries")
+        # one load at a time: two loads into one collection would race on the same sources
+        self.loads = WorkQueue(1, server.max_queued_loads, "loads")
         self._warm_lock = threading.Lock()
         self._warm = False
-        # one load at a time: two loads into one collection would race on the same sources
-        self.load_lock = threading.Lock()
 
     def ready(self, llm: bool = False) -> Any:
         """The searcher with its providers built once, so concurrent first requests never open the Lite file (or
@@ -98,6 +106,7 @@ class Service:
 
     def close(self, close_searcher: bool) -> None:
         self.queries.shutdown(wait=False, cancel_futures=True)
+        self.loads.shutdown(wait=False, cancel_futures=True)
         if close_searcher:
             self.searcher.close()
 
@@ -130,15 +139,9 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
                   description="Load documents and URLs into Milvus collections, retrieve chunks, and research "
                               "questions with an agent that streams its steps and writes a cited report.")
     app.state.service = service
-    _add_error_handlers(app)
+    _add_error_handlers(app, policy)
     _add_docs(app)
-    if policy.loopback:
-        _add_host_check(app)
-
-    def authorized(request: Request, _: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> None:
-        policy.check_token(request.headers.get("authorization"))
-
-    auth = [Depends(authorized)]
+    auth = [Depends(_bearer)]  # documents the scheme in OpenAPI; RequestGuard checks the token before the body
 
     @app.get("/api/health", response_model=Health, tags=["meta"])
     def health() -> Health:
@@ -164,9 +167,11 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
     async def load(body: LoadRequest) -> LoadSummary:
         """Load files, folders, globs (inside ``server.allowed_roots``) and http(s) URLs into a collection.
 
-        Sources that cannot be read are reported per file (status ``skipped`` with a reason); the rest load.
+        Sources that cannot be read are reported per file (status ``skipped`` with a reason); the rest load. Loads
+        run one at a time; when ``server.max_queued_loads`` already wait, the answer is 429 with ``Retry-After``.
         """
-        return await run_in_threadpool(_load, service, body)
+        inputs = await run_in_threadpool(_check_inputs, policy, body.inputs)
+        return await asyncio.wrap_future(service.loads.submit(_load, service, body, inputs))
 
     @app.post("/api/retrieve", response_model=list[Hit], dependencies=auth, responses=ERRORS, tags=["search"])
     async def retrieve(body: RetrieveRequest) -> list[Hit]:
@@ -196,10 +201,11 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
             loop = asyncio.get_running_loop()
             report = await loop.run_in_executor(service.queries, run, _ignore)
             return JSONResponse(finish_report(report))
-        return EventSourceResponse(stream_events(service.queries, run, finish_report), ping=15,
+        return EventSourceResponse(stream_events(service.queries, run, finish_report, policy.redact), ping=15,
                                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     _add_web(app)
+    app.add_middleware(RequestGuard, policy=policy, max_body_bytes=int(settings.server.max_body_mb * 1_000_000))
     return app
 
 
@@ -216,26 +222,23 @@ def _ignore(_: Any) -> None:
     """An on_event callback that drops events (non-streaming query)."""
 
 
-def _load(service: Service, body: LoadRequest) -> LoadSummary:
-    """Check every input against the policy and load through the one ingestion entry point; expanded files that
-    escape the roots (symlinks) are skipped and listed."""
+def _check_inputs(policy: AccessPolicy, inputs: list[str]) -> list[str]:
+    """Every input checked against the policy (URLs by address, paths by root), in the caller's order.
+
+    Raises:
+        Refused: 403 / 422, see ``AccessPolicy.check_url`` and ``check_path``.
+    """
     from deepsearcher.ingest.sources import is_url
 
+    return [policy.check_url(i) if is_url(i) else str(policy.check_path(i)) for i in inputs]
+
+
+def _load(service: Service, body: LoadRequest, inputs: list[str]) -> LoadSummary:
+    """Load checked inputs through the one ingestion entry point, with the server's rules: files found outside the
+    roots (through symlinks) are treated as absent, and the crawler gets the server's address rule."""
     policy = service.policy
-    urls = [policy.check_url(i) for i in body.inputs if is_url(i)]
-    paths = [str(policy.check_path(i)) for i in body.inputs if not is_url(i)]
-    outside = "outside server.allowed_roots (symlink)"
-
-    def within_roots(path: Path) -> str | None:
-        return None if policy.inside_roots(path) else outside
-
-    with service.load_lock:
-        summary = service.ready().load(paths + urls, body.collection, body.description, force_new=body.force_new,
-                                       path_filter=within_roots)
-    if not urls and summary.files and all(f.reason == outside for f in summary.files):
-        raise Refused(403, "every file resolves outside the folders this server may read",
-                      hint=f"allowed roots: {', '.join(map(str, policy.roots))}")
-    return summary
+    return service.ready().load(inputs, body.collection, body.description, force_new=body.force_new,
+                                path_allowed=policy.inside_roots, allow_private_urls=policy.allow_private_urls)
 
 
 # --- errors --------------------------------------------------------------------------------------------------------
@@ -248,20 +251,30 @@ def error_status(exc: DeepSearcherError) -> int:
     return 400  # CollectionError, IngestError, ...: the request names something that cannot be done
 
 
-def _error(status: int, detail: str, type_: str, hint: str | None = None, **extra: Any) -> JSONResponse:
-    return JSONResponse({"detail": detail, "hint": hint, "type": type_, **extra}, status_code=status)
+def _error(status: int, detail: str, type_: str, hint: str | None = None, headers: dict[str, str] | None = None,
+           **extra: Any) -> JSONResponse:
+    return JSONResponse({"detail": detail, "hint": hint, "type": type_, **extra}, status_code=status,
+                        headers=headers)
 
 
-def _add_error_handlers(app: FastAPI) -> None:
+def _add_error_handlers(app: FastAPI, policy: AccessPolicy) -> None:
     @app.exception_handler(Refused)
     async def refused(_: Request, exc: Refused) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse({"detail": exc.message, "hint": exc.hint, "type": "Refused"}, status_code=exc.status,
                             headers=headers)
 
+    @app.exception_handler(Busy)
+    async def busy(_: Request, exc: Busy) -> JSONResponse:
+        return _error(429, str(exc), "Busy", f"retry after {RETRY_AFTER_S} s",
+                      headers={"Retry-After": str(RETRY_AFTER_S)})
+
     @app.exception_handler(DeepSearcherError)
-    async def library_error(_: Request, exc: DeepSearcherError) -> JSONResponse:
-        return _error(error_status(exc), exc.args[0] if exc.args else str(exc), type(exc).__name__, exc.hint)
+    async def library_error(request: Request, exc: DeepSearcherError) -> JSONResponse:
+        status = error_status(exc)
+        if status >= 500:
+            log.warning("%s %r failed: %s", request.method, request.url.path, exc)  # unredacted, for the operator
+        return JSONResponse(error_payload(exc, policy.redact), status_code=status)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -280,45 +293,49 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+        log.error("unexpected error on %s %r", request.method, request.url.path, exc_info=exc)
         return _error(500, f"unexpected error ({type(exc).__name__}); see the server log", "InternalError",
                       "please report it with the server log")
 
 
-def _add_host_check(app: FastAPI) -> None:
-    """On loopback, answer only requests addressed to a loopback name (blocks DNS-rebinding pages in a browser)."""
-
-    @app.middleware("http")
-    async def host_check(request: Request, call_next: Any) -> Response:
-        host = request.headers.get("host", "")
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if host and not is_loopback_host(name):
-            return JSONResponse({"detail": f"host {host!r} is not a loopback name", "type": "Refused",
-                                 "hint": "open the page as http://127.0.0.1:<port>/ or http://localhost:<port>/"},
-                                status_code=403)
-        return await call_next(request)
-
-
 # --- docs and web page -----------------------------------------------------------------------------------------------
 def _add_docs(app: FastAPI) -> None:
-    """Swagger UI at /docs; its assets come from ``fastapi-offline`` when installed (this tool runs offline)."""
+    """Swagger UI at /docs with its assets and favicon from ``fastapi-offline`` (this tool runs offline), under a
+    Content-Security-Policy: its one inline script allowed by hash, no framing (``frame-ancestors 'none'``)."""
     from fastapi.openapi.docs import get_swagger_ui_html
 
     try:
         static = Path(str(resources.files("fastapi_offline") / "static"))
     except ModuleNotFoundError:
         static = None
+    cdn = ""
     if static is not None and static.is_dir():
         app.mount("/docs-static", StaticFiles(directory=static), name="docs-static")
-        js, css = "/docs-static/swagger-ui-bundle.js", "/docs-static/swagger-ui.css"
+        js, css, icon = "/docs-static/swagger-ui-bundle.js", "/docs-static/swagger-ui.css", "/docs-static/favicon.png"
     else:  # pragma: no cover - without the assets package the page loads them from a CDN
+        cdn = " https://cdn.jsdelivr.net"
         js = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5/swagger-ui-bundle.js"
         css = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5/swagger-ui.css"
+        icon = "data:,"
+
+    def page() -> Response:
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title="deepsearcher API",
+                                   swagger_js_url=js, swagger_css_url=css, swagger_favicon_url=icon)
+
+    body = bytes(page().body).decode()
+    hashes = " ".join(f"'sha256-{b64encode(hashlib.sha256(script.encode()).digest()).decode()}'"
+                      for script in re.findall(r"<script>(.*?)</script>", body, flags=re.S))
+    # Swagger UI sets style attributes from script, so styles need 'unsafe-inline'; scripts do not
+    csp = (f"default-src 'none'; script-src 'self'{cdn} {hashes}; style-src 'self'{cdn} 'unsafe-inline'; "
+           "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "
+           "frame-ancestors 'none'")
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> Response:
-        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title="deepsearcher API",
-                                   swagger_js_url=js, swagger_css_url=css)
+        response = page()
+        response.headers.update({"Content-Security-Policy": csp, "X-Content-Type-Options": "nosniff",
+                                 "Referrer-Policy": "no-referrer"})
+        return response
 
 
 def _add_web(app: FastAPI) -> None:

@@ -6,6 +6,7 @@ returns is the JSON the CLI's ``--json`` prints.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
@@ -14,6 +15,7 @@ from pydantic_core import PydanticCustomError
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
 Input = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4096)]
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class _Body(BaseModel):
@@ -29,6 +31,17 @@ class LoadRequest(_Body):
     description: Annotated[str, StringConstraints(max_length=2000)] | None = Field(
         None, description="What the collection holds (used to route sub-queries); set when it is created.")
     force_new: bool = Field(False, description="Drop the collection and rebuild it.")
+
+    @field_validator("inputs")
+    @classmethod
+    def _no_control_characters(cls, inputs: list[str]) -> list[str]:
+        """A NUL byte cannot be in a path (the OS refuses it) and no control character is in a path or URL meant."""
+        for value in inputs:
+            if CONTROL.search(value):
+                raise PydanticCustomError("control_character", "control characters (such as a NUL byte) are not "
+                                                               "allowed in a path or URL: {value}",
+                                          {"value": repr(value)[:100]})
+        return inputs
 
 
 class RetrieveRequest(_Body):
@@ -109,9 +122,12 @@ class ReportOut(BaseModel):
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody, "description": text}
     for code, text in {400: "The request cannot be carried out (message says why).",
-                       401: "Missing or wrong bearer token.",
-                       403: "Refused: path outside the allowed roots, or a non-public URL.",
+                       401: "Missing or wrong bearer token (checked before the body is read).",
+                       403: "Refused: path outside the allowed roots, a non-public URL, or a cross-site request.",
+                       413: "The body is larger than server.max_body_mb.",
+                       415: "The body is not declared application/json.",
                        422: "The body is malformed.",
+                       429: "Too many loads or queries waiting; retry after Retry-After seconds.",
                        502: "The LLM or another provider failed.",
                        503: "The server is misconfigured or its store is busy."}.items()
 }

@@ -12,13 +12,12 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 from urllib.parse import urlsplit
 
 from deepsearcher.errors import ConfigError
+from deepsearcher.netpolicy import AddressPolicy, AddressRefused
 from deepsearcher.settings import Settings
 
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
@@ -32,6 +31,28 @@ class Refused(Exception):
         self.status = status
         self.message = message
         self.hint = hint
+
+
+def configured_endpoints(settings: Settings) -> tuple[tuple[str, str], ...]:
+    """``(setting name, value)`` for every provider address in the config (keys ending in ``url`` / ``uri`` in the
+    provider sections), longest value first, each also as its bare ``host:port``."""
+    found: list[tuple[str, str]] = []
+
+    def visit(prefix: str, value: object) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                visit(f"{prefix}.{key}", item)
+        elif isinstance(value, str) and value and prefix.rsplit(".", 1)[-1].endswith(("url", "uri")):
+            found.append((prefix, value.rstrip("/") or value))
+            netloc = urlsplit(value).netloc
+            if netloc:
+                found.append((prefix, netloc))
+
+    for section in ("llm", "embedding", "vector_db", "crawler", "web_search"):
+        section_value = getattr(settings, section, None)
+        if section_value is not None:
+            visit(section, section_value.model_dump())
+    return tuple(sorted(set(found), key=lambda item: -len(item[1])))
 
 
 def is_loopback_host(host: str) -> bool:
@@ -53,13 +74,17 @@ class AccessPolicy:
         token: the bearer token callers must send, or None when none is required.
         loopback: the server is bound to a loopback address.
         roots: resolved ``server.allowed_roots`` (empty = no server-side path may be loaded).
-        allow_private_urls: URLs resolving to loopback/private/link-local addresses may be loaded.
+        allow_private_urls: URLs resolving to loopback/private/link-local addresses may be loaded, as start URLs
+            and by every connection the crawler makes for a load this server runs.
+        endpoints: configured provider addresses (``llm.base_url``, ``vector_db.uri``, ...) as
+            ``(setting name, value)``, hidden from error answers by ``redact``.
     """
 
     token: str | None
     loopback: bool
     roots: tuple[Path, ...]
     allow_private_urls: bool
+    endpoints: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "AccessPolicy":
@@ -79,7 +104,16 @@ class AccessPolicy:
                      f"print(secrets.token_urlsafe(32))'`), or serve on 127.0.0.1")
         roots = tuple(settings.resolve_path(root).resolve() for root in server.allowed_roots)
         allow_private = server.allow_private_urls if server.allow_private_urls is not None else loopback
-        return cls(token=token, loopback=loopback, roots=roots, allow_private_urls=allow_private)
+        return cls(token=token, loopback=loopback, roots=roots, allow_private_urls=allow_private,
+                   endpoints=configured_endpoints(settings))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every configured provider address replaced by its setting's name (``<llm.base_url>``):
+        error answers may reach remote callers, and where the LLM or the store lives is the operator's business
+        (the server log keeps the full message)."""
+        for name, value in self.endpoints:
+            text = text.replace(value, f"<{name}>")
+        return text
 
     def check_token(self, authorization: str | None) -> None:
         """Accept the request when no token is required or the ``Authorization: Bearer`` header matches.
@@ -98,11 +132,13 @@ class AccessPolicy:
     def check_path(self, raw: str) -> Path:
         """Resolve a server-side path (a file, folder or glob) and check it lies inside an allowed root.
 
-        For a glob, the folder before the first wildcard is checked; every file it expands to is checked again by
-        ``inside_roots`` (a symlink inside a root may point out of it).
+        ``..`` is refused outright. For a glob, the folder before the first wildcard is checked here, and every file
+        the pattern expands to is checked again by ``inside_roots`` (a symlink inside a root may point out of it);
+        files outside are then treated as absent. The answer is the same whether an outside path exists or not.
 
         Raises:
-            Refused: 403 when no roots are configured or the path resolves outside them; 422 for a relative path.
+            Refused: 403 when no roots are configured or the path resolves outside them; 422 for a relative path or
+                one with a ``..`` component.
         """
         if not self.roots:
             raise Refused(403, "this server does not load server-side paths",
@@ -111,10 +147,15 @@ class AccessPolicy:
         if not path.is_absolute():
             raise Refused(422, f"{raw!r} is not an absolute path",
                           hint=f"give a path inside {', '.join(map(str, self.roots))}")
+        if ".." in path.parts:
+            raise Refused(422, f"{raw!r} contains '..'; give the path without it",
+                          hint=f"give a path inside {', '.join(map(str, self.roots))}")
         fixed = path
         wildcard = next((i for i, part in enumerate(path.parts) if any(ch in part for ch in "*?[")), None)
-        if wildcard is not None:
+        if wildcard is not None and not os.path.lexists(path):  # an existing name with "[" is a name, not a glob
             fixed = Path(*path.parts[:wildcard])
+        else:
+            wildcard = None
         if not self.inside_roots(fixed):
             raise Refused(403, f"{raw!r} is outside the folders this server may read",
                           hint=f"allowed roots: {', '.join(map(str, self.roots))}")
@@ -122,36 +163,28 @@ class AccessPolicy:
 
     def inside_roots(self, path: Path) -> bool:
         """True when ``path`` with symlinks and ``..`` resolved is an allowed root or lies below one."""
-        real = path.resolve()
+        real = Path(os.path.realpath(path))
         return any(real == root or root in real.parents for root in self.roots)
 
     def check_url(self, url: str) -> str:
         """Check an http(s) URL's host is one this server may fetch.
 
         Raises:
-            Refused: 422 for a URL without a host; 403 when the host resolves to a loopback, private, link-local or
-                reserved address and private URLs are not allowed.
+            Refused: 422 for a URL without a host; 403 when the host resolves to an address
+                ``netpolicy.AddressPolicy`` refuses (loopback, private, link-local, CGNAT, multicast, reserved, IPv4
+                embedded in IPv6, ...) and private URLs are not allowed.
         """
         parts = urlsplit(url)
         if parts.scheme not in {"http", "https"} or not parts.hostname:
             raise Refused(422, f"{url!r} is not an http(s) URL with a host")
         if self.allow_private_urls:
             return url
-        for address in _addresses(parts.hostname):
-            if not address.is_global:
-                raise Refused(403, f"{url!r} points at a non-public address ({address}); this server does not "
-                                   "fetch those for its callers",
-                              hint="set server.allow_private_urls: true in the config to allow it")
+        try:
+            AddressPolicy(allow_private=False).check_url(url)
+        except AddressRefused as exc:
+            raise Refused(403, f"{url!r} points at a non-public address ({exc.address}); this server does not "
+                               "fetch those for its callers",
+                          hint="set server.allow_private_urls: true in the config to allow it") from None
+        except (OSError, UnicodeError, ValueError):
+            return url  # unresolvable or a malformed port: the crawler reports it as a skipped source
         return url
-
-
-def _addresses(host: str) -> Sequence[ipaddress.IPv4Address | ipaddress.IPv6Address]:
-    try:
-        return [ipaddress.ip_address(host)]
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError):
-        return []  # unresolvable: the crawler reports it as a skipped source
-    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]

@@ -34,10 +34,13 @@ class QueryCancelled(Exception):
 _DONE = object()
 
 
-def error_payload(exc: BaseException) -> dict[str, Any]:
-    """The JSON body of an ``error`` event (the same shape as an HTTP error body)."""
+def error_payload(exc: BaseException, redact: Callable[[str], str] = str) -> dict[str, Any]:
+    """The JSON body of an ``error`` event (the same shape as an HTTP error body); ``redact`` hides configured
+    endpoints (``AccessPolicy.redact``)."""
     if isinstance(exc, DeepSearcherError):
-        return {"detail": exc.args[0] if exc.args else str(exc), "hint": exc.hint, "type": type(exc).__name__}
+        detail = exc.args[0] if exc.args else str(exc)
+        return {"detail": redact(detail), "hint": redact(exc.hint) if exc.hint else exc.hint,
+                "type": type(exc).__name__}
     return {"detail": f"unexpected error ({type(exc).__name__}); see the server log", "hint": None,
             "type": "InternalError"}
 
@@ -46,17 +49,21 @@ def sse(kind: str, data: Mapping[str, Any], seq: int) -> ServerSentEvent:
     return ServerSentEvent(data=json.dumps(data, ensure_ascii=False, default=str), event=kind, id=str(seq))
 
 
-async def stream_events(executor: Executor, run: Callable[[EventCallback], Report],
-                        finish: Callable[[Report], dict[str, Any]]) -> AsyncIterator[ServerSentEvent]:
-    """Yield the query's events in the order they were emitted, then its report, or an ``error`` event.
+def stream_events(executor: Executor, run: Callable[[EventCallback], Report],
+                  finish: Callable[[Report], dict[str, Any]],
+                  redact: Callable[[str], str] = str) -> AsyncIterator[ServerSentEvent]:
+    """Start the query now and return the stream of its events, in the order they were emitted, then its report,
+    or an ``error`` event.
 
     Args:
-        executor: where the query runs.
+        executor: where the query runs; its ``submit`` may refuse (``workers.Busy``), which this raises before any
+            response has started.
         run: ``on_event -> Report``; called on a worker thread.
         finish: the report's JSON with its rendered forms (Markdown, HTML).
+        redact: hides configured endpoints in error details.
 
     Every event is ``event: <kind>`` with ``data: <JSON>`` and an increasing ``id``. The stream always ends with
-    exactly one ``query.report`` or one ``error`` event.
+    exactly one ``query.report`` or one ``error`` event. Must be called on the event loop.
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -80,6 +87,12 @@ async def stream_events(executor: Executor, run: Callable[[EventCallback], Repor
             post(_DONE)
 
     future = asyncio.wrap_future(executor.submit(work))
+    return _events(queue, future, cancelled, finish, redact)
+
+
+async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]", cancelled: threading.Event,
+                  finish: Callable[[Report], dict[str, Any]],
+                  redact: Callable[[str], str]) -> AsyncIterator[ServerSentEvent]:
     seq = 0
     saw_report = False
     try:
@@ -97,7 +110,9 @@ async def stream_events(executor: Executor, run: Callable[[EventCallback], Repor
         except Exception as exc:  # the run failed: tell the client in-band, never as a trace
             if not isinstance(exc, DeepSearcherError):
                 log.error("query failed", exc_info=exc)
-            yield sse(ERROR_EVENT, error_payload(exc), seq + 1)
+            else:
+                log.warning("query failed: %s", exc)
+            yield sse(ERROR_EVENT, error_payload(exc, redact), seq + 1)
             return
         if not saw_report:
             yield sse(REPORT_EVENT, finish(report), seq + 1)

@@ -12,6 +12,7 @@ are kept as a JSON object in the collection description instead.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -33,6 +34,8 @@ PROP_MODEL = "deepsearcher.embedding_model"
 PROP_DIM = "deepsearcher.embedding_dim"
 PROP_DESC = "deepsearcher.description"
 OUTPUT_FIELDS = ["id", "text", "source", "title", "page", "chunk_index", "doc_hash", "metadata"]
+MAX_SOURCE_BYTES = 4096  # VARCHAR max_length counts UTF-8 bytes (Milvus docs, "String Field")
+MAX_TITLE_BYTES = 2048
 #: Lite files this process opened: milvus-lite keeps their flock for the life of the process, and a probe from the
 #: same process would see its own lock as "another process".
 _OPENED_IN_THIS_PROCESS: set[str] = set()
@@ -157,8 +160,8 @@ class MilvusStore:
         schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
         schema.add_field("text", DataType.VARCHAR, max_length=MAX_CHUNK_BYTES, enable_analyzer=True)
         schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_field("source", DataType.VARCHAR, max_length=4096)
-        schema.add_field("title", DataType.VARCHAR, max_length=2048)
+        schema.add_field("source", DataType.VARCHAR, max_length=MAX_SOURCE_BYTES)
+        schema.add_field("title", DataType.VARCHAR, max_length=MAX_TITLE_BYTES)
         schema.add_field("page", DataType.INT64)
         schema.add_field("chunk_index", DataType.INT64)
         schema.add_field("doc_hash", DataType.VARCHAR, max_length=64)
@@ -230,7 +233,7 @@ class MilvusStore:
     # --- documents -----------------------------------------------------------------------------------------------
     def is_complete(self, name: str, source: str, doc_hash: str) -> bool:
         """True when every chunk of ``source`` at version ``doc_hash`` is stored (an unchanged, complete load)."""
-        expr = f"source == {_quote(source)} and doc_hash == {_quote(doc_hash)}"
+        expr = f"source == {_quote(stored_source(source))} and doc_hash == {_quote(doc_hash)}"
         self._ready(name)
         rows = self.client.query(name, filter=expr, output_fields=["doc_chunks"], limit=1)
         if not rows:
@@ -243,8 +246,9 @@ class MilvusStore:
             return 0
         self._ready(name)
         rows = [{
-            "id": c.id, "vector": vectors[i].tolist(), "text": c.text, "source": c.source[:4096],
-            "title": c.title[:2048], "page": -1 if c.page is None else int(c.page), "chunk_index": c.chunk_index,
+            "id": c.id, "vector": vectors[i].tolist(), "text": c.text, "source": stored_source(c.source),
+            "title": fit_bytes(c.title, MAX_TITLE_BYTES), "page": -1 if c.page is None else int(c.page),
+            "chunk_index": c.chunk_index,
             "doc_hash": c.doc_hash, "doc_chunks": doc_chunks[c.source], "metadata": c.metadata,
         } for i, c in enumerate(chunks)]
         self.client.upsert(name, rows)
@@ -252,7 +256,7 @@ class MilvusStore:
 
     def delete_stale(self, name: str, source: str, doc_hash: str) -> int:
         """Delete chunks of ``source`` that belong to another version than ``doc_hash``; returns rows deleted."""
-        expr = f"source == {_quote(source)} and doc_hash != {_quote(doc_hash)}"
+        expr = f"source == {_quote(stored_source(source))} and doc_hash != {_quote(doc_hash)}"
         stale = self.count(name, expr)  # count() loads the collection
         if stale:
             self.client.delete(name, filter=expr)
@@ -309,6 +313,24 @@ class MilvusStore:
 
 
 @functools.cache
+def fit_bytes(text: str, max_bytes: int) -> str:
+    """``text`` cut to at most ``max_bytes`` UTF-8 bytes on a character boundary (lone surrogates written as
+    ``\\udcXX``, which UTF-8 cannot hold)."""
+    data = text.encode("utf-8", "backslashreplace")
+    return data[:max_bytes].decode("utf-8", "ignore")
+
+
+def stored_source(source: str) -> str:
+    """The ``source`` value stored for a source id, the same on every call: the id itself when it fits
+    ``MAX_SOURCE_BYTES``, else its head and ``#`` + 32 hex chars of its SHA-256, so that a long URL is found again on
+    re-load (an unchanged source) and two long ids with one head stay apart."""
+    fitted = fit_bytes(source, MAX_SOURCE_BYTES)
+    if fitted == source:
+        return source
+    digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return fit_bytes(source, MAX_SOURCE_BYTES - 33) + "#" + digest
+
+
 def _lite_engine_major() -> int:
     """Major version of the installed milvus-lite (read once per process): 3+ is pure Python, 2.x the C++ engine."""
     from importlib.metadata import PackageNotFoundError, version

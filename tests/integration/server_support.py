@@ -77,16 +77,16 @@ def scripted_llm(gate: threading.Event | None = None, calls: int = 400) -> Any:
 
 
 class LiveServer:
-    """uvicorn serving ``app`` on 127.0.0.1 at a free port, in a background thread."""
+    """uvicorn serving ``app`` on ``host`` (default 127.0.0.1) at a free port, in a background thread."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, host: str = "127.0.0.1") -> None:
         import uvicorn
 
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind((host, 0))
         self.port = self.sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{host}:{self.port}"
         config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2, lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)

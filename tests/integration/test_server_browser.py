@@ -108,3 +108,19 @@ def test_ask_watch_steps_read_report_and_open_a_cited_source(server: str, browse
     browser.save_screenshot(str(ARTIFACTS / "web-report.png"))
     severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert not severe, severe  # no script errors, no Content-Security-Policy violations
+
+
+def test_swagger_ui_renders_under_its_content_security_policy(server: str, browser: Any) -> None:
+    """/docs: Swagger UI loads its local assets and the schema with no CSP violation and no remote request."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(server + "/docs")
+    WebDriverWait(browser, 30).until(ec.presence_of_element_located((By.CSS_SELECTOR, ".opblock-tag")))
+    assert "deepsearcher" in browser.find_element(By.CSS_SELECTOR, ".info .title").text
+    assert "/api/load" in browser.find_element(By.ID, "swagger-ui").text
+    resources = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert resources and all(url.startswith(server) or url.startswith("data:") for url in resources), resources
+    severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not severe, severe

@@ -175,4 +175,16 @@ def test_expand_paths_reports_fifo_and_empty_selection(tmp_path: Path):
     with pytest.raises(IngestError, match="not a regular file"):
         expand_paths([str(fifo)], LoaderSettings())
     (tmp_path / "empty").mkdir()
-    assert expand_paths([str(tmp_path / "empty")], LoaderSettings()) == []
+    assert expand_paths([str(tmp_path / "empty")], LoaderSettings()).files == []
+
+
+@pytest.mark.parametrize("crawler, caller, expected", [
+    (None, None, None), (True, None, True), (False, None, False),  # no caller rule: the crawler's own
+    (None, False, False), (True, False, False),  # the server off loopback: refused, whatever the crawler says
+    (None, True, True), (False, True, False),  # an explicit crawler false always wins
+])
+def test_the_callers_address_rule_replaces_the_crawlers_unless_that_is_false(crawler, caller, expected):
+    from deepsearcher.ingest.web import crawler_options
+    from deepsearcher.settings import BuiltinCrawler
+
+    assert crawler_options(BuiltinCrawler(allow_private_urls=crawler), caller).allow_private_urls is expected

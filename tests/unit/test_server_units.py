@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -69,11 +70,15 @@ def test_paths_resolve_symlinks_and_dotdot_before_the_root_check(tmp_path: Path,
     assert p.check_path(str(root / "sub" / "a.md")) == (root / "sub" / "a.md").resolve()
     assert p.check_path(str(root)) == root.resolve()
     assert p.check_path(str(root / "sub" / "*.md")) == root.resolve() / "sub" / "*.md"
-    for bad in (outside / "b.md", root / ".." / "outside" / "b.md", root / "link" / "b.md", root / "link",
-                root / "link" / "*.md", Path("/etc/passwd"), tmp_path):
+    for bad in (outside / "b.md", root / "link" / "b.md", root / "link", root / "link" / "nothing-there.md",
+                root / "link" / "*.md", Path("/etc/passwd"), Path("/etc/no-such-file"), tmp_path):
         with pytest.raises(Refused) as refused:
             p.check_path(str(bad))
         assert refused.value.status == 403, bad
+    for dotdot in (root / ".." / "outside" / "b.md", root / "sub" / ".." / "sub" / "a.md", root / "s*" / ".." / "x"):
+        with pytest.raises(Refused) as refused:
+            p.check_path(str(dotdot))
+        assert refused.value.status == 422 and "'..'" in refused.value.message, dotdot
     with pytest.raises(Refused) as relative:
         p.check_path("sub/a.md")
     assert relative.value.status == 422
@@ -137,3 +142,92 @@ def test_report_markdown_has_title_answer_and_sources() -> None:
     assert text.startswith("# What is Milvus?\n\nMilvus is a **vector database** [1][2].")
     # one Markdown for the page's download and `query --output` (issue #10): the CLI's source-line format
     assert "## Sources\n\n- [1] /data/milvus.pdf, p. 3 — Milvus\n- [2] https://milvus.io/docs\n" in text
+
+
+# --- request guard, work queues, redaction ------------------------------------------------------------------------
+def guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs: object):
+    from deepsearcher.server.guard import RequestGuard
+
+    async def app(scope: object, receive: object, send: object) -> None:  # never reached by a refused request
+        raise AssertionError("the app was called")
+
+    return RequestGuard(app, policy=policy(tmp_path, monkeypatch, **kwargs), max_body_bytes=1000)
+
+
+@pytest.mark.parametrize("method, path, headers, status", [
+    ("POST", "/api/load", {"host": "127.0.0.1:8000", "content-type": "text/plain"}, 401),  # the token comes first
+    ("POST", "/api/load", {"host": "evil.example", "authorization": "Bearer t0k3n"}, 403),  # DNS rebinding
+    ("POST", "/api/load", {"authorization": "Bearer t0k3n"}, 415),  # no Content-Type: a "simple" cross-site POST
+    ("POST", "/api/load", {"authorization": "Bearer t0k3n", "content-type": "multipart/form-data; b=x"}, 415),
+    ("POST", "/api/query", {"authorization": "Bearer t0k3n", "content-type": "application/json",
+                            "sec-fetch-site": "cross-site"}, 403),
+    ("POST", "/api/load", {"authorization": "Bearer t0k3n", "content-type": "application/json",
+                           "content-length": "1001"}, 413),
+    ("POST", "/api/load", {"authorization": "Bearer t0k3n", "content-type": "application/json",
+                           "content-length": "-5"}, 400),
+    ("GET", "/api/collections", {}, 401),
+])
+def test_guard_refuses_by_headers_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method: str, path: str,
+                                        headers: dict[str, str], status: int) -> None:
+    with pytest.raises(Refused) as refused:
+        guard(tmp_path, monkeypatch, token="t0k3n").check(method, path, headers)
+    assert refused.value.status == status
+
+
+@pytest.mark.parametrize("method, path, headers", [
+    ("GET", "/api/health", {}),
+    ("GET", "/", {}),
+    ("GET", "/docs", {}),
+    ("POST", "/api/retrieve", {"authorization": "Bearer t0k3n", "content-type": "application/json; charset=utf-8",
+                               "sec-fetch-site": "same-origin", "content-length": "1000"}),
+])
+def test_guard_lets_through_what_it_should(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method: str, path: str,
+                                           headers: dict[str, str]) -> None:
+    guard(tmp_path, monkeypatch, token="t0k3n").check(method, path, headers)
+
+
+def test_work_queue_admits_workers_plus_waiting_then_refuses() -> None:
+    import threading
+
+    from deepsearcher.server.workers import Busy, WorkQueue
+
+    queue = WorkQueue(1, 1, "loads")
+    gate = threading.Event()
+    running = queue.submit(gate.wait, 10)
+    waiting = queue.submit(gate.wait, 10)
+    with pytest.raises(Busy, match="too many loads in progress"):
+        queue.submit(gate.wait, 10)
+    gate.set()
+    running.result(5), waiting.result(5)
+    deadline = time.monotonic() + 5
+    while queue.admitted and time.monotonic() < deadline:  # done-callbacks run just after result() returns
+        time.sleep(0.01)
+    assert queue.admitted == 0 and queue.submit(lambda: 7).result(5) == 7
+    queue.shutdown()
+
+
+def test_redact_hides_every_configured_endpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DS_UNIT_TOKEN", raising=False)
+    settings = load_settings(None, {
+        "llm": {"provider": "openai_compatible", "base_url": "http://10.0.0.5:8080/v1/"},
+        "embedding": {"provider": "openai_compatible", "base_url": "https://emb.internal.example/v1"},
+        "vector_db": {"uri": "http://milvus.internal:19530"}, "server": {"token_env": "DS_UNIT_TOKEN"}})
+    p = AccessPolicy.from_settings(settings)
+    text = ("cannot reach the LLM server at http://10.0.0.5:8080/v1: refused (10.0.0.5:8080); embeddings at "
+            "https://emb.internal.example/v1/embeddings failed; store http://milvus.internal:19530 down")
+    assert p.redact(text) == ("cannot reach the LLM server at <llm.base_url>: refused (<llm.base_url>); embeddings "
+                              "at <embedding.base_url>/embeddings failed; store <vector_db.uri> down")
+
+
+def test_stream_error_events_are_redacted_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deepsearcher.errors import ProviderError
+    from deepsearcher.server.streaming import error_payload
+
+    monkeypatch.delenv("DS_UNIT_TOKEN", raising=False)
+    p = AccessPolicy.from_settings(load_settings(None, {
+        "llm": {"provider": "openai_compatible", "base_url": "http://10.0.0.5:8080/v1"},
+        "server": {"token_env": "DS_UNIT_TOKEN"}}))
+    exc = ProviderError("the LLM server at http://10.0.0.5:8080/v1 timed out after 120 s",
+                        hint="is http://10.0.0.5:8080/v1 up?")
+    assert error_payload(exc, p.redact) == {"detail": "the LLM server at <llm.base_url> timed out after 120 s",
+                                            "hint": "is <llm.base_url> up?", "type": "ProviderError"}

@@ -1,0 +1,39 @@
+"""Text from outside printed as plain text in the terminal: the one place the CLI's views escape strings.
+
+Every string that comes from a document, a web page, a file name, a model, an HTTP reason phrase or a config value
+goes through ``plain`` (a Rich ``Text``, never parsed as markup) or ``safe`` (for the few places that interpret
+markup, such as a progress column). Rich markup inside it (``[/red]``, ``[link=https://…]``) is shown, not
+interpreted, so it can neither crash a command (``MarkupError``) nor make a disguised hyperlink; control characters
+(ESC sequences, OSC 8 hyperlinks, backspaces) are shown as ``\\xNN``, so it cannot drive the terminal either.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape
+from rich.text import Text
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 except tab and newline, DEL, C1
+_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(value: object, multiline: bool = True) -> str:
+    """``str(value)`` with control characters shown as ``\\xNN`` and lone surrogates (bytes of a non-UTF-8 file name)
+    as ``\\udcNN``, which a UTF-8 terminal could not be sent. ``multiline`` keeps tab and newline; otherwise they are
+    shown too (a file name cannot fake a line of output)."""
+    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    pattern = _CONTROL if multiline else _CONTROL_ONE_LINE
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def plain(value: object, style: str = "", *, multiline: bool = False) -> Text:
+    """``value`` as a Rich ``Text`` printed literally: no markup interpreted, control characters shown (newlines
+    too, unless ``multiline``)."""
+    return Text(printable(value, multiline), style=style)
+
+
+def safe(value: object, *, multiline: bool = False) -> str:
+    """``value`` for a string Rich parses as markup: markup escaped, control characters shown (newlines too, unless
+    ``multiline``)."""
+    return escape(printable(value, multiline))

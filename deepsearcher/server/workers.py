@@ -1,0 +1,68 @@
+"""Bounded work queues for the server's long jobs (loads, queries), apart from Starlette's shared thread pool.
+
+A job that waits must not hold a thread other requests need: before this, 45 loads waiting for the load lock filled
+Starlette's 40-thread pool and ``/api/health``, ``/api/collections`` and the page stopped answering. Each kind of
+long job now has its own ``WorkQueue``: a fixed number of worker threads and a bounded number of waiting jobs; one
+more is refused at once (``Busy``, answered 429 with ``Retry-After``) instead of piling up.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
+
+RETRY_AFTER_S = 30  # what a refused caller is told to wait; loads and queries take tens of seconds
+
+
+class Busy(Exception):
+    """A work queue is full; ``str(exc)`` says which. Answered 429 with ``Retry-After: RETRY_AFTER_S``."""
+
+
+class WorkQueue(Executor):
+    """A thread pool whose queue is bounded: ``workers`` jobs run, at most ``max_waiting`` wait, more are refused.
+
+    Args:
+        workers: threads (jobs running at once).
+        max_waiting: jobs that may wait for a thread.
+        name: thread-name prefix, also used in the ``Busy`` message ("loads", "queries").
+    """
+
+    def __init__(self, workers: int, max_waiting: int, name: str) -> None:
+        self.name = name
+        self.limit = workers + max_waiting
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix=f"deepsearcher-{name}")
+        self._lock = threading.Lock()
+        self._admitted = 0
+
+    @property
+    def admitted(self) -> int:
+        """Jobs running or waiting now."""
+        return self._admitted
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Queue ``fn(*args, **kwargs)``.
+
+        Raises:
+            Busy: ``workers + max_waiting`` jobs are already running or waiting.
+        """
+        with self._lock:
+            if self._admitted >= self.limit:
+                raise Busy(f"too many {self.name} in progress ({self.limit} running or waiting); try again later")
+            self._admitted += 1
+        try:
+            future = self._pool.submit(fn, *args, **kwargs)
+        except BaseException:
+            self._release()
+            raise
+        future.add_done_callback(lambda _: self._release())
+        return future
+
+    def _release(self) -> None:
+        with self._lock:
+            self._admitted -= 1
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
