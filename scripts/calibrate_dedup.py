@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))  # the tests' hash embedder lives in tests/unit/qu
 
 from deepsearcher.agents.dedup_rules import distinguishing_terms, model_key  # noqa: E402
 from deepsearcher.eval.dedup import QueryPair, SweepRow, choose_threshold, load_pairs, sweep  # noqa: E402
+from deepsearcher.eval.sections import replace_section  # noqa: E402
 
 HEADING = "## Sub-query dedup calibration"
 PAIRS = ROOT / "tests" / "fixtures" / "dedup" / "query_pairs.jsonl"
@@ -222,17 +223,6 @@ def errors_table(pairs: Sequence[QueryPair], runs: Sequence[Run], chosen: dict[s
     return "\n".join(lines)
 
 
-def write_section(path: Path, text: str) -> None:
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    start = old.find(HEADING)
-    if start == -1:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        nxt = old.find("\n## ", start + len(HEADING))
-        new = old[:start] + text + (old[nxt:] if nxt != -1 else "")
-    path.write_text(new, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=Path, default=PAIRS)
@@ -255,7 +245,7 @@ def main() -> int:
     default = default_threshold(runs)
     text = section(pairs, runs, chosen, args.ceiling, default, distinct)
     if args.out:
-        write_section(args.out, text)
+        replace_section(args.out, HEADING, text)
         print(f"wrote {HEADING!r} into {args.out}")
     else:
         print(text)
