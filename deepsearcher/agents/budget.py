@@ -147,7 +147,8 @@ class CallGate:
         if reply < MIN_REPLY_TOKENS:
             raise ContextWindowError(
                 f"{self.step}: the prompt ({prompt} tokens) leaves no room for a reply in the "
-                f"{self.window.describe()}", hint="lower query.top_k or raise the model's context window")
+                f"{self.window.describe()}", hint="lower query.top_k or raise the model's context window",
+                limit=self.window.size)
         reply = self.budget.claim(self.step, prompt, reply, self.final)
         try:
             return self.meter.chat(messages, schema=schema, on_token=on_token, max_tokens=reply)

@@ -5,8 +5,8 @@ answer, and say plainly what limited it.
 
 - the chunks judged relevant, kept in the prompt by their fused rank across sub-queries when they do not all fit;
 - nothing relevant although chunks were retrieved and judged: no LLM call; the report says the collections hold
-  nothing relevant to the question, cites nothing and says what to load (``query.answer_from_top_chunks_when_irrelevant``
-  answers from the top-ranked chunks instead, under a visible warning);
+  nothing relevant to the question, cites nothing and says what to load
+  (``query.answer_from_top_chunks_when_irrelevant`` answers from the top-ranked chunks instead, under a warning);
 - research stopped on the token budget before anything was judged: the top-ranked retrieved chunks (the seed's "beast
   mode": a final, forced answer from what there is), with a note that research stopped on the budget.
 
@@ -24,7 +24,7 @@ from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import cited_sources, consulted_sources, verify_citations
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import REFIT_ATTEMPTS, fit_prompt, fused_priority, top_ranked
+from deepsearcher.agents.steps import REFIT_ATTEMPTS, fit_prompt, fused_priority, refit, top_ranked
 from deepsearcher.errors import ContextWindowError
 from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
 from deepsearcher.llm.output import TextReply, ask_text, reasoning_used_up
@@ -153,12 +153,14 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
     budget_limited = room is not None and room < ctx.window.prompt_room()
     try:
         for attempt in range(REFIT_ATTEMPTS + 1):
-            fit = fit_prompt(ctx, "synthesise", render, hits, priority, room)
+            size = ctx.window.size
+            fit = fit_prompt(ctx, "synthesise", render, hits, priority, room if room is None else
+                             min(room, ctx.window.prompt_room()))
             try:
                 reply = ask_text(gate, fit.messages, on_token=lambda text: ctx.emit(QueryAnswerToken(text=text)))
                 break
             except ContextWindowError as exc:
-                if attempt == REFIT_ATTEMPTS or not ctx.window.learn(exc, fit.tokens):
+                if attempt == REFIT_ATTEMPTS or not refit(ctx, exc, fit.tokens, size):
                     raise
                 ctx.emit(QueryFallback(step="synthesise", error="the prompt exceeds the model's context window",
                                        fallback=f"fitting the report prompt to {ctx.window.describe()}"))

@@ -69,17 +69,24 @@ def ask_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequ
     """
     gate = ctx.model(step)
     for attempt in range(REFIT_ATTEMPTS + 1):
+        size = ctx.window.size
         fit = fit_prompt(ctx, step, render, items, priority)
         try:
             result = ask_structured(gate, fit.messages, schema, fallback(fit.items))
             break
         except ContextWindowError as exc:
-            if attempt == REFIT_ATTEMPTS or not ctx.window.learn(exc, fit.tokens):
+            if attempt == REFIT_ATTEMPTS or not refit(ctx, exc, fit.tokens, size):
                 raise
             log.info("%s: the server refused %d prompt tokens; fitting again to %s", step, fit.tokens,
                      ctx.window.describe())
     report_reply(ctx, step, result, fallback_text)
     return result, fit.items
+
+
+def refit(ctx: QueryContext, error: ContextWindowError, prompt_tokens: int, size: int) -> bool:
+    """After ``error`` for a prompt of ``prompt_tokens`` fitted to a ``size``-token window: True when the window is
+    now smaller (learned from the error, or by another thread meanwhile), so fitting again may succeed."""
+    return ctx.window.learn(error, prompt_tokens) or ctx.window.size < size
 
 
 def fit_prompt(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequence[Item],

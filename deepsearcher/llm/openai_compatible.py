@@ -204,6 +204,8 @@ class OpenAICompatibleChat:
     def _adapt(self, exc: Exception, kwargs: dict[str, Any]) -> bool:
         """Drop or rename the parameter a 400/422 refused; True when there is something left to try."""
         msg = _reason(exc).lower()
+        if any(word in msg for word in CONTEXT_WORDS):
+            return False  # a prompt too long for the window: no parameter to adapt
         has_format = "response_format" in kwargs and self.options.json_schema == "auto"
         plain_refusal = getattr(exc, "status_code", 500) in (400, 422)
         with self._lock:

@@ -137,3 +137,12 @@ def test_output_file_equals_the_page_download_byte_for_byte(runner: CliRunner, s
     assert target.read_bytes() == reply.json()["markdown"].encode("utf-8")
     page = (Path(cli.__file__).parent / "web" / "app.js").read_text(encoding="utf-8")
     assert "new Blob([state.report.markdown]" in page  # the download button saves exactly that field
+
+
+def test_a_question_over_the_limit_is_refused_with_the_setting_named(runner: CliRunner,
+                                                                     scripted: ScriptedChatModel):
+    question = "Why was my receipt rejected again? " * 600  # ~21,000 characters
+    result = runner.invoke(main, ["query", question], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "the limit is query.max_question_tokens = 3,000 tokens" in " ".join(result.stderr.split())
+    assert "Traceback" not in result.output and scripted.history == []

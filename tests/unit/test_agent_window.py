@@ -29,7 +29,8 @@ def long_store(per_collection: int = 12) -> MemoryStore:
     embedder = HashEmbedder(DIM)
     store = MemoryStore()
     for name, topic in (("expenses", "receipts"), ("travel", "trips")):
-        chunks = [chunk(f"{topic} rule {i}: " + FILLER * 5, f"/d/{name}-{i}.md", index=i) for i in range(per_collection)]
+        chunks = [chunk(f"{topic} rule {i}: " + FILLER * 5, f"/d/{name}-{i}.md", index=i)
+                  for i in range(per_collection)]
         store.add(name, f"Company {name} policy", chunks, embedder)
     return store
 

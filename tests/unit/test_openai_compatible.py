@@ -235,6 +235,31 @@ def test_context_length_400_is_a_context_window_error():
 
     body = {"error": {"message": "This model's maximum context length is 8192 tokens", "code":
                       "context_length_exceeded"}}
-    chat, _ = provider(lambda r: httpx.Response(400, json=body))
-    with pytest.raises(ContextWindowError, match="maximum context length"):
-        chat.chat(MSGS)
+    chat, sent = provider(lambda r: httpx.Response(400, json=body))
+    with pytest.raises(ContextWindowError, match="maximum context length") as err:
+        chat.chat(MSGS, schema=Reply)
+    assert err.value.limit == 8192  # the agents fit the next prompt to it (#11)
+    assert len(sent) == 1  # not mistaken for a refused response_format and sent again
+
+
+def test_max_tokens_per_call_and_schema_field_descriptions_are_sent():
+    from deepsearcher.agents.replies import Relevance
+
+    chat, sent = provider(queue(httpx.Response(200, json=completion('{"relevant": [1]}'))))
+    chat.chat(MSGS, schema=Relevance, max_tokens=300)
+    assert sent[0]["max_tokens"] == 300
+    schema = sent[0]["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["relevant"]["description"].startswith("The numbers of the helpful chunks")
+
+
+def test_finish_reason_length_is_returned():
+    body = completion('{"sub_queries": ["a", "b')
+    body["choices"][0]["finish_reason"] = "length"
+    chat, _ = provider(queue(httpx.Response(200, json=body)))
+    assert chat.chat(MSGS).cut_off
+
+
+def test_a_configured_context_window_wins_over_the_server():
+    chat = OpenAICompatibleChat(OpenAICompatibleLLM(model="m", base_url="http://127.0.0.1:9/v1", context_window=2048))
+    assert chat.context_window() == (2048, "llm.context_window")
+    assert chat.max_tokens == 4096
