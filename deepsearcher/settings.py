@@ -70,8 +70,9 @@ class OpenAICompatibleLLM(ProviderOptions):
                                                     "reply; reasoning models spend part of it thinking).")
     context_window: int | None = Field(
         None, gt=0, description="Context window in tokens (prompt + reply). None = what the server reports (llama.cpp "
-                                "/props, vLLM max_model_len, Ollama num_ctx), else 8192, lowered when the server "
-                                "names a smaller limit. Every prompt is fitted to it.")
+                                "/props, vLLM max_model_len, Ollama num_ctx; OpenAI, DeepSeek, Gemini: their "
+                                "documented window), else 8192, lowered when the server names a smaller limit. Every "
+                                "prompt is fitted to it.")
     timeout_s: float = Field(120, gt=0, description="Per-request timeout in seconds.")
     max_retries: int = Field(3, ge=0, description="Retries with exponential backoff on 429/5xx/timeouts.")
     json_schema: Literal["auto", "always", "never"] = Field(

@@ -34,7 +34,7 @@ from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
 from deepsearcher.llm.base import (
     ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars, schema_name,
 )
-from deepsearcher.llm.server_info import ServerInfo
+from deepsearcher.llm.server_info import ServerInfo, hosted_window
 from deepsearcher.llm.window import limit_in_message
 from deepsearcher.settings import OpenAICompatibleLLM
 
@@ -137,11 +137,12 @@ class OpenAICompatibleChat:
         return self._info
 
     def context_window(self) -> tuple[int, str] | None:
-        """``(tokens, source)``: ``llm.context_window`` when set, else what the server reports, else None."""
+        """``(tokens, source)``: ``llm.context_window`` when set, else what the server reports (a hosted API's
+        documented window: ``server_info.HOSTED_WINDOWS``), else None."""
         if self.options.context_window is not None:
             return self.options.context_window, "llm.context_window"
         info = self.server_info
-        return info.context_window() if info is not None else None
+        return info.context_window() if info is not None else hosted_window(None)
 
     def count_tokens(self, text: str) -> int | None:
         """Tokens of ``text`` by the server's tokenizer endpoint, or None (then the caller estimates)."""

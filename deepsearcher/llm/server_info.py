@@ -19,6 +19,10 @@ LM Studio, hosted   ``/v1/models`` → ``context_length`` where     (none: estim
 Ollama cuts an over-long prompt silently instead of refusing it, so its window must be known in advance: its
 documented default has been 2,048 tokens (4,096 in later versions), and 2,048 is assumed when the model sets no
 ``num_ctx``; set ``llm.context_window`` to the ``OLLAMA_CONTEXT_LENGTH`` you run with.
+
+Hosted APIs report no window at all; for the hosts in ``HOSTED_WINDOWS`` the smallest window of the provider's
+current chat models is assumed (no probe is sent), and a model with less is learned from its first refusal, which
+these APIs word as "maximum context length is N tokens".
 """
 
 from __future__ import annotations
@@ -26,11 +30,22 @@ from __future__ import annotations
 import logging
 import re
 from typing import Any, Callable
+from urllib.parse import urlparse
 
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 5.0
 OLLAMA_DEFAULT_CONTEXT = 2048
+#: host -> the smallest context window of that provider's current chat models (their model pages, 2025)
+HOSTED_WINDOWS = {"api.openai.com": 128_000, "api.deepseek.com": 65_536,
+                  "generativelanguage.googleapis.com": 1_048_576}
+
+
+def hosted_window(base_url: str | None) -> tuple[int, str] | None:
+    """The assumed window of a hosted API (``HOSTED_WINDOWS``; None = OpenAI), else None."""
+    host = urlparse(base_url or "https://api.openai.com/v1").hostname or ""
+    size = HOSTED_WINDOWS.get(host)
+    return (size, f"{host} (documented minimum)") if size else None
 _MODEL_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length", "n_ctx")
 
 
@@ -76,6 +91,9 @@ class ServerInfo:
 
     def context_window(self) -> tuple[int, str] | None:
         """``(tokens, where it was read)`` or None when the server reports nothing (every probe is best effort)."""
+        known = hosted_window(self.base_url)
+        if known:
+            return known
         for probe in (self._from_models, self._from_props, self._from_ollama):
             try:
                 found = probe()

@@ -10,7 +10,7 @@ Where the window size comes from (``resolve_window``), first match wins:
 
 1. ``llm.context_window`` in the config (``openai_compatible``), or ``llm.n_ctx`` (in-process ``llama_cpp``);
 2. what the server reports (``ChatModel.context_window()``: llama.cpp ``/props`` ``n_ctx``, vLLM ``max_model_len``,
-   Ollama's ``num_ctx``; see ``llm.server_info``);
+   Ollama's ``num_ctx``; for OpenAI, DeepSeek and Gemini their documented window; see ``llm.server_info``);
 3. ``DEFAULT_CONTEXT_WINDOW`` (8,192 tokens), corrected downwards the first time a server refuses a prompt and names
    its limit ("maximum context length is 2048 tokens": ``Window.learn``).
 
