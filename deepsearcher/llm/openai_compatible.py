@@ -209,8 +209,11 @@ class OpenAICompatibleChat:
             return False  # a prompt too long for the window: no parameter to adapt
         has_format = "response_format" in kwargs and self.options.json_schema == "auto"
         plain_refusal = getattr(exc, "status_code", 500) in (400, 422)
+        sent_level = _FORMAT_LEVELS.index(kwargs.get("response_format", {}).get("type", "none"))
         with self._lock:
-            if has_format and any(word in msg for word in ("response_format", "json_schema", "json_object")):
+            if has_format and sent_level < self._format_level:
+                pass  # a call running at the same time already stepped down: just send again
+            elif has_format and any(word in msg for word in ("response_format", "json_schema", "json_object")):
                 self._downgrade_format()
             elif "max_tokens" in msg and self._token_param == "max_tokens" and "max_completion_tokens" in msg:
                 self._token_param = "max_completion_tokens"

@@ -263,3 +263,26 @@ def test_a_configured_context_window_wins_over_the_server():
     chat = OpenAICompatibleChat(OpenAICompatibleLLM(model="m", base_url="http://127.0.0.1:9/v1", context_window=2048))
     assert chat.context_window() == (2048, "llm.context_window")
     assert chat.max_tokens == 4096
+
+
+def test_concurrent_refusals_step_the_format_down_once():
+    # the sub-queries of a round call at once (#11): two refusals of json_schema must not skip json_object
+    import threading
+
+    both = threading.Barrier(2, timeout=10)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        fmt = json.loads(request.content).get("response_format")
+        if fmt and fmt["type"] == "json_schema":
+            both.wait()
+            return httpx.Response(400, json={"error": {"message": "response_format json_schema is unavailable"}})
+        return httpx.Response(200, json=completion('{"greeting": "hi"}'))
+
+    chat, sent = provider(handler)
+    threads = [threading.Thread(target=chat.chat, args=(MSGS,), kwargs={"schema": Reply}) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(b.get("response_format", {}).get("type") or "none" for b in sent) == [
+        "json_object", "json_object", "json_schema", "json_schema"]
