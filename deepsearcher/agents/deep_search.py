@@ -35,7 +35,8 @@ from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.router import route
 from deepsearcher.agents.state import FunctionAgent, QueryContext
 from deepsearcher.agents.steps import (
-    ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fused_priority, hit_key, in_parallel, retrieve,
+    ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, fused_priority, hit_key, in_parallel,
+    retrieve,
 )
 from deepsearcher.events import QueryAccepted, QueryBudget, QueryGaps, QueryRouted, QuerySubQueries
 from deepsearcher.types import Hit, Report
@@ -201,7 +202,8 @@ def research(ctx: QueryContext) -> Research:
     ctx.budget.set_reserve(report_reserve(ctx, [], [ctx.question]))
     iteration, open_gaps, stop = 0, [], None
     try:
-        first = dedup_queries(ctx, [ctx.question, *decompose(ctx)], [])
+        planned = [q for q in decompose(ctx) if fold_query(q) != fold_query(ctx.question)]  # the question: below
+        first = dedup_queries(ctx, [ctx.question, *planned], [])
         pending, duplicates = first.kept, first.duplicates
         while pending:
             iteration += 1

@@ -53,6 +53,8 @@ def route(ctx: QueryContext, query: str) -> Route:
     chosen: list[str] = []
     dropped: list[str] = []
     for raw in reply.value.collections:
+        if prompts.is_placeholder(str(raw)):
+            continue  # the example's "<name>" copied: not a collection the model named
         name = known.get(str(raw).strip().strip("`'\"").casefold())
         if name is None:
             dropped.append(str(raw))

@@ -199,12 +199,12 @@ def dedup_queries(ctx: QueryContext, candidates: Sequence[str], earlier: Sequenc
     duplicates: list[str] = []
     threshold = ctx.dedup_threshold
     seen = [(q, _embedding(ctx, q)) for q in earlier]
-    folded = {_fold(q) for q in earlier}
+    folded = {fold_query(q) for q in earlier}
     for query in candidates:
         query = query.strip()
         if not query:
             continue
-        if _fold(query) in folded:
+        if fold_query(query) in folded:
             duplicates.append(query)
             continue
         vec = _embedding(ctx, query)
@@ -213,11 +213,12 @@ def dedup_queries(ctx: QueryContext, candidates: Sequence[str], earlier: Sequenc
             continue
         kept.append(query)
         seen.append((query, vec))
-        folded.add(_fold(query))
+        folded.add(fold_query(query))
     return Deduped(kept, duplicates)
 
 
-def _fold(text: str) -> str:
+def fold_query(text: str) -> str:
+    """A query for exact comparison: case-folded, whitespace collapsed, final punctuation removed."""
     return " ".join(text.casefold().split()).rstrip("?.!。？！ ")
 
 

@@ -93,6 +93,7 @@ def test_stops_on_empty_gap_list_after_one_round():
     report = deep_search.run(make_ctx(llm, events=events, max_iter=5))
     assert report.iterations == 1 and llm.remaining == 0
     assert report.sub_queries == [Q]  # the decomposition repeated the question: searched once
+    assert of_kind(events, "query.sub_queries")[0]["duplicates"] == []  # and not shown as a skipped duplicate
     assert of_kind(events, "query.gaps")[0]["stop"] == "no_gaps"
 
 
@@ -144,6 +145,15 @@ def test_routing_with_no_known_name_searches_all_collections():
                                                   "collections": ["milvus", "recipes"], "dropped": ["nothing"],
                                                   "fell_back": True, "query": Q}
     assert [s[0] for s in store.searches] == ["milvus", "recipes"]
+
+
+def test_a_copied_placeholder_name_is_not_reported_as_an_unknown_collection():
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(collections=["<name>"], query="<the search query>"),
+                             j(relevant=[1]), j(gap_queries=[]), "A [1]."])
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, collections=("milvus", "recipes"), events=events))
+    routed = of_kind(events, "query.routed")[0]
+    assert routed["dropped"] == [] and routed["fell_back"] is True and routed["query"] == Q
 
 
 def test_router_may_rewrite_the_sub_query_for_the_chosen_collection():
