@@ -19,6 +19,7 @@ from deepsearcher.errors import (
     IngestError,
     LLMOutputError,
     ProviderError,
+    QuestionError,
 )
 from deepsearcher.events import Event
 from deepsearcher.settings import Settings, load_settings
@@ -26,6 +27,6 @@ from deepsearcher.types import Chunk, CollectionInfo, Document, FileResult, Hit,
 
 __all__ = [
     "DeepSearcher", "Settings", "load_settings", "DeepSearcherError", "ConfigError", "ProviderError",
-    "LLMOutputError", "CollectionError", "IngestError", "Chunk", "CollectionInfo", "Document", "Event",
+    "LLMOutputError", "CollectionError", "IngestError", "QuestionError", "Chunk", "CollectionInfo", "Document", "Event",
     "FileResult", "Hit", "LoadSummary", "Usage", "Report", "Source",
 ]

@@ -248,6 +248,8 @@ class DeepSearcher:
 
         Raises:
             ConfigError: no LLM configured, an unknown agent, a bad ``max_iter`` or an empty question.
+            QuestionError: the question is longer than ``query.max_question_tokens`` or than the model's context
+                window allows (refused before any LLM call).
             CollectionError: no collections, an unknown one, or an embedding-model mismatch.
             ProviderError: the LLM server is unreachable or failed (checked before any work is done).
         """
@@ -284,7 +286,8 @@ class DeepSearcher:
         emit = on_event or self.on_event
         ctx = QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],
                            search=search, embed=embed, settings=qs, emit=emit, registry=self.registry,
-                           agent_options=self.settings.agent_options)
+                           agent_options=self.settings.agent_options, embedding_model=self.embedder.model_name)
+        ctx.check_question()
         ctx.emit(QueryStart(question=question, agent=requested, collections=names, max_iter=qs.max_iter))
         report = agent_router.run(ctx, requested)
         emit(QueryReport(report=report))

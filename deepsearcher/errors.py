@@ -58,7 +58,19 @@ class StoreInUseError(ProviderError):
 
 
 class ContextWindowError(ProviderError):
-    """The prompt did not fit the model's context window (callers may retry with less context)."""
+    """The prompt did not fit the model's context window (callers may retry with less context).
+
+    Attributes:
+        limit: the window in tokens when the server named it ("maximum context length is 2048 tokens"), else None.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None, limit: int | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.limit = limit
+
+
+class QuestionError(DeepSearcherError):
+    """The question cannot be researched as given: empty, or longer than the limit (refused before any LLM call)."""
 
 
 class SkipSource(Exception):

@@ -156,6 +156,8 @@ class QueryRouted(Event):
     collections: list[str] = _doc("collections it is searched in")
     dropped: list[str] = _doc("unknown collection names the model gave")
     fell_back: bool = _doc("every collection was chosen because the reply was unusable or empty")
+    query: str = _doc("the text searched: the sub-query as rewritten by the router for these collections, else the "
+                      "sub-query", default="")
 
 
 @dataclass(frozen=True)
@@ -216,6 +218,46 @@ class QueryFallback(Event):
     step: str = _doc("the step (as for query.reasoning)")
     error: str = _doc("what went wrong")
     fallback: str = _doc("what was done instead")
+
+
+@dataclass(frozen=True)
+class QueryTrimmed(Event):
+    """A prompt was shortened to fit the model's context window (or what the token budget leaves): excerpts cut,
+    then the chunks of lowest fused rank left out (each sub-query keeps its best ones)."""
+
+    kind: ClassVar[str] = "query.trimmed"
+    group: ClassVar[str] = "query"
+    step: str = _doc("the step (as for query.reasoning)")
+    kept: int = _doc("items (chunks, lines) in the prompt")
+    dropped: int = _doc("items left out")
+    excerpt_chars: int | None = _doc("characters each excerpt was cut to, null when excerpts are whole")
+    prompt_tokens: int = _doc("tokens of the fitted prompt (counted, or estimated high)")
+    window: int = _doc("the model's context window in tokens")
+
+
+@dataclass(frozen=True)
+class QueryCutOff(Event):
+    """A reply stopped at its token limit (``finish_reason`` "length") and was not used as if complete."""
+
+    kind: ClassVar[str] = "query.cut_off"
+    group: ClassVar[str] = "query"
+    step: str = _doc("the step (as for query.reasoning)")
+    max_tokens: int | None = _doc("the token limit the reply hit, null when unknown")
+    action: str = _doc("what was done: retried with more room, dropped the cut-off last item, fell back, or kept "
+                       "the partial report with a note")
+
+
+@dataclass(frozen=True)
+class QueryBudget(Event):
+    """Research stopped on the token budget: a call would have overrun ``query.token_budget`` with the report's
+    reserve kept; the report is written from what was found so far."""
+
+    kind: ClassVar[str] = "query.budget"
+    group: ClassVar[str] = "query"
+    step: str = _doc("the step whose call was not made")
+    used: int = _doc("LLM tokens used so far")
+    budget: int = _doc("query.token_budget")
+    reserve: int = _doc("tokens kept for the final report")
 
 
 @dataclass(frozen=True)

@@ -78,12 +78,20 @@ class ChatModel(Protocol):
 
     Attributes:
         name: model identifier shown in logs and usage ("gpt-4o-mini", "scripted", ...).
+
+    Optional members, read with ``getattr`` by ``deepsearcher.llm.window.resolve_window`` (every built-in provider has
+    them; a model without them gets the documented defaults):
+
+    - ``max_tokens: int``: the configured completion limit per call;
+    - ``context_window() -> int | tuple[int, str] | None``: the window in tokens (prompt + reply), optionally with
+      where it was read, None when unknown;
+    - ``count_tokens(text) -> int | None``: tokens of ``text`` by the model's tokenizer, None when it has none.
     """
 
     name: str
 
     def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
-             on_token: TokenCallback | None = None) -> ChatResult:
+             on_token: TokenCallback | None = None, max_tokens: int | None = None) -> ChatResult:
         """Complete ``messages``.
 
         Args:
@@ -91,8 +99,14 @@ class ChatModel(Protocol):
             schema: pydantic model the reply should follow; providers ask the server for JSON-schema output where it
                 supports it. The reply is still parsed and validated by the caller.
             on_token: when given, the reply is streamed and each content delta is passed here as it arrives.
+            max_tokens: the completion limit of this call (None: the configured one); the agents lower it to fit the
+                window and the token budget, and raise it once for a structured reply that was cut off.
+
+        Returns:
+            The reply; ``finish_reason == "length"`` when it was cut at the limit.
 
         Raises:
+            ContextWindowError: the prompt does not fit the model's context window (``limit`` set when known).
             ProviderError: the server is unreachable, refused the request, or kept failing after the retries.
         """
         ...

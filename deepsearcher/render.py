@@ -20,7 +20,8 @@ from rich.text import Text
 from deepsearcher.agents.citations import location
 from deepsearcher.events import (
     CrawlFetched, CrawlQueued, Event, LoadBatch, LoadSource, LoadStart, QueryAccepted, QueryAgent, QueryAnswerToken,
-    QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning, QueryRouted, QueryStart, QuerySubQueries,
+    QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning, QueryRouted, QueryStart,
+    QuerySubQueries, QueryTrimmed,
 )
 from deepsearcher.safe_text import plain
 from deepsearcher.types import Hit, LoadSummary
@@ -170,7 +171,8 @@ class QueryProgress(EventRenderer):
         self.handlers = {QueryStart: self._start, QueryAgent: self._agent, QuerySubQueries: self._sub_queries,
                          QueryRouted: self._routed, QueryAccepted: self._accepted,
                          QueryIntermediate: self._intermediate, QueryGaps: self._gaps, QueryFallback: self._fallback,
-                         QueryReasoning: self._reasoning, QueryAnswerToken: self._token}
+                         QueryReasoning: self._reasoning, QueryAnswerToken: self._token, QueryTrimmed: self._trimmed,
+                         QueryCutOff: self._cut_off, QueryBudget: self._budget}
         self.ignored = {"query.report"}  # the CLI prints the verified report after the run
 
     def __enter__(self) -> "QueryProgress":
@@ -215,11 +217,15 @@ class QueryProgress(EventRenderer):
     def _routed(self, e: QueryRouted) -> None:
         self.status = f"Round {e.iteration}: retrieving and judging chunks"
         dropped = f" (ignored unknown: {', '.join(e.dropped)})" if e.dropped else ""
-        self._line(f"    → {e.sub_query}: {', '.join(e.collections)}{dropped}", "dim")
+        rewritten = f" as “{e.query}”" if e.query and e.query != e.sub_query else ""
+        self._line(f"    → {e.sub_query}: {', '.join(e.collections)}{rewritten}{dropped}", "dim")
 
     def _accepted(self, e: QueryAccepted) -> None:
-        self._line(f"    ✓ kept {e.accepted} of {e.retrieved} new chunks for: {e.sub_query}",
-                   "green" if e.accepted else "dim")
+        if not e.retrieved:
+            self._line(f"    – nothing new for: {e.sub_query} (its chunks were already found)", "dim")
+        else:
+            self._line(f"    ✓ kept {e.accepted} of {e.retrieved} new chunks for: {e.sub_query}",
+                       "green" if e.accepted else "dim")
         self.status = f"Round {e.iteration}: thinking"
 
     def _intermediate(self, e: QueryIntermediate) -> None:
@@ -238,6 +244,20 @@ class QueryProgress(EventRenderer):
 
     def _fallback(self, e: QueryFallback) -> None:
         self._line(f"  ! {e.step}: {e.error}; {e.fallback}", "yellow")
+
+    def _trimmed(self, e: QueryTrimmed) -> None:
+        what = f"left out {e.dropped} of {e.kept + e.dropped} chunks" if e.dropped else "kept every chunk"
+        cut = f", excerpts cut to {e.excerpt_chars} characters" if e.excerpt_chars else ""
+        self._line(f"  ! {e.step}: prompt fitted to the {e.window:,}-token context window: {what}{cut}", "yellow")
+
+    def _cut_off(self, e: QueryCutOff) -> None:
+        limit = f"{e.max_tokens:,} tokens" if e.max_tokens else "its token limit"
+        self._line(f"  ! {e.step}: the reply was cut off at {limit} (llm.max_tokens); {e.action}", "yellow")
+
+    def _budget(self, e: QueryBudget) -> None:
+        self._line(f"Research stopped on the token budget: {e.used:,} of {e.budget:,} tokens used, "
+                   f"{e.reserve:,} kept for the report ({e.step} not run)", "yellow")
+        self.status = "Writing the report"
 
     def _reasoning(self, e: QueryReasoning) -> None:
         if self.verbose:

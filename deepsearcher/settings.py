@@ -66,7 +66,13 @@ class OpenAICompatibleLLM(ProviderOptions):
     base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
     api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
     temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
-    max_tokens: int = Field(4096, gt=0, description="Maximum completion tokens per call.")
+    max_tokens: int = Field(4096, gt=0, description="Maximum completion tokens per call (the report is the longest "
+                                                    "reply; reasoning models spend part of it thinking).")
+    context_window: int | None = Field(
+        None, gt=0, description="Context window in tokens (prompt + reply). None = what the server reports (llama.cpp "
+                                "/props, vLLM max_model_len, Ollama num_ctx; OpenAI, DeepSeek, Gemini: their "
+                                "documented window), else 8192, lowered when the server names a smaller limit. Every "
+                                "prompt is fitted to it.")
     timeout_s: float = Field(120, gt=0, description="Per-request timeout in seconds.")
     max_retries: int = Field(3, ge=0, description="Retries with exponential backoff on 429/5xx/timeouts.")
     json_schema: Literal["auto", "always", "never"] = Field(
@@ -81,7 +87,8 @@ class LlamaCppLLM(ProviderOptions):
 
     provider: Literal["llama_cpp"] = "llama_cpp"
     model_path: Path = Field(..., description="Path to a .gguf file (relative to the config file's folder).")
-    n_ctx: int = Field(4096, gt=0, description="Context window in tokens.")
+    n_ctx: int = Field(4096, gt=0, description="Context window in tokens (prompt + reply); every prompt is "
+                                               "fitted to it.")
     n_threads: int | None = Field(None, description="CPU threads; None = llama.cpp's default.")
     temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int = Field(1024, gt=0, description="Maximum completion tokens per call.")
@@ -240,10 +247,23 @@ class QuerySettings(_Model):
     max_iter: int = Field(3, gt=0, description="Reflection rounds at most.")
     top_k: int = Field(5, gt=0, description="Chunks retrieved per (sub-query, collection).")
     max_sub_queries: int = Field(4, gt=0, description="Sub-queries the question is decomposed into at most.")
-    token_budget: int | None = Field(None, gt=0, description="Stop iterating past this many LLM tokens.")
+    token_budget: int | None = Field(
+        None, gt=0, description="Hard limit on LLM tokens (prompt + completion) per query, checked before every call; "
+                                "room for the final report is kept back, and research stops early to write it.")
     hybrid: bool = Field(True, description="Dense + BM25 (full text), fused by a weighted sum of normalised scores.")
     language: str | None = Field(None, description="Report language; None = the question's language.")
-    dedup_threshold: float = Field(0.92, gt=0, le=1, description="Cosine above which sub-queries are duplicates.")
+    dedup_threshold: float | None = Field(
+        None, gt=0, le=1, description="Cosine at or above which two sub-queries are duplicates (unless numbers, names "
+                                      "or negation tell them apart). None = calibrated per embedding model "
+                                      "(docs/benchmarks.md: 0.91 for all-MiniLM-L6-v2, 0.97 for other models).")
+    max_question_tokens: int = Field(
+        3000, gt=0, description="Longer questions are refused before any LLM call (the question is part of every "
+                                "prompt).")
+    concurrency: int = Field(4, gt=0, description="Sub-queries of one round routed, retrieved and judged at once "
+                                                  "(threads); 1 = one after the other.")
+    answer_from_top_chunks_when_irrelevant: bool = Field(
+        False, description="When every retrieved chunk is judged irrelevant, answer from the top-ranked chunks "
+                           "anyway (with a visible warning) instead of reporting that nothing relevant was found.")
 
     @field_validator("agent")
     @classmethod

@@ -6,10 +6,16 @@ Usage:
 Loads data/ into a fresh Milvus Lite file as two collections (milvus_docs, samples) with the real bundled embedder,
 then runs ``DeepSearcher.query`` with a ``ScriptedChatModel`` that answers every step deterministically (the same
 sub-queries, routes, relevance marks and gap queries for both counts). Our count is the calls the run made. The
-reference count is what zilliztech/deep-searcher's DeepSearch makes for the same run: one decomposition call, one
-routing call per sub-query when there is more than one collection, **one relevance call per retrieved chunk** (every
-chunk of every (sub-query, collection) search), one reflection per round except the last, one summary. Prints a
-Markdown section; ``--out`` writes it into that file (replacing an earlier "LLM calls per query" section).
+reference count is what zilliztech/deep-searcher's DeepSearch makes for the same sub-queries: one decomposition call,
+one routing call per sub-query when there is more than one collection, **one relevance call per retrieved chunk**
+(every chunk of every (sub-query, collection) search), one reflection per round except the last, one summary.
+
+Retrieved chunks are counted where the agent searches: the store is wrapped (``CountingStore``) and passed to
+``DeepSearcher``, so only the agent's own searches count, not the dense and BM25 candidate lists a hybrid search
+fetches inside the store (an earlier version patched the store's ``search`` method, which also counted those inner
+calls). deepsearcher also searches the original question in round 1; the reference does not, so the question's
+searches are left out of the reference count. Prints a Markdown section; ``--out`` writes it into that file
+(replacing an earlier "LLM calls per query" section).
 """
 
 from __future__ import annotations
@@ -19,7 +25,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -84,39 +89,49 @@ def responder(scenario: Scenario) -> Any:
     return reply
 
 
-def run(app: Any, scenario: Scenario) -> dict[str, Any]:
+class CountingStore:
+    """A ``VectorStore`` wrapper that records every search the agent makes: ``(query text, hits returned)``."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.searches: list[tuple[str, int]] = []
+
+    def search(self, name: str, query_vector: Any, query_text: str, top_k: int, mode: Any = "hybrid") -> Any:
+        hits = self.store.search(name, query_vector, query_text, top_k, mode=mode)
+        self.searches.append((query_text, len(hits)))
+        return hits
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.store, attr)
+
+
+def run(base: Any, scenario: Scenario) -> dict[str, Any]:
+    from deepsearcher.app import DeepSearcher
     from deepsearcher.llm.scripted import ScriptedChatModel
 
     llm = ScriptedChatModel([responder(scenario)] * 200)
-    app._llm, app._llm_checked = llm, True
-    app.settings.query.top_k = scenario.top_k
-    searched: list[int] = []
-    store_search = app.store.search
-
-    def counting_search(*args: Any, **kwargs: Any) -> Any:
-        hits = store_search(*args, **kwargs)
-        searched.append(len(hits))
-        return hits
-
-    app.store.search = counting_search
-    try:
-        report = app.query(QUESTION, collections=scenario.collections, max_iter=scenario.max_iter)
-    finally:
-        app.store.search = store_search
+    settings = base.settings.model_copy(deep=True)
+    settings.query.top_k = scenario.top_k
+    settings.query.concurrency = 1  # the scripted replies count rounds in call order
+    store = CountingStore(base.store)
+    app = DeepSearcher(settings, llm=llm, store=store, embedder=base.embedder)  # type: ignore[arg-type]
+    report = app.query(QUESTION, collections=scenario.collections, max_iter=scenario.max_iter)
     ours = {step: 0 for step in STEPS}
     for prompt in llm.prompts:
         ours[step_of(prompt)] += 1
     stopped_at_max = report.iterations == scenario.max_iter and scenario.gap_rounds >= scenario.max_iter
-    reference = {"decompose": 1, "route": ours["route"], "relevance": sum(searched),
+    routed_question = 1 if len(scenario.collections) > 1 else 0
+    reference = {"decompose": 1, "route": ours["route"] - routed_question,
+                 "relevance": sum(n for text, n in store.searches if text != QUESTION),
                  "reflect": ours["reflect"] - (1 if stopped_at_max else 0), "synthesise": 1}
     assert report.usage.llm_calls == sum(ours.values())
-    return {"scenario": scenario, "rounds": report.iterations, "sub_queries": len(report.sub_queries),
-            "retrieved": sum(searched), "ours": ours, "reference": reference}
+    return {"scenario": scenario, "rounds": report.iterations, "sub_queries": len(report.sub_queries) - 1,
+            "retrieved": sum(n for _, n in store.searches), "ours": ours, "reference": reference}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| run | collections | rounds | sub-queries | chunks retrieved | deepsearcher calls | reference design "
-             "calls | reference / ours |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| run | collections | rounds | sub-queries | chunks the agent retrieved | deepsearcher calls | "
+             "reference design calls | reference / ours |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s = r["scenario"]
         ours, ref = sum(r["ours"].values()), sum(r["reference"].values())
@@ -134,24 +149,17 @@ Measured by `scripts/bench_llm_calls.py` ({date.today().isoformat()}). `data/` i
 collections (`milvus_docs`, `samples`) with the bundled embedder; `DeepSearcher.query` runs the DeepSearch agent with
 a `ScriptedChatModel` that makes the same decisions in every run (3 sub-queries, keyword routing, every other chunk
 relevant, gap queries in the first rounds). "Reference design" is what zilliztech/deep-searcher's DeepSearch makes for
-the same run: one relevance call per retrieved chunk (every chunk of every sub-query × collection search), a routing
-call per sub-query with more than one collection, a reflection per round except the last. Calls are split as
-decompose/route/relevance/reflect/synthesise. deepsearcher also reflects after the last round (to report the gaps
-still open), and judges only chunks it has not accepted yet, in one call per sub-query.
+the same sub-queries: one relevance call per retrieved chunk (every chunk of every sub-query × collection search), a
+routing call per sub-query with more than one collection, a reflection per round except the last. Calls are split as
+decompose/route/relevance/reflect/synthesise. deepsearcher also searches the original question in round 1 (one more
+routing call with two collections; its chunks are judged in the same per-query call), reflects after the last round
+(to report the gaps still open), and judges only chunks no earlier query brought, in one call per query. "Chunks the
+agent retrieved" counts the hits of every search the agent made (the question's included), as the store returned them
+to the agent; an earlier version of this table counted the dense and BM25 candidate lists a hybrid search fetches
+inside the store (315 chunks, "53×" for the first run), which no agent ever sees.
 
 {table(rows)}
 """
-
-
-def write_section(path: Path, text: str) -> None:
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    start = old.find(HEADING)
-    if start == -1:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        nxt = old.find("\n## ", start + len(HEADING))
-        new = old[:start] + text + (old[nxt:] if nxt != -1 else "")
-    path.write_text(new, encoding="utf-8")
 
 
 def main() -> int:
@@ -159,32 +167,19 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="Markdown file to write the section into.")
     args = parser.parse_args()
 
-    from deepsearcher.app import DeepSearcher
-    from deepsearcher.settings import load_settings
+    from deepsearcher.eval.sections import publish, sample_app
 
-    with tempfile.TemporaryDirectory() as tmp:
-        app = DeepSearcher(load_settings(None, {"vector_db": {"uri": str(Path(tmp) / "bench.db")}, "llm": None}))
-        try:
-            app.load([str(DATA / "milvus_docs")], "milvus_docs",
-                     "Milvus documentation: overview, Milvus Lite, consistency, limits, sparse vectors")
-            app.load([str(DATA / "pdf"), str(DATA / "office"), str(DATA / "html")], "samples",
-                     "Sample files: a PDF about Milvus, an employee handbook, a slide deck, a web page about ducks")
-            scenarios = [
-                Scenario("one collection, no gaps", ["milvus_docs"], max_iter=3, gap_rounds=0),
-                Scenario("two collections, gaps once", ["milvus_docs", "samples"], max_iter=3, gap_rounds=1),
-                Scenario("two collections, gaps until max_iter 3", ["milvus_docs", "samples"], max_iter=3,
-                         gap_rounds=3),
-                Scenario("two collections, gaps once", ["milvus_docs", "samples"], max_iter=3, gap_rounds=1,
-                         top_k=10),
-            ]
-            rows = [run(app, s) for s in scenarios]
-        finally:
-            app.close()
-    text = section(rows)
-    print(text)
-    if args.out:
-        write_section(Path(args.out), text)
-        print(f"written to {args.out}", file=sys.stderr)
+    with sample_app(DATA) as app:
+        scenarios = [
+            Scenario("one collection, no gaps", ["milvus_docs"], max_iter=3, gap_rounds=0),
+            Scenario("two collections, gaps once", ["milvus_docs", "samples"], max_iter=3, gap_rounds=1),
+            Scenario("two collections, gaps until max_iter 3", ["milvus_docs", "samples"], max_iter=3,
+                     gap_rounds=3),
+            Scenario("two collections, gaps once", ["milvus_docs", "samples"], max_iter=3, gap_rounds=1,
+                     top_k=10),
+        ]
+        rows = [run(app, s) for s in scenarios]
+    publish(section(rows), HEADING, args.out)
     return 0
 
 

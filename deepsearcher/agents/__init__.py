@@ -2,9 +2,11 @@
 ChainOfRAG, and the agent router. ``DeepSearcher.query`` is the entry point.
 
 Agents are registry providers of kind ``agent`` (``deepsearcher.builtins`` registers these three; plugins add more).
-An agent receives a ``QueryContext`` (``state``), uses the shared steps (``steps``: structured asks with fallbacks,
-retrieval, dedup, synthesis) and reports progress as typed query events (``deepsearcher.events``, listed in
-docs/events.md); the run ends with a ``QueryReport``.
+An agent receives a ``QueryContext`` (``state``: the question, the metered model, its context window and the token
+budget), uses the shared steps (``steps``: structured asks fitted to the window with cut-off handling and fallbacks,
+retrieval, fused rank, dedup, concurrent jobs; ``report``: the report step; ``budget``: the hard token budget) and
+reports progress as typed query events (``deepsearcher.events``, listed in docs/events.md); the run ends with a
+``QueryReport``.
 """
 
 from deepsearcher.events import kinds

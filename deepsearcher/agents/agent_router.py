@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, create_model, model_validator
 
 from deepsearcher.agents import prompts
+from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import ask
 from deepsearcher.errors import ConfigError
@@ -60,7 +61,7 @@ def choose(ctx: QueryContext, requested: str) -> tuple[str, str]:
     """Resolve ``requested`` ("auto" or an agent name) to ``(agent, chosen_by)``.
 
     ``chosen_by`` is "config" for a named agent, "llm" when the model picked, "fallback" when its reply stayed
-    unusable (then deep_search).
+    unusable or the token budget allowed no call (then deep_search).
 
     Raises:
         ConfigError: an unknown agent name.
@@ -73,8 +74,11 @@ def choose(ctx: QueryContext, requested: str) -> tuple[str, str]:
         return requested, "config"
     strategies = prompts.agent_strategies(registry.providers("agent"))
     schema = choice_model(names)
-    reply = ask(ctx, "agent", prompts.CHOOSE_AGENT.format(strategies=strategies, question=ctx.question), schema,
-                schema.model_validate({"agent": DEFAULT_AGENT}), f"using {DEFAULT_AGENT}")
+    try:
+        reply = ask(ctx, "agent", prompts.CHOOSE_AGENT.format(strategies=strategies, question=ctx.question), schema,
+                    schema.model_validate({"agent": DEFAULT_AGENT}), f"using {DEFAULT_AGENT}")
+    except BudgetExhausted:  # the chosen agent meets the budget too, and says so in its report
+        return DEFAULT_AGENT, "fallback"
     return str(getattr(reply.value, "agent")), "fallback" if reply.fell_back else "llm"
 
 

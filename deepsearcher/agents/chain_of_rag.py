@@ -20,59 +20,22 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pydantic import BaseModel, Field, field_validator, model_validator
-
 from deepsearcher.agents import prompts
+from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import gaps_note
+from deepsearcher.agents.replies import FollowUp, Intermediate
+from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.router import route
 from deepsearcher.agents.state import FunctionAgent, QueryContext
-from deepsearcher.agents.steps import answer_hits, ask, chunk_ref, dedup_queries, hit_key, retrieve, synthesise
-from deepsearcher.events import QueryAccepted, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries
+from deepsearcher.agents.steps import (
+    ask_fitted, by_collection, chunk_ref, dedup_queries, fused_priority, hit_key, retrieve,
+)
+from deepsearcher.events import QueryAccepted, QueryBudget, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries
 from deepsearcher.types import Hit, Report
 
+__all__ = ["FollowUp", "Intermediate", "agent", "answer_step", "next_follow_up", "run"]
+
 NAME = "chain_of_rag"
-
-
-class FollowUp(BaseModel):
-    """``{"enough": bool, "follow_up": str}`` (a bare string is taken as the follow-up question)."""
-
-    enough: bool = False
-    follow_up: str = ""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _bare(cls, value: object) -> object:
-        if isinstance(value, str):
-            return {"follow_up": value}
-        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
-            return {"follow_up": value[0]}
-        return value
-
-    @field_validator("follow_up")
-    @classmethod
-    def _real(cls, value: str) -> str:
-        if value.strip() and prompts.is_placeholder(value):
-            raise ValueError("the reply repeats the example placeholder instead of a real question")
-        return value.strip()
-
-
-class Intermediate(BaseModel):
-    """``{"answer": str, "supporting": [int]}``: a short answer and the 1-based chunks it relies on."""
-
-    answer: str
-    supporting: list[int] = Field(default_factory=list)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _bare(cls, value: object) -> object:
-        return {"answer": value} if isinstance(value, str) else value
-
-    @field_validator("answer")
-    @classmethod
-    def _real(cls, value: str) -> str:
-        if value.strip() and prompts.is_placeholder(value):
-            raise ValueError("the reply repeats the example placeholder instead of an answer")
-        return value.strip()
 
 
 def chain_text(steps: Sequence[tuple[str, str]]) -> str:
@@ -81,11 +44,20 @@ def chain_text(steps: Sequence[tuple[str, str]]) -> str:
 
 
 def next_follow_up(ctx: QueryContext, steps: Sequence[tuple[str, str]]) -> FollowUp:
-    """Ask for the next follow-up question (fallback: the question itself on the first step, else stop)."""
+    """Ask for the next follow-up question (fallback: the question itself on the first step, else stop).
+
+    The chain is fitted to the window: when it does not fit, the oldest steps are left out first."""
     first = not steps
     fallback = FollowUp(enough=False, follow_up=ctx.question) if first else FollowUp(enough=True)
-    reply = ask(ctx, "follow_up", prompts.FOLLOW_UP.format(question=ctx.question, steps=chain_text(steps)), FollowUp,
-                fallback, "searching the original question" if first else "stopping the chain here")
+    numbered = list(enumerate(steps, start=1))
+
+    def render(kept: Sequence[tuple[int, tuple[str, str]]], cap: int | None) -> str:
+        lines = [f"{i}. {q} → {prompts.excerpt(a, cap) or '(no answer found)'}" for i, (q, a) in kept]
+        return prompts.FOLLOW_UP.format(question=ctx.question, steps="\n".join(lines) or prompts.NO_STEPS)
+
+    reply, _ = ask_fitted(ctx, "follow_up", render, numbered, [-i for i, _ in numbered], FollowUp,
+                          lambda kept: fallback, "searching the original question" if first else
+                          "stopping the chain here")
     value = reply.value
     if first and not value.follow_up.strip():
         return FollowUp(enough=False, follow_up=ctx.question)
@@ -93,18 +65,22 @@ def next_follow_up(ctx: QueryContext, steps: Sequence[tuple[str, str]]) -> Follo
 
 
 def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str, list[Hit], bool]:
-    """Answer one follow-up from its hits (fallback: no answer, keep all hits).
+    """Answer one follow-up from its hits (fallback: no answer, keep all hits shown).
 
     Returns:
         ``(intermediate answer, supporting hits, fell_back)``; ``("", [], False)`` with no call for no hits.
     """
     if not hits:
         return "", [], False
-    prompt = prompts.INTERMEDIATE.format(query=query, chunks=prompts.chunk_list([h.chunk for h in hits]))
-    reply = ask(ctx, "intermediate", prompt, Intermediate, Intermediate(answer="", supporting=list(
-        range(1, len(hits) + 1))), "keeping every retrieved chunk")
+
+    def render(shown: Sequence[Hit], cap: int | None) -> str:
+        return prompts.INTERMEDIATE.format(query=query, chunks=prompts.chunk_list([h.chunk for h in shown], cap))
+
+    reply, shown = ask_fitted(ctx, "intermediate", render, hits, fused_priority(hits, by_collection(hits)),
+                              Intermediate, lambda kept: Intermediate(answer="", supporting=list(
+                                  range(1, len(kept) + 1))), "keeping every retrieved chunk")
     chosen = set(reply.value.supporting)
-    return reply.value.answer.strip(), [h for i, h in enumerate(hits, start=1) if i in chosen], reply.fell_back
+    return reply.value.answer.strip(), [h for i, h in enumerate(shown, start=1) if i in chosen], reply.fell_back
 
 
 def run(ctx: QueryContext) -> Report:
@@ -113,43 +89,59 @@ def run(ctx: QueryContext) -> Report:
     searched: list[str] = []
     accepted: dict[str, Hit] = {}
     rankings: list[list[Hit]] = []
+    unjudged: list[Hit] = []
     open_gaps: list[str] = []
     iteration = 0
-    while True:
-        decision = next_follow_up(ctx, steps)
-        fresh = dedup_queries(ctx, [decision.follow_up], searched) if decision.follow_up else None
-        proposed = not decision.enough and fresh is not None
-        stop = ctx.stop_reason(proposed, fresh.kept if fresh is not None else [], iteration)
+    stopped_on_budget = False
+    ctx.budget.set_reserve(report_reserve(ctx, [], [ctx.question]))
+    try:
+        while True:
+            decision = next_follow_up(ctx, steps)
+            fresh = dedup_queries(ctx, [decision.follow_up], searched) if decision.follow_up else None
+            proposed = not decision.enough and fresh is not None
+            stop = ctx.stop_reason(proposed, fresh.kept if fresh is not None else [], iteration)
+            if iteration:
+                ctx.emit(QueryGaps(iteration=iteration, gaps=fresh.kept if fresh and not decision.enough else [],
+                                   stop=stop, tokens=ctx.llm.total_tokens))  # type: ignore[arg-type]
+            if stop is not None:
+                if stop in ("max_iter", "token_budget") and fresh is not None:
+                    open_gaps = fresh.kept
+                stopped_on_budget = stop == "token_budget"
+                break
+            iteration += 1
+            query = fresh.kept[0]  # type: ignore[union-attr]
+            ctx.emit(QuerySubQueries(iteration=iteration, sub_queries=[query], duplicates=[]))
+            searched.append(query)
+            where = route(ctx, query)
+            ctx.emit(QueryRouted(iteration=iteration, sub_query=query, collections=where.collections,
+                                 dropped=where.dropped, fell_back=where.fell_back, query=where.query))
+            hits = retrieve(ctx, where.query, where.collections)
+            rankings.append(hits)
+            unjudged = hits
+            answer, supporting, fell_back = answer_step(ctx, query, hits)
+            unjudged = []
+            new = [h for h in supporting if hit_key(h) not in accepted]
+            for hit in new:
+                accepted[hit_key(hit)] = hit
+            ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(hits), accepted=len(new),
+                                   chunks=[chunk_ref(h) for h in new], fell_back=fell_back))
+            ctx.emit(QueryIntermediate(iteration=iteration, sub_query=query, answer=answer))
+            steps.append((query, answer))
+            ctx.budget.set_reserve(report_reserve(ctx, list(accepted.values()), searched))
+    except BudgetExhausted as exc:
+        stopped_on_budget = True
+        ctx.emit(QueryBudget(step=exc.step, used=exc.used, budget=exc.limit, reserve=ctx.budget.reserve))
         if iteration:
-            ctx.emit(QueryGaps(iteration=iteration, gaps=fresh.kept if fresh and not decision.enough else [],
-                               stop=stop, tokens=ctx.llm.total_tokens))  # type: ignore[arg-type]
-        if stop is not None:
-            if stop in ("max_iter", "token_budget") and fresh is not None:
-                open_gaps = fresh.kept
-            break
-        iteration += 1
-        query = fresh.kept[0]  # type: ignore[union-attr]
-        ctx.emit(QuerySubQueries(iteration=iteration, sub_queries=[query], duplicates=[]))
-        where = route(ctx, query)
-        ctx.emit(QueryRouted(iteration=iteration, sub_query=query, collections=where.collections,
-                             dropped=where.dropped, fell_back=where.fell_back))
-        hits = retrieve(ctx, query, where.collections)
-        rankings.append(hits)
-        answer, supporting, fell_back = answer_step(ctx, query, hits)
-        new = [h for h in supporting if hit_key(h) not in accepted]
-        for hit in new:
-            accepted[hit_key(hit)] = hit
-        ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(hits), accepted=len(new),
-                               chunks=[chunk_ref(h) for h in new], fell_back=fell_back))
-        ctx.emit(QueryIntermediate(iteration=iteration, sub_query=query, answer=answer))
-        steps.append((query, answer))
-        searched.append(query)
+            ctx.emit(QueryGaps(iteration=iteration, gaps=[], stop="token_budget", tokens=ctx.llm.total_tokens))
     notes = prompts.CHAIN_NOTES.format(steps=chain_text(steps)) if steps else ""
-    answer, sources, removed = synthesise(ctx, answer_hits(ctx, list(accepted.values()), rankings), notes)
+    written = write_report(ctx, Evidence(list(accepted.values()), rankings, searched,
+                                         stopped_on_budget=stopped_on_budget, unjudged=unjudged), notes)
+    answer = written.answer
     if open_gaps:
         answer = f"{answer}\n\n{gaps_note(open_gaps)}"
-    return Report(question=ctx.question, answer=answer, sources=sources, sub_queries=searched, iterations=iteration,
-                  usage=ctx.llm.usage(), agent=NAME, removed_citations=removed, gaps=open_gaps)
+    return Report(question=ctx.question, answer=answer, sources=written.sources, sub_queries=searched,
+                  iterations=iteration, usage=ctx.llm.usage(), agent=NAME,
+                  removed_citations=written.removed_citations, gaps=open_gaps)
 
 
 def agent(options: object = None) -> FunctionAgent:

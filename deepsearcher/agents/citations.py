@@ -1,27 +1,55 @@
 """Citations: number the chunks given to the model, verify the ``[n]`` it wrote, and render the report as Markdown.
 
-The one home of the citation pattern (``CITATION_RE``), of a chunk's location as citations show it (``location``)
-and of the report's Markdown (``report_markdown``: what ``query --output`` writes and the web page downloads).
+The one home of what counts as a citation (``find_citations``, used by the report step, the web page's HTML
+(``server/markdown.py``) and the evaluation metrics), of a chunk's location as citations show it (``location``) and
+of the report's Markdown (``report_markdown``: what ``query --output`` writes and the web page downloads; its
+Sources list each file once, ``group_sources``).
 
 Every ``[n]`` in a report must resolve to a chunk retrieved in this run (paper-qa verifies its citation keys the same
 way). Numbers outside ``1..len(chunks)`` are removed and counted; the remaining ones are renumbered in order of
 first appearance, so a report cites ``[1]``, ``[2]``, … and its Sources section lists exactly those chunks. Ranges
 (``[1-3]``) and lists (``[1, 2]``, ``【1】``) are understood and rewritten as ``[1][2][3]``.
+
+A bracketed number is a citation only **in citation position**, and never inside code:
+
+- text in inline code (`` `results[2]` ``) or a fenced block (```` ``` ```` / ``~~~``) is left exactly as written;
+- a marker right after a word with no space counts only after a plain word ("process[1]", "数据库[1]"), not after
+  a code-like name (``results_2[1]``, ``obj.items[1]``, ``myList[1]``, a one-letter name, a name also written with
+  ``[0]`` somewhere, which marks it as an index) or a closing bracket or parenthesis (``f(x)[1]``, ``a[0][1]``);
+- a marker followed by ``(`` (a Markdown link), ``=``, ``.name`` or ``[`` (more indexing) is not a citation.
+
+Other bracketed text is never rewritten.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from deepsearcher.types import Chunk, Hit, Report, Source
 
 _SEP = r"\s*(?:,|，|;|、|-|–|and)\s*"
-#: A citation: ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】`` (not a Markdown link ``[1](…)``); group 1 holds the numbers.
-CITATION_RE = re.compile(rf"[\[【]\s*(\d{{1,4}}(?:{_SEP}\d{{1,4}})*)\s*[\]】](?!\()")
+#: a bracketed citation candidate: ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】``; group 1 holds the numbers. Whether it is
+#: a citation depends on where it stands (``find_citations``).
+CITATION_RE = re.compile(rf"[\[【]\s*(\d{{1,4}}(?:{_SEP}\d{{1,4}})*)\s*[\]】]")
 _RANGE_RE = re.compile(r"(\d+)\s*[-–]\s*(\d+)")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+_TICKS_RE = re.compile(r"`+")
+_WORD_BEFORE = re.compile(r"[A-Za-z0-9_.$]+$")
+_INDEXED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s?\[\s*0\s*\]")
+_CODE_AFTER = re.compile(r"\(|\s*=(?!=)|\.[A-Za-z_]|\[")
 MAX_RANGE = 50
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One citation found in a text: ``text[start:end]`` is the marker, ``numbers`` what it cites (ranges
+    expanded, as written, repeats kept)."""
+
+    start: int
+    end: int
+    numbers: list[int]
 
 
 @dataclass(frozen=True)
@@ -57,6 +85,103 @@ def citation_numbers(group: str) -> list[int]:
     return out
 
 
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every fenced code block (to its closing fence, or the end of the text) and inline code
+    span (a run of backticks to the next run of the same length, CommonMark's rule) in Markdown ``text``."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        fence = _FENCE_RE.search(text, pos)
+        end = fence.start() if fence else len(text)
+        spans += _inline_code(text, pos, end)
+        if fence is None:
+            return spans
+        close = re.compile(rf"^ {{0,3}}{re.escape(fence.group(1)[0])}{{{len(fence.group(1))},}}[ \t]*$",
+                           re.MULTILINE).search(text, text.find("\n", fence.end()) + 1 or len(text))
+        stop = close.end() if close and text.find("\n", fence.end()) != -1 else len(text)
+        spans.append((fence.start(), stop))
+        pos = stop
+
+
+def _inline_code(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    pos = start
+    while True:
+        opening = _TICKS_RE.search(text, pos, end)
+        if opening is None:
+            return spans
+        closing = next((m for m in _TICKS_RE.finditer(text, opening.end(), end)
+                        if len(m.group()) == len(opening.group())), None)
+        if closing is None:
+            pos = opening.end()
+            continue
+        spans.append((opening.start(), closing.end()))
+        pos = closing.end()
+
+
+def find_citations(text: str) -> list[Marker]:
+    """The citations in ``text``, in order: bracketed numbers in citation position outside code (module
+    docstring)."""
+    code = code_spans(text)
+    indexed = {m.group(1) for m in _INDEXED.finditer(_blank(text, code))}
+    markers: list[Marker] = []
+    for match in CITATION_RE.finditer(text):
+        if any(a <= match.start() < b for a, b in code):
+            continue
+        chained = bool(markers) and markers[-1].end == match.start()
+        if not chained and not _citation_position(text, match.start(), indexed):
+            continue
+        if _CODE_AFTER.match(text, match.end()) and not CITATION_RE.match(text, match.end()):
+            if chained:
+                markers.pop()
+            continue
+        markers.append(Marker(match.start(), match.end(), citation_numbers(match.group(1))))
+    return markers
+
+
+def _blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` with the given spans replaced by spaces (same length)."""
+    chars = list(text)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    return "".join(chars)
+
+
+def _citation_position(text: str, start: int, indexed: set[str]) -> bool:
+    if start == 0:
+        return True
+    before = text[start - 1]
+    if before in ")]}>`'\"":
+        return False
+    word = _WORD_BEFORE.search(text, 0, start)
+    if word is None or before.isspace():
+        return True  # after a space, punctuation, or a letter of a script without ASCII words (CJK, Cyrillic…)
+    name = word.group()
+    code_like = (len(name) < 2 or not name.isalpha() or name in indexed
+                 or any(a.islower() and b.isupper() for a, b in zip(name, name[1:])))
+    return not code_like
+
+
+def replace_citations(text: str, replace: Callable[[Marker], str]) -> str:
+    """``text`` with each citation (``find_citations``) replaced by ``replace(marker)``."""
+    out: list[str] = []
+    pos = 0
+    for marker in find_citations(text):
+        out += [text[pos:marker.start], replace(marker)]
+        pos = marker.end
+    return "".join(out) + text[pos:]
+
+
+def cited_numbers(text: str) -> list[int]:
+    """Citation numbers in ``text``, in order of appearance, repeats kept."""
+    return [n for marker in find_citations(text) for n in marker.numbers]
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without its citation markers, whitespace collapsed."""
+    return " ".join(replace_citations(text, lambda marker: " ").split())
+
+
 def verify_citations(text: str, count: int) -> Verified:
     """Check and renumber the ``[n]`` citations in ``text`` against ``count`` numbered chunks (1..count).
 
@@ -66,10 +191,10 @@ def verify_citations(text: str, count: int) -> Verified:
     order: dict[int, int] = {}
     removed = 0
 
-    def replace(match: re.Match[str]) -> str:
+    def replace(marker: Marker) -> str:
         nonlocal removed
         valid: list[int] = []
-        for n in citation_numbers(match.group(1)):
+        for n in marker.numbers:
             if 1 <= n <= count:
                 if n not in valid:
                     valid.append(n)
@@ -79,11 +204,23 @@ def verify_citations(text: str, count: int) -> Verified:
             order.setdefault(n, len(order) + 1)
         return "".join(f"[{order[n]}]" for n in valid)
 
-    new = CITATION_RE.sub(replace, text)
+    new = replace_citations(text, replace)
     if removed:
-        new = re.sub(r"[ \t]+([.,;:!?。，])", r"\1", new)  # "claim [7]." became "claim ." — close the gap
-        new = re.sub(r"[ \t]{2,}", " ", new)
+        code = code_spans(new)
+        new = _outside(new, code, lambda part: re.sub(r"[ \t]{2,}", " ",
+                                                      re.sub(r"[ \t]+([.,;:!?。，])", r"\1", part)))
     return Verified(new.strip(), list(order), removed)
+
+
+def _outside(text: str, spans: Sequence[tuple[int, int]], fix: Callable[[str], str]) -> str:
+    """Apply ``fix`` to the parts of ``text`` outside ``spans`` ("claim [7]." became "claim ." — close the gap,
+    but never inside code)."""
+    out: list[str] = []
+    pos = 0
+    for a, b in spans:
+        out += [fix(text[pos:a]), text[a:b]]
+        pos = b
+    return "".join(out) + fix(text[pos:])
 
 
 def cited_sources(verified: Verified, hits: Sequence[Hit]) -> list[Source]:
@@ -101,14 +238,44 @@ def location(chunk: Chunk) -> str:
     return f"{chunk.source}, p. {chunk.page}" if chunk.page is not None else chunk.source
 
 
-def source_line(source: Source) -> str:
-    """``[n] location — title`` (title omitted when empty or equal to the file name)."""
-    where = location(source.chunk)
-    title = source.chunk.title.strip()
-    shown = f"[{source.number}] {where}"
-    if title and title not in where:
-        shown += f" — {title}"
-    return shown
+@dataclass(frozen=True)
+class SourceGroup:
+    """The cited chunks of one file or URL, for a Sources list that names each file once.
+
+    Attributes:
+        source: the file path or URL.
+        title: the document title ("" when none, or when it only repeats the file name).
+        collection: the collection of its first cited chunk.
+        sources: its cited chunks, by citation number.
+    """
+
+    source: str
+    title: str
+    collection: str
+    sources: list[Source]
+
+    @property
+    def refs(self) -> str:
+        """``[1], [2]``, or with pages ``[3] p. 2, [4] p. 5``."""
+        return ", ".join(f"[{s.number}]" + (f" p. {s.chunk.page}" if s.chunk.page is not None else "")
+                         for s in self.sources)
+
+    def line(self) -> str:
+        """``/d/lite.md — lite: [1], [2]`` (title left out when empty or part of the path)."""
+        head = self.source + (f" — {self.title}" if self.title else "")
+        return f"{head}: {self.refs}"
+
+
+def group_sources(sources: Sequence[Source]) -> list[SourceGroup]:
+    """Group sources by file or URL, in order of each file's first citation number."""
+    groups: dict[str, list[Source]] = {}
+    for source in sorted(sources, key=lambda s: s.number):
+        groups.setdefault(source.chunk.source, []).append(source)
+    out: list[SourceGroup] = []
+    for path, members in groups.items():
+        title = members[0].chunk.title.strip()
+        out.append(SourceGroup(path, "" if not title or title in path else title, members[0].collection, members))
+    return out
 
 
 def gaps_note(gaps: Sequence[str]) -> str:
@@ -118,11 +285,13 @@ def gaps_note(gaps: Sequence[str]) -> str:
 
 
 def cites_any(text: str) -> bool:
-    return CITATION_RE.search(text) is not None
+    """True when ``text`` holds at least one citation."""
+    return bool(find_citations(text))
 
 
 def report_markdown(report: Report, *, title: bool = False) -> str:
-    """The whole report as Markdown: the answer, then a Sources section (file and page, or URL, per cited chunk).
+    """The whole report as Markdown: the answer, then a Sources section listing each cited file or URL once with
+    the citation numbers (and pages) that point into it.
 
     Args:
         report: the report.
@@ -133,7 +302,7 @@ def report_markdown(report: Report, *, title: bool = False) -> str:
     parts.append(report.answer.strip())
     if report.sources:
         heading = "## Sources" if cites_any(report.answer) else "## Sources consulted (the answer cites none)"
-        parts.append(heading + "\n\n" + "\n".join(f"- {source_line(s)}" for s in report.sources))
+        parts.append(heading + "\n\n" + "\n".join(f"- {g.line()}" for g in group_sources(report.sources)))
     else:
         parts.append("## Sources\n\nNo sources: nothing relevant was retrieved.")
     return "\n\n".join(parts) + "\n"

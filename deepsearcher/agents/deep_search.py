@@ -1,118 +1,51 @@
 """DeepSearch: decompose → route → retrieve → filter → reflect → repeat → synthesise (DESIGN.md "Query flow").
 
-``run`` reads like the description in DESIGN.md ("Query flow"); each step is a small typed function with a documented
-fallback when the model's reply stays unusable after one retry:
+``research`` reads like the description in DESIGN.md; each step is a small typed function with a documented
+fallback when the model's reply stays unusable after one retry (reply schemas in ``replies``):
 
 ==============  ==========================================  =====================================
 step            reply schema                                 fallback
 ==============  ==========================================  =====================================
 decompose       ``{"sub_queries": [str]}``                   the original question
-route           ``{"collections": [str]}`` (router.py)       all collections
+route           ``{"collections": [str], "query": str}``     all collections, the sub-query as is
 relevance       ``{"relevant": [int]}``                      keep all chunks
 reflect         ``{"gap_queries": [str]}``                   no gaps (stop)
 ==============  ==========================================  =====================================
 
-Unlike the reference system, relevance is **one batched call per sub-query** over all its new chunks, not one call
-per chunk; routing is skipped with one collection; near-duplicate sub-queries are dropped by embedding similarity;
-the loop also stops on the optional token budget; gaps still open at the end are listed in the report.
+Unlike the reference system: the original question is searched in round 1 next to its sub-queries; relevance is
+**one batched call per sub-query** over the chunks no earlier sub-query brought, not one call per chunk; the
+sub-queries of a round are routed, retrieved and judged **concurrently** (``query.concurrency`` threads; events keep
+the sub-queries' order); routing is skipped with one collection; near-duplicate sub-queries are dropped (embedding
+similarity with a lexical guard); reflection sees the round's new evidence in full, a compact line per passage found
+so far and the queries that found nothing; every prompt is fitted to the model's window; the token budget is hard
+(checked before every call, with room kept for the report); gaps still open at the end are listed in the report.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from typing import Sequence
 
-from pydantic import BaseModel, Field, field_validator, model_validator
-
 from deepsearcher.agents import prompts
+from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import gaps_note
+from deepsearcher.agents.replies import Decomposition, Reflection, Relevance, no_placeholders
+from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.router import route
 from deepsearcher.agents.state import FunctionAgent, QueryContext
-from deepsearcher.agents.steps import answer_hits, ask, chunk_ref, dedup_queries, hit_key, retrieve, synthesise
-from deepsearcher.events import QueryAccepted, QueryGaps, QueryRouted, QuerySubQueries
+from deepsearcher.agents.steps import (
+    ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, fused_priority, hit_key, in_parallel,
+    retrieve,
+)
+from deepsearcher.events import QueryAccepted, QueryBudget, QueryGaps, QueryRouted, QuerySubQueries
 from deepsearcher.types import Hit, Report
+
+__all__ = ["Decomposition", "Reflection", "Relevance", "agent", "decompose", "filter_relevant", "no_placeholders",
+           "reflect", "research", "run"]
 
 NAME = "deep_search"
 MAX_GAPS = 3
-REFLECT_EXCERPT_CHARS = 300
-REFLECT_MAX_CHUNKS = 30
-
-
-def _wrap(key: str):  # noqa: ANN202 - a pydantic validator descriptor
-    """A ``mode="before"`` validator accepting a bare list (or one string) for the single list field ``key``.
-
-    The list field itself stays required: JSON that names another key is a wrong reply (retried), not an empty one.
-    """
-
-    def wrap(cls: type, value: object) -> object:
-        if isinstance(value, list):
-            return {key: value}
-        if isinstance(value, str):
-            return {key: [value] if value.strip() else []}
-        return value
-
-    return model_validator(mode="before")(classmethod(wrap))  # type: ignore[arg-type]
-
-
-def no_placeholders(values: list[str]) -> list[str]:
-    """Strip items; reject a list made only of copied template placeholders (``<query 1>``); drop empty items."""
-    kept = [v.strip() for v in values if not prompts.is_placeholder(v)]
-    if values and not kept and any(v.strip() for v in values):
-        raise ValueError("the reply repeats the example placeholders instead of real queries")
-    return kept
-
-
-class Decomposition(BaseModel):
-    """``{"sub_queries": [str]}`` (at least one real query)."""
-
-    sub_queries: list[str] = Field(min_length=1)
-    _bare = _wrap("sub_queries")
-
-    @field_validator("sub_queries")
-    @classmethod
-    def _real(cls, values: list[str]) -> list[str]:
-        kept = no_placeholders(values)
-        if not kept:
-            raise ValueError("no sub-queries given")
-        return kept
-
-
-class Relevance(BaseModel):
-    """``{"relevant": [int]}``: 1-based numbers of helpful chunks (a list of one true/false flag per chunk, or
-    numbers written as strings such as ``"[2]"``, are accepted too)."""
-
-    relevant: list[int]
-    _bare = _wrap("relevant")
-
-    @field_validator("relevant", mode="before")
-    @classmethod
-    def _flags_and_strings(cls, value: object) -> object:
-        if not isinstance(value, list):
-            return value
-        if value and all(isinstance(v, bool) for v in value):
-            return [i for i, flag in enumerate(value, start=1) if flag]
-        out: list[object] = []
-        for v in value:
-            if isinstance(v, str):
-                digits = re.search(r"\d+", v)
-                if digits:
-                    out.append(int(digits.group()))
-            elif not isinstance(v, bool):
-                out.append(v)
-        return out
-
-
-class Reflection(BaseModel):
-    """``{"gap_queries": [str]}``: empty when the information is sufficient."""
-
-    gap_queries: list[str]
-    _bare = _wrap("gap_queries")
-
-    @field_validator("gap_queries")
-    @classmethod
-    def _real(cls, values: list[str]) -> list[str]:
-        return no_placeholders(values)
 
 
 def decompose(ctx: QueryContext) -> list[str]:
@@ -126,93 +59,185 @@ def decompose(ctx: QueryContext) -> list[str]:
 def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[list[Hit], bool]:
     """Keep the hits the model marks as helpful: one call for all of them (fallback: keep all).
 
+    The prompt is fitted to the window: when the chunks do not all fit, excerpts are shortened, then the chunks of
+    worst rank in their collection's list are left out (and count as not kept).
+
     Returns:
         ``(kept hits in retrieval order, fell_back)``; no call and ``([], False)`` for no hits.
     """
     if not hits:
         return [], False
-    prompt = prompts.RELEVANCE.format(question=ctx.question, query=query, count=len(hits),
-                                      chunks=prompts.chunk_list([h.chunk for h in hits]))
-    reply = ask(ctx, "relevance", prompt, Relevance, Relevance(relevant=list(range(1, len(hits) + 1))),
-                "keeping every retrieved chunk")
+
+    def render(shown: Sequence[Hit], cap: int | None) -> str:
+        return prompts.RELEVANCE.format(question=ctx.question, query=query, count=len(shown),
+                                        chunks=prompts.chunk_list([h.chunk for h in shown], cap))
+
+    reply, shown = ask_fitted(ctx, "relevance", render, hits, fused_priority(hits, by_collection(hits)), Relevance,
+                              lambda kept: Relevance(relevant=list(range(1, len(kept) + 1))),
+                              "keeping every retrieved chunk")
     chosen = set(reply.value.relevant)
-    return [h for i, h in enumerate(hits, start=1) if i in chosen], reply.fell_back
+    return [h for i, h in enumerate(shown, start=1) if i in chosen], reply.fell_back
 
 
-def reflect(ctx: QueryContext, searched: Sequence[str], accepted: Sequence[Hit]) -> list[str]:
-    """Propose at most 3 gap queries for what is still missing ([] = enough; fallback: [], i.e. stop)."""
-    shown = [h.chunk for h in accepted[:REFLECT_MAX_CHUNKS]]
-    prompt = prompts.REFLECT.format(question=ctx.question, queries=prompts.bullet_list(searched),
-                                    chunks=prompts.chunk_list(shown, REFLECT_EXCERPT_CHARS), max_gaps=MAX_GAPS)
-    reply = ask(ctx, "reflect", prompt, Reflection, Reflection(gap_queries=[]), "stopping the research here")
+@dataclass
+class Found:
+    """What the research loop has gathered so far (mutable state of one run, not a result)."""
+
+    searched: list[str] = field(default_factory=list)
+    accepted: dict[str, Hit] = field(default_factory=dict)
+    rankings: list[list[Hit]] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    unjudged: dict[str, Hit] = field(default_factory=dict)
+
+
+def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
+    """Propose at most 3 gap queries for what is still missing ([] = enough; fallback: [], i.e. stop).
+
+    The prompt shows this round's newly accepted chunks in full first, then one compact line per chunk accepted so
+    far, then the queries that found nothing useful; fitted to the window (whole lines of older chunks go before
+    the new chunks' excerpts are shortened).
+    """
+    fresh = {hit_key(h) for h in new}
+    older = [h for h in found.accepted.values() if hit_key(h) not in fresh]
+    items = [("new", h) for h in new] + [("line", h) for h in older] + [("line", h) for h in new]
+    rank = fused_priority([h for _, h in items], found.rankings)
+    tier = [0 if kind == "new" else 1 if hit_key(h) not in fresh else 2 for kind, h in items]
+    priority = [t * 1e6 + r for t, r in zip(tier, rank)]  # a rank is minus a sum of 1/(60 + r): tiers never mix
+
+    def render(kept: Sequence[tuple[str, Hit]], cap: int | None) -> str:
+        full = [h.chunk for kind, h in kept if kind == "new"]
+        lines = [prompts.found_line(h.chunk) for kind, h in kept if kind == "line"]
+        return prompts.REFLECT.format(question=ctx.question, queries=prompts.bullet_list(found.searched),
+                                      failed=prompts.bullet_list(found.failed),
+                                      new_chunks=prompts.chunk_list(full, cap), found="\n".join(lines) or "(nothing)",
+                                      max_gaps=MAX_GAPS)
+
+    reply, _ = ask_fitted(ctx, "reflect", render, items, priority, Reflection, lambda kept: Reflection(gap_queries=[]),
+                          "stopping the research here")
     return reply.value.gap_queries[:MAX_GAPS]
 
 
-def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], accepted: dict[str, Hit],
-                 rankings: list[list[Hit]]) -> None:
-    """Route, retrieve and filter every query of one iteration; accepted hits go into ``accepted`` and each query's
-    ranking into ``rankings`` (both in place)."""
-    for query in queries:
-        where = route(ctx, query)
-        ctx.emit(QueryRouted(iteration=iteration, sub_query=query, collections=where.collections,
-                             dropped=where.dropped, fell_back=where.fell_back))
-        ranking = retrieve(ctx, query, where.collections)
-        rankings.append(ranking)
-        new = [h for h in ranking if hit_key(h) not in accepted]
-        kept, fell_back = filter_relevant(ctx, query, new)
-        for hit in kept:
-            accepted[hit_key(hit)] = hit
-        ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(new), accepted=len(kept),
-                               chunks=[chunk_ref(h) for h in kept], fell_back=fell_back))
+def _route_and_retrieve(ctx: QueryContext, iteration: int, query: str) -> list[Hit]:
+    where = route(ctx, query)
+    ctx.emit(QueryRouted(iteration=iteration, sub_query=query, collections=where.collections, dropped=where.dropped,
+                         fell_back=where.fell_back, query=where.query))
+    return retrieve(ctx, where.query, where.collections)
+
+
+def _judge(ctx: QueryContext, iteration: int, query: str, new: list[Hit]) -> list[Hit]:
+    kept, fell_back = filter_relevant(ctx, query, new)
+    ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(new), accepted=len(kept),
+                           chunks=[chunk_ref(h) for h in kept], fell_back=fell_back))
+    return kept
+
+
+def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], found: Found) -> list[Hit]:
+    """Route and retrieve every query of one round, then judge each query's new chunks, both concurrently.
+
+    A chunk retrieved by several queries of the round is judged once, with the first of them. Accepted chunks go
+    into ``found`` (as do the rankings, the queries that kept nothing, and chunks left unjudged by a budget stop).
+
+    Returns:
+        The chunks accepted in this round.
+
+    Raises:
+        BudgetExhausted: the budget stopped a call; what the round finished before is recorded in ``found``.
+    """
+    retrieved = in_parallel(ctx, [functools.partial(_route_and_retrieve, iteration=iteration, query=q)
+                                  for q in queries])
+    assigned: dict[str, list[Hit]] = {}
+    taken = set(found.accepted)
+    for query, outcome in zip(queries, retrieved):
+        ranking = outcome.value or []
+        if outcome.value is not None:
+            found.rankings.append(ranking)
+        assigned[query] = [h for h in ranking if hit_key(h) not in taken]
+        taken.update(hit_key(h) for h in assigned[query])
+    routing_errors = [o.error for o in retrieved if o.error is not None]
+    if routing_errors:
+        for hits in assigned.values():
+            found.unjudged.update((hit_key(h), h) for h in hits)
+        raise routing_errors[0]
+    judged = in_parallel(ctx, [functools.partial(_judge, iteration=iteration, query=q, new=assigned[q])
+                               for q in queries])
+    new: list[Hit] = []
+    for query, outcome in zip(queries, judged):
+        if outcome.value is None:
+            found.unjudged.update((hit_key(h), h) for h in assigned[query])
+            continue
+        new += outcome.value
+        found.accepted.update((hit_key(h), h) for h in outcome.value)
+    for query, outcome in zip(queries, retrieved):  # a query whose results were all judged unhelpful
+        if not any(hit_key(h) in found.accepted or hit_key(h) in found.unjudged for h in outcome.value or []):
+            found.failed.append(query)
+    errors = [o.error for o in judged if o.error is not None]
+    if errors:
+        raise errors[0]
+    return new
 
 
 @dataclass(frozen=True)
 class Research:
-    """What the loop gathered: every query searched, iterations run, accepted hits, each query's retrieved ranking,
-    gap queries still open."""
+    """What the loop gathered: every query searched, iterations run, accepted hits, each retrieval's ranking, gap
+    queries still open, whether it stopped on the token budget, and chunks it retrieved but could not judge."""
 
     searched: list[str]
     iterations: int
     accepted: list[Hit]
     rankings: list[list[Hit]]
     open_gaps: list[str]
+    stopped_on_budget: bool = False
+    unjudged: list[Hit] = field(default_factory=list)
+
+
+def _budget_stop(ctx: QueryContext, exc: BudgetExhausted, iteration: int) -> None:
+    ctx.emit(QueryBudget(step=exc.step, used=exc.used, budget=exc.limit, reserve=ctx.budget.reserve))
+    if iteration:
+        ctx.emit(QueryGaps(iteration=iteration, gaps=[], stop="token_budget", tokens=ctx.llm.total_tokens))
 
 
 def research(ctx: QueryContext) -> Research:
     """Steps 1-6: decompose, then search rounds while gaps remain, iterations < max_iter and the budget holds."""
-    first = dedup_queries(ctx, decompose(ctx), [])
-    pending, duplicates = first.kept, first.duplicates
-    searched: list[str] = []
-    accepted: dict[str, Hit] = {}
-    rankings: list[list[Hit]] = []
-    iteration = 0
-    open_gaps: list[str] = []
-    while pending:
-        iteration += 1
-        ctx.emit(QuerySubQueries(iteration=iteration, sub_queries=pending, duplicates=duplicates))
-        search_round(ctx, iteration, pending, accepted, rankings)
-        searched += pending
-        proposed = reflect(ctx, searched, list(accepted.values()))
-        gaps = dedup_queries(ctx, proposed, searched)
-        stop = ctx.stop_reason(bool(proposed), gaps.kept, iteration)
-        ctx.emit(QueryGaps(iteration=iteration, gaps=gaps.kept, stop=stop,  # type: ignore[arg-type]
-                           tokens=ctx.llm.total_tokens))
-        if stop is not None:
-            open_gaps = gaps.kept
-            break
-        pending, duplicates = gaps.kept, gaps.duplicates
-    return Research(searched, iteration, list(accepted.values()), rankings, open_gaps)
+    found = Found()
+    ctx.budget.set_reserve(report_reserve(ctx, [], [ctx.question]))
+    iteration, open_gaps, stop = 0, [], None
+    try:
+        planned = [q for q in decompose(ctx) if fold_query(q) != fold_query(ctx.question)]  # the question: below
+        first = dedup_queries(ctx, [ctx.question, *planned], [])
+        pending, duplicates = first.kept, first.duplicates
+        while pending:
+            iteration += 1
+            ctx.emit(QuerySubQueries(iteration=iteration, sub_queries=pending, duplicates=duplicates))
+            found.searched += pending
+            new = search_round(ctx, iteration, pending, found)
+            ctx.budget.set_reserve(report_reserve(ctx, list(found.accepted.values()), found.searched))
+            proposed = reflect(ctx, found, new)
+            gaps = dedup_queries(ctx, proposed, found.searched)
+            stop = ctx.stop_reason(bool(proposed), gaps.kept, iteration)
+            ctx.emit(QueryGaps(iteration=iteration, gaps=gaps.kept, stop=stop,  # type: ignore[arg-type]
+                               tokens=ctx.llm.total_tokens))
+            if stop is not None:
+                open_gaps = gaps.kept
+                break
+            pending, duplicates = gaps.kept, gaps.duplicates
+    except BudgetExhausted as exc:
+        _budget_stop(ctx, exc, iteration)
+        stop = "token_budget"
+    return Research(found.searched, iteration, list(found.accepted.values()), found.rankings, open_gaps,
+                    stop == "token_budget", list(found.unjudged.values()))
 
 
 def run(ctx: QueryContext) -> Report:
     """Answer ``ctx.question`` with a cited report (step 7 after ``research``)."""
     found = research(ctx)
-    answer, sources, removed = synthesise(ctx, answer_hits(ctx, found.accepted, found.rankings))
+    written = write_report(ctx, Evidence(found.accepted, found.rankings, found.searched,
+                                         stopped_on_budget=found.stopped_on_budget, unjudged=found.unjudged))
+    answer = written.answer
     if found.open_gaps:
         answer = f"{answer}\n\n{gaps_note(found.open_gaps)}"
-    return Report(question=ctx.question, answer=answer, sources=sources, sub_queries=found.searched,
-                  iterations=found.iterations, usage=ctx.llm.usage(), agent=NAME, removed_citations=removed,
-                  gaps=found.open_gaps)
+    return Report(question=ctx.question, answer=answer, sources=written.sources, sub_queries=found.searched,
+                  iterations=found.iterations, usage=ctx.llm.usage(), agent=NAME,
+                  removed_citations=written.removed_citations, gaps=found.open_gaps)
 
 
 def agent(options: object = None) -> FunctionAgent:

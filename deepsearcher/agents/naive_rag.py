@@ -5,8 +5,9 @@ The baseline the agentic flow is measured against, and the cheapest choice for s
 
 from __future__ import annotations
 
+from deepsearcher.agents.report import Evidence, write_report
 from deepsearcher.agents.state import FunctionAgent, QueryContext
-from deepsearcher.agents.steps import chunk_ref, retrieve, synthesise
+from deepsearcher.agents.steps import by_collection, chunk_ref, retrieve
 from deepsearcher.events import QueryAccepted, QueryRouted, QuerySubQueries
 from deepsearcher.types import Report
 
@@ -17,13 +18,14 @@ def run(ctx: QueryContext) -> Report:
     """Retrieve top-k per collection for the question itself and answer from those chunks."""
     names = [c.name for c in ctx.collections]
     ctx.emit(QuerySubQueries(iteration=1, sub_queries=[ctx.question], duplicates=[]))
-    ctx.emit(QueryRouted(iteration=1, sub_query=ctx.question, collections=names, dropped=[], fell_back=False))
+    ctx.emit(QueryRouted(iteration=1, sub_query=ctx.question, collections=names, dropped=[], fell_back=False,
+                         query=ctx.question))
     hits = retrieve(ctx, ctx.question, names)
     ctx.emit(QueryAccepted(iteration=1, sub_query=ctx.question, retrieved=len(hits), accepted=len(hits),
                            chunks=[chunk_ref(h) for h in hits], fell_back=False))
-    answer, sources, removed = synthesise(ctx, hits)
-    return Report(question=ctx.question, answer=answer, sources=sources, sub_queries=[ctx.question], iterations=1,
-                  usage=ctx.llm.usage(), agent=NAME, removed_citations=removed)
+    written = write_report(ctx, Evidence(hits, by_collection(hits), [ctx.question], judged=False))
+    return Report(question=ctx.question, answer=written.answer, sources=written.sources, sub_queries=[ctx.question],
+                  iterations=1, usage=ctx.llm.usage(), agent=NAME, removed_citations=written.removed_citations)
 
 
 def agent(options: object = None) -> FunctionAgent:

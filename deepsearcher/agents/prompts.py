@@ -7,6 +7,7 @@ needs an object at the top level; the parsers also accept a bare list.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Sequence
 
 from deepsearcher.agents.citations import location
@@ -14,7 +15,8 @@ from deepsearcher.llm.base import Message
 from deepsearcher.types import Chunk
 
 SYSTEM = ("You are DeepSearcher, a careful research assistant. You work only from the documents you are given and "
-          "you follow the requested output format exactly.")
+          "you follow the requested output format exactly. Today is {date}; the time zone is {zone}. Judge how "
+          "current a fact is against today's date.")
 
 DECOMPOSE = """Break the question below into at most {max_sub_queries} short, self-contained search queries that \
 together cover everything needed to answer it. Keep the language of the question. A simple question needs only one \
@@ -24,16 +26,18 @@ Question: {question}
 
 Reply with JSON only, in this form: {{"sub_queries": ["<query 1>", "<query 2>"]}}"""
 
-ROUTE = """Choose the collections that may contain information for the search query. Each collection is listed with \
-a description of its contents.
+ROUTE = """Choose the collections that may contain information for the search query, which is one part of the \
+question below. Each collection is listed with a description of its contents.
 
 Collections:
 {collections}
 
+Question: {question}
 Search query: {query}
 
-Reply with JSON only, in this form: {{"collections": ["<name>"]}}. Use only the names listed above; give an \
-empty list if you cannot tell."""
+Reply with JSON only, in this form: {{"collections": ["<name>"], "query": "<the search query>"}}. Use only the \
+names listed above; give an empty list if you cannot tell. In "query", repeat the search query, or rewrite it so \
+that it finds the information in the chosen collections (their terms, their language)."""
 
 RELEVANCE = """Question: {question}
 Search query: {query}
@@ -51,8 +55,14 @@ REFLECT = """Question: {question}
 Search queries already run:
 {queries}
 
-Information found so far:
-{chunks}
+Queries that found nothing useful (do not repeat them; try other words or another angle):
+{failed}
+
+New information found in the last search round:
+{new_chunks}
+
+Everything found so far (one line per passage):
+{found}
 
 Is information needed to answer the question still missing? If so, propose at most {max_gaps} new search queries \
 that would find it; they must differ from the queries already run. If the information is sufficient, propose none.
@@ -69,6 +79,9 @@ the statement. Cite only the numbers listed below.
 - Write in {language}.
 {notes}
 Question: {question}
+
+The research searched for:
+{sub_queries}
 
 Sources:
 {chunks}"""
@@ -140,19 +153,47 @@ def is_placeholder(text: str) -> bool:
     return not t.strip(".…") or (t.startswith("<") and t.endswith(">"))
 
 
-def messages(prompt: str) -> list[Message]:
-    """The system prompt plus one user message."""
-    return [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)]
+def system(now: datetime | None = None) -> str:
+    """The system prompt for a question asked at ``now`` (default: now, local time): ``Today is 2026-11-30
+    (Monday); the time zone is UTC+01:00 (CET).`` Reasoning models judge time-sensitive facts against it (the seed
+    design's prompts carry the current date for the same reason)."""
+    now = now or datetime.now().astimezone()
+    offset = now.strftime("%z") or "+0000"
+    zone = f"UTC{offset[:3]}:{offset[3:]}" + (f" ({now.tzname()})" if now.tzname() and now.tzname() != "UTC" else "")
+    return SYSTEM.format(date=f"{now.date().isoformat()} ({now.strftime('%A')})", zone=zone)
+
+
+def messages(prompt: str, now: datetime | None = None) -> list[Message]:
+    """The system prompt (``system(now)``) plus one user message."""
+    return [Message(role="system", content=system(now)), Message(role="user", content=prompt)]
+
+
+def excerpt(text: str, max_chars: int | None = None) -> str:
+    """``text`` on one line, cut at ``max_chars`` characters (at a word boundary, ending in " …")."""
+    flat = " ".join(text.split())
+    if max_chars is None or len(flat) <= max_chars:
+        return flat
+    cut = flat[:max_chars]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > max_chars // 2 else cut).rstrip() + " …"
 
 
 def chunk_block(number: int, chunk: Chunk, max_chars: int | None = None) -> str:
     """One numbered chunk for a prompt: ``[n] title (source, p. N)`` then its text (cut at ``max_chars``)."""
     where = location(chunk)
     head = f"[{number}] {chunk.title} ({where})" if chunk.title else f"[{number}] ({where})"
-    text = " ".join(chunk.text.split())
-    if max_chars is not None and len(text) > max_chars:
-        text = text[:max_chars].rstrip() + " …"
-    return f"{head}\n{text}"
+    return f"{head}\n{excerpt(chunk.text, max_chars)}"
+
+
+#: characters of each passage in the compact "everything found so far" list of the reflection prompt
+FOUND_LINE_CHARS = 160
+
+
+def found_line(chunk: Chunk) -> str:
+    """One line of the reflection prompt's compact list: ``- title (source, p. N): first words …``."""
+    where = location(chunk)
+    head = f"{chunk.title} ({where})" if chunk.title else where
+    return f"- {head}: {excerpt(chunk.text, FOUND_LINE_CHARS)}"
 
 
 def chunk_list(chunks: Sequence[Chunk], max_chars: int | None = None, start: int = 1) -> str:

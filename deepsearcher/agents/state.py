@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 from pydantic import BaseModel
 
 from deepsearcher.agents import prompts
+from deepsearcher.agents.budget import CallGate, TokenBudget
+from deepsearcher.agents.dedup_rules import threshold_for
+from deepsearcher.errors import QuestionError
 from deepsearcher.events import Event, EventCallback
-from deepsearcher.llm.base import MeteredChatModel
+from deepsearcher.llm.base import MeteredChatModel, Message
+from deepsearcher.llm.window import MIN_REPLY_TOKENS, Window, resolve_window
 from deepsearcher.settings import QuerySettings
 from deepsearcher.types import CollectionInfo, Hit, Report
 
@@ -27,6 +32,10 @@ def _no_options(name: str) -> BaseModel | None:
     return None
 
 
+#: tokens a prompt needs besides the question: instructions, the system prompt and at least one short excerpt
+QUESTION_FRAME_TOKENS = 600
+
+
 @dataclass(frozen=True)
 class QueryContext:
     """Everything one query run uses; built by ``DeepSearcher.query``.
@@ -41,6 +50,10 @@ class QueryContext:
         emit: event callback.
         registry: where agents are looked up (the agent router); None = the process-wide registry.
         agent_options: ``name -> options`` of an agent (its ``agents.<name>`` config section), or None.
+        embedding_model: the embedder's model name (picks the calibrated dedup threshold).
+        window: the model's context window and token counter; None = ``resolve_window(llm)``.
+        budget: the run's token budget; None = ``TokenBudget(settings.token_budget, llm)``.
+        now: the time of the question (its date and time zone go into the system prompt); None = now, local time.
     """
 
     question: str
@@ -52,6 +65,18 @@ class QueryContext:
     emit: EventCallback = field(default=lambda event: None)
     registry: Registry | None = None
     agent_options: Callable[[str], BaseModel | None] = _no_options
+    embedding_model: str = ""
+    window: Window = None  # type: ignore[assignment]  # filled in by __post_init__
+    budget: TokenBudget = None  # type: ignore[assignment]
+    now: datetime = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.window is None:
+            object.__setattr__(self, "window", resolve_window(self.llm))
+        if self.budget is None:
+            object.__setattr__(self, "budget", TokenBudget(self.settings.token_budget, self.llm))
+        if self.now is None:
+            object.__setattr__(self, "now", datetime.now().astimezone())
 
     def event(self, event: Event) -> None:
         """Emit ``event`` (the same as ``emit``; kept for readability at call sites)."""
@@ -62,10 +87,45 @@ class QueryContext:
         """The report language: ``query.language``, else the question's."""
         return self.settings.language or prompts.QUESTION_LANGUAGE
 
+    @property
+    def dedup_threshold(self) -> float:
+        """``query.dedup_threshold``, else the threshold calibrated for ``embedding_model`` (``dedup_rules``)."""
+        return threshold_for(self.embedding_model, self.settings.dedup_threshold)
+
+    def model(self, step: str, *, final: bool = False) -> CallGate:
+        """The chat model one ``step`` calls: fitted to the window, limited by the token budget (``final``: the
+        report, which may use the reserve)."""
+        return CallGate(self.llm, self.window, self.budget, step, final)
+
+    def messages(self, prompt: str) -> list[Message]:
+        """The system prompt (with today's date and time zone) plus one user message."""
+        return prompts.messages(prompt, now=self.now)
+
+    def check_question(self) -> None:
+        """Refuse a question too long to research, before any LLM call.
+
+        Raises:
+            QuestionError: longer than ``query.max_question_tokens``, or too long for the model's window (the
+                question appears in every prompt, twice in some, next to the chunks).
+        """
+        tokens = self.window.count(self.question)
+        limit = self.settings.max_question_tokens
+        if tokens > limit:
+            raise QuestionError(f"the question is {tokens:,} tokens long; the limit is query.max_question_tokens = "
+                                f"{limit:,} tokens", hint="shorten the question (put long material into a "
+                                "collection with `deepsearcher load`), or raise query.max_question_tokens")
+        room = self.window.prompt_room()
+        if 2 * tokens + QUESTION_FRAME_TOKENS > room:
+            raise QuestionError(
+                f"the question ({tokens:,} tokens) is too long for the model's context window: prompts hold it "
+                f"twice plus instructions and chunks, and only {room:,} tokens are free in the "
+                f"{self.window.describe()}", hint="shorten the question, or use a larger context window "
+                "(llm.context_window / llm.n_ctx, the server's context size) or a smaller llm.max_tokens")
+
     def over_budget(self) -> bool:
-        """True when the optional token budget is spent."""
-        budget = self.settings.token_budget
-        return budget is not None and self.llm.total_tokens >= budget
+        """True when too little of the token budget is left for another research call."""
+        left = self.budget.left()
+        return left is not None and left < 2 * MIN_REPLY_TOKENS
 
     def stop_reason(self, proposed: bool, kept: Sequence[str], iteration: int) -> str | None:
         """Why the research loop stops after ``iteration``, or None to go on.

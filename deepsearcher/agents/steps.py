@@ -1,39 +1,122 @@
-"""The steps every agent shares: asking a structured question (with reasoning and fallback events), retrieving per
-collection, dropping near-duplicate sub-queries, and writing the cited report from the accepted chunks."""
+"""The steps every agent shares: structured asks fitted to the window (with reasoning, cut-off and fallback events),
+retrieval per collection, the fused rank that decides which chunks a short prompt keeps, near-duplicate sub-query
+detection, and running the sub-queries of a round concurrently. The report step is in ``report``."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Sequence, TypeVar
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Callable, Generic, Sequence, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
 
-from deepsearcher.agents import prompts
+from deepsearcher.agents.dedup_rules import lexically_distinct
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.errors import ContextWindowError
-from deepsearcher.events import ChunkRef, QueryAnswerToken, QueryFallback, QueryReasoning
+from deepsearcher.events import ChunkRef, Event, QueryCutOff, QueryFallback, QueryReasoning, QueryTrimmed
+from deepsearcher.llm.base import Message
 from deepsearcher.llm.output import Structured, ask_structured
-from deepsearcher.types import Hit, Source
+from deepsearcher.llm.window import Fit
+from deepsearcher.types import Hit
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
+Item = TypeVar("Item")  # an item of a fitted prompt (a chunk, a line)
+R = TypeVar("R")
+
+#: times a prompt is fitted again after the server refused it as too long (each time to the smaller window learned)
+REFIT_ATTEMPTS = 2
+
+PromptFn = Callable[[Sequence[Item], "int | None"], str]
+"""``render(items, excerpt_chars) -> prompt``: the user prompt holding ``items``, excerpts cut at ``excerpt_chars``."""
 
 
 def ask(ctx: QueryContext, step: str, prompt: str, schema: type[T], fallback: T, fallback_text: str) -> Structured[T]:
-    """Run one structured step: ask, retry once on a bad reply, else fall back; emit reasoning / fallback events."""
-    result = ask_structured(ctx.llm, prompts.messages(prompt), schema, fallback)
+    """Run one structured step with a fixed prompt: ask, handle a cut-off or bad reply, else fall back (see
+    ``ask_fitted``, of which this is the case without items)."""
+    reply, _ = ask_fitted(ctx, step, lambda items, cap: prompt, [], None, schema, lambda kept: fallback,
+                          fallback_text)
+    return reply
+
+
+def ask_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequence[Item],
+               priority: Sequence[float] | None, schema: type[T], fallback: Callable[[list[Item]], T],
+               fallback_text: str) -> tuple[Structured[T], list[Item]]:
+    """Run one structured step whose prompt holds ``items`` (chunks, lines): fit it to the window, ask, retry once
+    on a cut-off or unusable reply, else fall back; emit trimmed / reasoning / cut-off / fallback events.
+
+    Args:
+        ctx: the run.
+        step: the step name in events.
+        render: builds the prompt from the kept items and an excerpt cap.
+        items: the candidates, in prompt order.
+        priority: per item, lower = keep first (``fused_priority``); None = the given order.
+        schema: the reply model.
+        fallback: the fallback value for the items kept.
+        fallback_text: what the fallback does, for the event.
+
+    Returns:
+        ``(reply, kept items)``; numbers in the reply refer to the kept items (1-based).
+
+    Raises:
+        BudgetExhausted: the token budget cannot pay for the call (the agent stops researching).
+        ContextWindowError: the prompt cannot fit even without items, or the server kept refusing it.
+        ProviderError: the server failed.
+    """
+    gate = ctx.model(step)
+    for attempt in range(REFIT_ATTEMPTS + 1):
+        size = ctx.window.size
+        fit = fit_prompt(ctx, step, render, items, priority)
+        try:
+            result = ask_structured(gate, fit.messages, schema, fallback(fit.items))
+            break
+        except ContextWindowError as exc:
+            if attempt == REFIT_ATTEMPTS or not refit(ctx, exc, fit.tokens, size):
+                raise
+            log.info("%s: the server refused %d prompt tokens; fitting again to %s", step, fit.tokens,
+                     ctx.window.describe())
+    report_reply(ctx, step, result, fallback_text)
+    return result, fit.items
+
+
+def refit(ctx: QueryContext, error: ContextWindowError, prompt_tokens: int, size: int) -> bool:
+    """After ``error`` for a prompt of ``prompt_tokens`` fitted to a ``size``-token window: True when the window is
+    now smaller (learned from the error, or by another thread meanwhile), so fitting again may succeed."""
+    return ctx.window.learn(error, prompt_tokens) or ctx.window.size < size
+
+
+def fit_prompt(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequence[Item],
+               priority: Sequence[float] | None, room: int | None = None) -> Fit[Item]:
+    """Fit ``render(items)`` to the window (``Window.fit``), emitting ``QueryTrimmed`` when it had to shorten it."""
+
+    def messages(kept: Sequence[Item], cap: int | None) -> list[Message]:
+        return ctx.messages(render(kept, cap))
+
+    fit = ctx.window.fit(messages, items, priority, room)
+    if fit.trimmed:
+        ctx.emit(QueryTrimmed(step=step, kept=len(fit.items), dropped=fit.dropped, excerpt_chars=fit.excerpt_chars,
+                              prompt_tokens=fit.tokens, window=ctx.window.size))
+    return fit
+
+
+def report_reply(ctx: QueryContext, step: str, result: Structured[T], fallback_text: str) -> None:
+    """Emit what a structured reply brought besides its value: reasoning, a cut-off, a fallback."""
     if result.reasoning:
         ctx.emit(QueryReasoning(step=step, text=result.reasoning))
+    if result.cut_off:
+        ctx.emit(QueryCutOff(step=step, max_tokens=result.max_tokens,
+                             action=result.cut_action or f"fell back: {fallback_text}"))
     if result.fell_back:
         error = f"unusable reply after a retry: {result.error}"
         log.info("%s: %s; %s", step, error, fallback_text)
         ctx.emit(QueryFallback(step=step, error=error, fallback=fallback_text))
-    return result
 
 
+# --- retrieval and ranking -----------------------------------------------------------------------------------------
 def retrieve(ctx: QueryContext, query: str, collections: Sequence[str]) -> list[Hit]:
     """Top-k hits per collection for ``query``, concatenated collection by collection (each list best first),
     without repeated chunks."""
@@ -59,6 +142,42 @@ def chunk_ref(hit: Hit) -> ChunkRef:
     return ChunkRef(id=c.id, collection=hit.collection, source=c.source, page=c.page, title=c.title)
 
 
+def by_collection(hits: Sequence[Hit]) -> list[list[Hit]]:
+    """Split one ``retrieve`` result back into its per-collection rankings."""
+    groups: dict[str, list[Hit]] = {}
+    for hit in hits:
+        groups.setdefault(hit.collection, []).append(hit)
+    return list(groups.values())
+
+
+def fused_priority(hits: Sequence[Hit], rankings: Sequence[Sequence[Hit]], k: int = 60) -> list[float]:
+    """Priority of each hit when a prompt cannot hold them all (lower = keep first): minus its reciprocal-rank-fusion
+    score over ``rankings`` (every sub-query's and collection's retrieval), sum of 1 / (k + rank).
+
+    So the best chunk of every sub-query outranks the second-best of any (each sub-query keeps its best chunks, not
+    the first ones accepted), and a chunk found by several sub-queries rises. Hits in no ranking come last, in their
+    given order. After Cormack, Clarke & Büttcher (SIGIR 2009), as ``vectordb.fusion.fuse_ranked``.
+    """
+    score: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            score[hit_key(hit)] = score.get(hit_key(hit), 0.0) + 1.0 / (k + rank)
+    return [-score.get(hit_key(h), 0.0) for h in hits]
+
+
+def top_ranked(rankings: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
+    """The ``n`` hits of best fused rank across ``rankings`` (ties: first seen)."""
+    unique: dict[str, Hit] = {}
+    for ranking in rankings:
+        for hit in ranking:
+            unique.setdefault(hit_key(hit), hit)
+    hits = list(unique.values())
+    priority = fused_priority(hits, rankings)
+    order = sorted(range(len(hits)), key=lambda i: (priority[i], i))
+    return [hits[i] for i in order[:n]]
+
+
+# --- near-duplicate sub-queries ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Deduped:
     """Result of ``dedup_queries``: the queries to keep and the ones dropped as duplicates."""
@@ -70,32 +189,36 @@ class Deduped:
 def dedup_queries(ctx: QueryContext, candidates: Sequence[str], earlier: Sequence[str]) -> Deduped:
     """Drop candidates that repeat an earlier query or an earlier candidate.
 
-    Two queries are duplicates when they are equal after case/whitespace folding, or when the cosine similarity of
-    their embeddings is at least ``query.dedup_threshold`` (embeddings are unit vectors, so cosine = dot product).
+    Two queries are duplicates when they are equal after case/whitespace folding, or when no number, year, name,
+    negation or extreme tells them apart (``dedup_rules.lexically_distinct``) and the cosine of their embeddings
+    reaches ``ctx.dedup_threshold`` (``query.dedup_threshold``, else the one calibrated for the embedding model;
+    docs/benchmarks.md "Sub-query dedup calibration"). Embeddings are unit vectors, so cosine = dot product.
     Empty candidates are dropped silently.
     """
     kept: list[str] = []
     duplicates: list[str] = []
-    vectors = [_embedding(ctx, q) for q in earlier]
-    folded = {_fold(q) for q in earlier}
+    threshold = ctx.dedup_threshold
+    seen = [(q, _embedding(ctx, q)) for q in earlier]
+    folded = {fold_query(q) for q in earlier}
     for query in candidates:
         query = query.strip()
         if not query:
             continue
-        if _fold(query) in folded:
+        if fold_query(query) in folded:
             duplicates.append(query)
             continue
         vec = _embedding(ctx, query)
-        if any(float(np.dot(vec, other)) >= ctx.settings.dedup_threshold for other in vectors):
+        if any(float(np.dot(vec, v)) >= threshold and not lexically_distinct(query, q) for q, v in seen):
             duplicates.append(query)
             continue
         kept.append(query)
-        vectors.append(vec)
-        folded.add(_fold(query))
+        seen.append((query, vec))
+        folded.add(fold_query(query))
     return Deduped(kept, duplicates)
 
 
-def _fold(text: str) -> str:
+def fold_query(text: str) -> str:
+    """A query for exact comparison: case-folded, whitespace collapsed, final punctuation removed."""
     return " ".join(text.casefold().split()).rstrip("?.!。？！ ")
 
 
@@ -103,66 +226,52 @@ def _embedding(ctx: QueryContext, text: str) -> np.ndarray:
     return np.asarray(ctx.embed(text), dtype=np.float32).reshape(-1)
 
 
-# --- synthesis, shared by every agent ------------------------------------------------------------------------------
-NOTHING_FOUND = "No relevant information was found in the searched collections for this question."
+# --- concurrency ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Outcome(Generic[R]):
+    """What one concurrent job gave: its ``value``, or the ``error`` it raised, or neither (``ran`` False: it was
+    not started because an earlier job failed)."""
+
+    value: R | None = None
+    error: Exception | None = None
+    ran: bool = True
 
 
-def synthesise(ctx: QueryContext, hits: Sequence[Hit], notes: str = "") -> tuple[str, list[Source], int]:
-    """Write the cited answer from ``hits`` (numbered 1..N in the prompt), streaming it as ``query.answer_token``.
+def in_parallel(ctx: QueryContext, jobs: Sequence[Callable[[QueryContext], R]]) -> list[Outcome[R]]:
+    """Run ``jobs`` on up to ``query.concurrency`` threads, each with a context whose events are held back and
+    emitted in job order (job i's events once jobs 0..i are done), so the event stream reads as if the jobs ran one
+    after the other. After a job fails, jobs not yet started are skipped.
 
-    Returns:
-        ``(answer, sources, removed_citations)``: the answer with citations verified and renumbered; the cited
-        sources (all chunks, numbered as in the prompt, when the answer cites none); the count of removed
-        citations. With no hits, a fixed "nothing found" answer and no LLM call.
+    One job, or ``query.concurrency`` 1, runs in the calling thread, in order.
     """
-    from deepsearcher.agents.citations import cited_sources, consulted_sources, verify_citations
-    from deepsearcher.llm.output import ask_text
+    workers = min(ctx.settings.concurrency, len(jobs))
+    if workers <= 1:
+        outcomes: list[Outcome[R]] = []
+        for job in jobs:
+            if any(o.error for o in outcomes):
+                outcomes.append(Outcome(ran=False))
+                continue
+            try:
+                outcomes.append(Outcome(job(ctx)))
+            except Exception as exc:  # returned to the caller, which decides (budget stop, or re-raise)
+                outcomes.append(Outcome(error=exc))
+        return outcomes
+    failed = threading.Event()
+    buffers: list[list[Event]] = [[] for _ in jobs]
 
-    if not hits:
-        return NOTHING_FOUND, [], 0
-    while True:
-        prompt = prompts.SYNTHESISE.format(language=ctx.language, notes=notes, question=ctx.question,
-                                           chunks=prompts.chunk_list([h.chunk for h in hits]))
+    def run(index: int) -> Outcome[R]:
+        if failed.is_set():
+            return Outcome(ran=False)
         try:
-            reply = ask_text(ctx.llm, prompts.messages(prompt),
-                             on_token=lambda text: ctx.emit(QueryAnswerToken(text=text)))
-            break
-        except ContextWindowError:
-            if len(hits) <= 1:
-                raise
-            # too long for the model: keep the better-ranked half of the chunks and write the report from those
-            hits = list(hits[:len(hits) // 2])
-            ctx.emit(QueryFallback(step="synthesise", error="the prompt exceeds the model's context window",
-                                   fallback=f"writing the report from the top {len(hits)} chunks"))
-    if reply.reasoning:
-        ctx.emit(QueryReasoning(step="synthesise", text=reply.reasoning))
-    verified = verify_citations(reply.text, len(hits))
-    if not verified.text:
-        return "The model returned an empty answer.", consulted_sources(hits), verified.removed
-    sources = cited_sources(verified, hits) if verified.cited else consulted_sources(hits)
-    return verified.text, sources, verified.removed
+            return Outcome(jobs[index](replace(ctx, emit=buffers[index].append)))
+        except Exception as exc:
+            failed.set()
+            return Outcome(error=exc)
 
-
-def top_ranked(per_query: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
-    """Interleave per-query rankings (every query's best, then every second-best, …) into at most ``k`` hits."""
-    out: list[Hit] = []
-    seen: set[str] = set()
-    depth = max((len(r) for r in per_query), default=0)
-    for rank in range(depth):
-        for ranking in per_query:
-            if rank < len(ranking) and hit_key(ranking[rank]) not in seen and len(out) < k:
-                seen.add(hit_key(ranking[rank]))
-                out.append(ranking[rank])
-    return out
-
-
-def answer_hits(ctx: QueryContext, accepted: Sequence[Hit], per_query: Sequence[Sequence[Hit]]) -> list[Hit]:
-    """The chunks to write the report from: the accepted ones; if the model judged none relevant although chunks
-    were retrieved, the ``top_k`` best-ranked retrieved chunks (reported as a ``relevance`` fallback), so the report
-    still shows what the collections hold instead of an empty answer."""
-    if accepted or not any(per_query):
-        return list(accepted)
-    best = top_ranked(per_query, ctx.settings.top_k)
-    ctx.emit(QueryFallback(step="relevance", error="no retrieved chunk was judged relevant",
-                           fallback=f"answering from the {len(best)} top-ranked retrieved chunks"))
-    return best
+    results: list[Outcome[R]] = []
+    with ThreadPoolExecutor(workers, thread_name_prefix="deepsearcher-query") as pool:
+        for index, future in enumerate([pool.submit(run, i) for i in range(len(jobs))]):
+            results.append(future.result())
+            for event in buffers[index]:
+                ctx.emit(event)
+    return results

@@ -37,7 +37,12 @@ log = logging.getLogger(__name__)
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 EXPORT_VERSION = 3  # bump when the export recipe changes, so caches are rebuilt
-MAX_BATCH_ROWS = 8  # texts per forward pass at most: length-sorted batches of 8 pad far less than 64 (chunks vary)
+#: texts per forward pass. One: the int8 model quantises activations with one scale per batch, so a text's vector
+#: depended on the texts (and padding) it was batched with (cosine to the same text alone: mean 0.9935, min 0.9825);
+#: one text per run makes a chunk's vector the one its query-path twin gets, at the same chunks/s (35.5 vs 35.3) and
+#: Recall@5 (0.603 vs 0.597) on 2Wiki (docs/benchmarks.md, "ONNX int8: batch-dependent vectors"). Runs still go in
+#: parallel, one per CPU.
+MAX_BATCH_ROWS = 1
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "config.json",
                    "sentence_bert_config.json", "modules.json", "config_sentence_transformers.json")
 
@@ -214,7 +219,7 @@ class OnnxSentenceEncoder:
         """Embed texts: float32 (len(texts), dim), L2-normalised rows. Batches are formed by length (less padding).
 
         The keyword arguments mirror ``SentenceTransformer.encode``; output is always a normalised numpy array.
-        ``batch_size`` is capped at ``MAX_BATCH_ROWS``.
+        ``batch_size`` is capped at ``MAX_BATCH_ROWS`` (1: a text's vector does not depend on its neighbours).
         """
         step = max(1, min(batch_size, MAX_BATCH_ROWS))
         encodings = self._fast.encode_batch(list(texts))

@@ -13,7 +13,7 @@ import string
 from collections import Counter
 from typing import Iterable, Sequence
 
-from deepsearcher.agents.citations import CITATION_RE, citation_numbers
+from deepsearcher.agents.citations import cited_numbers, strip_citations
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = set(string.punctuation)
@@ -41,11 +41,6 @@ def recall_at_k(retrieved_titles: Sequence[str], gold_titles: Iterable[str] | No
         return None
     top = set(retrieved_titles[:k])
     return len(gold & top) / len(gold)
-
-
-def strip_citations(text: str) -> str:
-    """Remove ``[n]`` citation markers (an agent's answer carries them; the gold answer does not)."""
-    return " ".join(CITATION_RE.sub(" ", text).split())
 
 
 def normalize_answer(text: str) -> str:
@@ -80,11 +75,6 @@ def token_f1(prediction: str, gold_answers: Sequence[str]) -> float:
         precision, recall = same / len(pred_tokens), same / len(gold_tokens)
         best = max(best, 2 * precision * recall / (precision + recall))
     return best
-
-
-def cited_numbers(answer: str) -> list[int]:
-    """Citation numbers ``[n]`` in an answer, in order of appearance, repeats kept."""
-    return [n for match in CITATION_RE.finditer(answer) for n in citation_numbers(match.group(1))]
 
 
 def citation_share(answer: str, source_numbers: Iterable[int], removed: int = 0) -> float | None:

@@ -7,6 +7,8 @@ job of ``deepsearcher.llm.output``, so it happens the same way for every provide
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import threading
 import time
 from dataclasses import dataclass
@@ -41,7 +43,10 @@ class ChatResult:
         prompt_tokens, completion_tokens: as reported by the server, or estimated (characters / 4) when it reports
             none.
         attempts: HTTP requests made for this result (1 + transport retries).
-        finish_reason: "stop", "length", ... as reported ("" when unknown).
+        finish_reason: "stop", "length", ... as reported ("" when unknown); "length" means the reply was cut at
+            its token limit.
+        max_tokens: the completion limit the request was sent with, when the caller set one (None: the provider's
+            configured ``max_tokens``).
     """
 
     text: str
@@ -50,6 +55,12 @@ class ChatResult:
     completion_tokens: int = 0
     attempts: int = 1
     finish_reason: str = ""
+    max_tokens: int | None = None
+
+    @property
+    def cut_off(self) -> bool:
+        """True when the reply stopped at its token limit (``finish_reason == "length"``), not at its end."""
+        return self.finish_reason == "length"
 
 
 def estimate_tokens(text: str) -> int:
@@ -68,7 +79,7 @@ class MeteredChatModel:
         model: the provider.
         price_per_1m_input, price_per_1m_output: prices per million tokens; cost is None unless both are set.
 
-    Thread-safe: steps may call it from worker threads.
+    Thread-safe: steps call it from worker threads (the sub-queries of a round run concurrently).
     """
 
     def __init__(self, model: ChatModel, price_per_1m_input: float | None = None,
@@ -81,10 +92,21 @@ class MeteredChatModel:
         self.completion_tokens = 0
         self._lock = threading.Lock()
         self._start = time.monotonic()
+        self._takes_max_tokens = accepts_keyword(model.chat, "max_tokens")
 
     def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
-             on_token: TokenCallback | None = None) -> ChatResult:
-        result = self.model.chat(messages, schema=schema, on_token=on_token)
+             on_token: TokenCallback | None = None, max_tokens: int | None = None) -> ChatResult:
+        """Complete ``messages`` with the wrapped model and count the call.
+
+        ``max_tokens`` (the completion limit of this call) is passed on when the model's ``chat`` accepts it (every
+        built-in provider does; a plugin written before it existed is called without it) and recorded in the
+        result.
+        """
+        if max_tokens is not None and self._takes_max_tokens:
+            result = self.model.chat(messages, schema=schema, on_token=on_token, max_tokens=max_tokens)
+            result = dataclasses.replace(result, max_tokens=max_tokens)
+        else:
+            result = self.model.chat(messages, schema=schema, on_token=on_token)
         with self._lock:
             self.calls += max(1, result.attempts)
             self.prompt_tokens += result.prompt_tokens
@@ -104,6 +126,15 @@ class MeteredChatModel:
         return Usage(llm_calls=self.calls, prompt_tokens=self.prompt_tokens,
                      completion_tokens=self.completion_tokens, seconds=round(time.monotonic() - self._start, 3),
                      cost=cost)
+
+
+def accepts_keyword(function: Callable[..., Any], name: str) -> bool:
+    """True when ``function`` takes a keyword argument ``name`` (or ``**kwargs``)."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def schema_name(schema: type[BaseModel]) -> str:

@@ -3,7 +3,9 @@
 
 No server, no network: the model is loaded on the first call (lazy import, so ``deepsearcher --help`` never imports
 llama.cpp). Structured steps use llama.cpp's JSON-schema grammar (``response_format={"type": "json_object",
-"schema": …}``), which constrains even tiny models to well-formed JSON.
+"schema": …}``), which constrains even tiny models to well-formed JSON. The window is ``n_ctx`` and tokens are
+counted with the model's own tokenizer; a prompt longer than the window raises ``ContextWindowError`` (so callers
+shrink it), not a plain ``ProviderError``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel
 
-from deepsearcher.errors import ConfigError, ProviderError
+from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
 from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars
 from deepsearcher.settings import LlamaCppLLM
 
@@ -42,6 +44,21 @@ class LlamaCppChat:
         """Load the model now, so a missing file or extra fails before the query starts."""
         self._model()
 
+    @property
+    def max_tokens(self) -> int:
+        """The configured completion limit per call (``llm.max_tokens``)."""
+        return self.options.max_tokens
+
+    def context_window(self) -> tuple[int, str]:
+        """``(llm.n_ctx, "llm.n_ctx")``: the window this process gives the model."""
+        return self.options.n_ctx, "llm.n_ctx"
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by the model's tokenizer (loads the model on first use)."""
+        llama = self._model()
+        with self._lock:
+            return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
     def _model(self) -> Any:
         if self._llama is None:
             path = Path(self.options.model_path).expanduser()
@@ -63,16 +80,16 @@ class LlamaCppChat:
         return self._llama
 
     def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
-             on_token: TokenCallback | None = None) -> ChatResult:
-        """Complete ``messages`` (see ``ChatModel.chat``).
+             on_token: TokenCallback | None = None, max_tokens: int | None = None) -> ChatResult:
+        """Complete ``messages`` (see ``ChatModel.chat``); ``max_tokens`` overrides ``llm.max_tokens`` for this call.
 
         Raises:
-            ConfigError, ProviderError: as for ``check``; ProviderError also when generation fails (e.g. the prompt
-                exceeds ``n_ctx``).
+            ConfigError, ProviderError: as for ``check``; ProviderError also when generation fails.
+            ContextWindowError: the prompt does not fit ``n_ctx`` ("Requested tokens … exceed context window").
         """
         llama = self._model()
         kwargs: dict[str, Any] = {"messages": list(messages), "temperature": self.options.temperature,
-                                  "max_tokens": self.options.max_tokens}
+                                  "max_tokens": max_tokens or self.options.max_tokens}
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema(schema)}
         with self._lock:
@@ -95,7 +112,11 @@ class LlamaCppChat:
                     if piece:
                         pieces.append(piece)
                         on_token(piece)
-            except ValueError as exc:  # "Requested tokens exceed context window", grammar errors
+            except ValueError as exc:  # "Requested tokens (N) exceed context window of M", grammar errors
+                if "context window" in str(exc):
+                    raise ContextWindowError(f"the prompt does not fit llm.n_ctx = {self.options.n_ctx}: {exc}",
+                                             hint="raise llm.n_ctx or lower query.top_k",
+                                             limit=self.options.n_ctx) from exc
                 raise ProviderError(f"llama.cpp failed: {exc}", hint="raise llm.n_ctx or lower query.top_k") from exc
         text = "".join(pieces)
         prompt_tokens = len(llama.tokenize(messages_chars(messages).encode("utf-8"), add_bos=False, special=True))

@@ -14,6 +14,9 @@ Behaviour:
 - reasoning from ``reasoning_content`` (or ``reasoning``) is returned in ``ChatResult.reasoning``; content streams to
   ``on_token``.
 - usage from the server, estimated from characters when it sends none.
+- context window and tokenizer (``context_window()``, ``count_tokens``): ``llm.context_window`` when set, else what
+  the server reports (``llm.server_info``: vLLM, llama.cpp, llama-cpp-python, Ollama); a prompt the server refuses
+  as too long raises ``ContextWindowError`` carrying the limit the server named.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
 from deepsearcher.llm.base import (
     ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars, schema_name,
 )
+from deepsearcher.llm.server_info import ServerInfo, hosted_window
+from deepsearcher.llm.window import limit_in_message
 from deepsearcher.settings import OpenAICompatibleLLM
 
 log = logging.getLogger(__name__)
@@ -64,6 +69,7 @@ class OpenAICompatibleChat:
         self._send_temperature = True
         self._stream_usage = True
         self._lock = threading.Lock()
+        self._info: ServerInfo | None = None
 
     @property
     def where(self) -> str:
@@ -115,10 +121,38 @@ class OpenAICompatibleChat:
                              hint=f"put a valid key in the environment variable {self.options.api_key_env!s} "
                                   f"(llm.api_key_env names it)")
 
+    # --- window and tokens ----------------------------------------------------------------------------------------
+    @property
+    def max_tokens(self) -> int:
+        """The configured completion limit per call (``llm.max_tokens``)."""
+        return self.options.max_tokens
+
+    @property
+    def server_info(self) -> ServerInfo | None:
+        """What the server reports about the model; None for OpenAI itself (it reports nothing)."""
+        if self._info is None and self.options.base_url is not None:
+            key = self._api_key()
+            headers = {"Authorization": f"Bearer {key}"} if key != "not-needed" else {}
+            self._info = ServerInfo(self.options.base_url, self.options.model, headers)
+        return self._info
+
+    def context_window(self) -> tuple[int, str] | None:
+        """``(tokens, source)``: ``llm.context_window`` when set, else what the server reports (a hosted API's
+        documented window: ``server_info.HOSTED_WINDOWS``), else None."""
+        if self.options.context_window is not None:
+            return self.options.context_window, "llm.context_window"
+        info = self.server_info
+        return info.context_window() if info is not None else hosted_window(None)
+
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens of ``text`` by the server's tokenizer endpoint, or None (then the caller estimates)."""
+        info = self.server_info
+        return info.count_tokens(text) if info is not None else None
+
     # --- chat ----------------------------------------------------------------------------------------------------
     def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
-             on_token: TokenCallback | None = None) -> ChatResult:
-        """Complete ``messages`` (see ``ChatModel.chat``).
+             on_token: TokenCallback | None = None, max_tokens: int | None = None) -> ChatResult:
+        """Complete ``messages`` (see ``ChatModel.chat``); ``max_tokens`` overrides ``llm.max_tokens`` for this call.
 
         Raises:
             ConfigError: no API key for OpenAI.
@@ -130,7 +164,7 @@ class OpenAICompatibleChat:
         learned = (self._format_level, self._token_param, self._send_temperature, self._stream_usage)
         exc: Exception | None = None
         for _ in range(5):  # one adaptation per refused parameter at most
-            kwargs = self._request(messages, schema, stream=on_token is not None)
+            kwargs = self._request(messages, schema, stream=on_token is not None, max_tokens=max_tokens)
             try:
                 result, used = self._with_retries(kwargs, on_token)
                 attempts += used
@@ -148,9 +182,11 @@ class OpenAICompatibleChat:
             raise self._translate(exc) from exc
         raise ProviderError(f"the LLM server at {self.where} kept refusing the request parameters")
 
-    def _request(self, messages: Sequence[Message], schema: type[BaseModel] | None, stream: bool) -> dict[str, Any]:
+    def _request(self, messages: Sequence[Message], schema: type[BaseModel] | None, stream: bool,
+                 max_tokens: int | None = None) -> dict[str, Any]:
         opts = self.options
-        kwargs: dict[str, Any] = {"model": opts.model, "messages": list(messages), self._token_param: opts.max_tokens}
+        kwargs: dict[str, Any] = {"model": opts.model, "messages": list(messages),
+                                  self._token_param: max_tokens or opts.max_tokens}
         if self._send_temperature:
             kwargs["temperature"] = opts.temperature
         if schema is not None and self._format_level < 2:
@@ -169,10 +205,15 @@ class OpenAICompatibleChat:
     def _adapt(self, exc: Exception, kwargs: dict[str, Any]) -> bool:
         """Drop or rename the parameter a 400/422 refused; True when there is something left to try."""
         msg = _reason(exc).lower()
+        if any(word in msg for word in CONTEXT_WORDS):
+            return False  # a prompt too long for the window: no parameter to adapt
         has_format = "response_format" in kwargs and self.options.json_schema == "auto"
         plain_refusal = getattr(exc, "status_code", 500) in (400, 422)
+        sent_level = _FORMAT_LEVELS.index(kwargs.get("response_format", {}).get("type", "none"))
         with self._lock:
-            if has_format and any(word in msg for word in ("response_format", "json_schema", "json_object")):
+            if has_format and sent_level < self._format_level:
+                pass  # a call running at the same time already stepped down: just send again
+            elif has_format and any(word in msg for word in ("response_format", "json_schema", "json_object")):
                 self._downgrade_format()
             elif "max_tokens" in msg and self._token_param == "max_tokens" and "max_completion_tokens" in msg:
                 self._token_param = "max_completion_tokens"
@@ -280,8 +321,9 @@ class OpenAICompatibleChat:
             reason = _reason(exc)
             if any(word in reason.lower() for word in CONTEXT_WORDS):
                 return ContextWindowError(f"the prompt does not fit the context window of {self.options.model!r} "
-                                          f"at {self.where}: {reason}", hint="lower query.top_k or use a model "
-                                          "with a larger context")
+                                          f"at {self.where}: {reason}", hint="set llm.context_window to the "
+                                          "server's context size, or use a model with a larger context",
+                                          limit=limit_in_message(reason))
             return ProviderError(f"the LLM server at {self.where} answered {exc.status_code}: {reason}")
         if isinstance(exc, openai.OpenAIError):
             return ProviderError(f"LLM request to {self.where} failed: {exc}")

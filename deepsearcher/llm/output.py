@@ -7,27 +7,33 @@ Reasoning comes in three shapes and is removed from every reply, not only the fi
 3. a separate ``reasoning_content`` field (DeepSeek ``deepseek-reasoner``, vLLM and llama.cpp reasoning parsers),
    which providers return as ``ChatResult.reasoning``.
 
-JSON is then extracted from code fences or prose around it, repaired (single quotes, Python literals, trailing
-commas, truncation; via ``json-repair``) with full-width punctuation (U+FF0C ``，``, ``“ ”``, ``：``) normalised, and
-validated against the step's pydantic schema. On failure the model is asked once more, shown its error (paper-qa's
-"retryable" errors); if that fails too the step's documented fallback is used. A malformed reply never becomes a
-traceback.
+JSON is then taken from wherever the model put it (``llm.json_extract``: the whole reply, code fences, every balanced
+value in the prose; repaired where needed) and validated against the step's pydantic schema. On failure the model is
+asked once more, shown its error (paper-qa's "retryable" errors); if that fails too the step's documented fallback is
+used. A malformed reply never becomes a traceback.
+
+A reply cut at its token limit (``finish_reason == "length"``) is never used as if complete: a structured reply is
+asked again once with more room when the window and the budget allow it (the model's ``reply_room``), else its
+cut-off last item is dropped (``json_extract.drop_last_leaf``); free text keeps what it has and the caller adds a
+visible note (``TextReply.cut_off``). An empty answer after reasoning that filled the limit names ``llm.max_tokens``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Generic, Sequence, TypeVar
+from typing import Generic, Sequence, TypeVar
 
-import json_repair
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from deepsearcher.errors import LLMOutputError
-from deepsearcher.llm.base import Message, TokenCallback
+from deepsearcher.llm.base import ChatResult, Message, TokenCallback
+from deepsearcher.llm.json_extract import extract_json, parse_reply
 from deepsearcher.protocols import ChatModel
+
+__all__ = ["RETRY_TEMPLATE", "Structured", "TextReply", "ThinkStreamFilter", "ask_structured", "ask_text",
+           "extract_json", "parse_reply", "split_reasoning"]
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +43,6 @@ _TAGS = "think|thinking|reasoning"
 _BLOCK_RE = re.compile(rf"<({_TAGS})>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
 _CLOSE_RE = re.compile(rf"</({_TAGS})>", re.IGNORECASE)
 _OPEN_RE = re.compile(rf"<({_TAGS})>", re.IGNORECASE)
-_FENCE_RE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
-_FULL_WIDTH = str.maketrans({
-    "\uff0c": ",", "\u3001": ",", "\uff1a": ":", "\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'",
-    "\uff3b": "[", "\uff3d": "]", "\uff5b": "{", "\uff5d": "}", "\u300c": '"', "\u300d": '"', "\uff02": '"',
-    "\uff07": "'",
-})
 
 
 def split_reasoning(text: str, reasoning: str = "") -> tuple[str, str]:
@@ -154,98 +154,6 @@ class ThinkStreamFilter:
         return rest
 
 
-def extract_json(text: str) -> Any:
-    """Extract one JSON value from a reply (reasoning already removed).
-
-    Accepts a bare value, a value in a code fence, or a value with prose before/after; repairs single-quoted keys and
-    strings, Python literals (``True``, ``None``, ``['a', 'b']``), trailing commas, a truncated tail and full-width
-    punctuation.
-
-    Raises:
-        LLMOutputError: no JSON object or array in the reply (retryable).
-    """
-    stripped = text.strip()
-    if stripped.startswith('"') and stripped.endswith('"') and len(stripped) > 1:
-        try:  # a bare JSON string: the schemas accept one where they expect a single item
-            return json.loads(stripped)
-        except json.JSONDecodeError:
-            pass
-    fenced = _FENCE_RE.search(text)
-    candidates = [fenced.group(1)] if fenced else []
-    candidates.append(text)
-    for raw in candidates:
-        for variant in (raw, raw.translate(_FULL_WIDTH)):
-            span = _json_span(variant)
-            if span is None:
-                continue
-            try:
-                return json.loads(span)
-            except json.JSONDecodeError:
-                pass
-            try:
-                value = json_repair.loads(span)
-            except Exception:  # json-repair raises assorted errors on hopeless input; we report one error below
-                continue
-            if value != "" and value is not None:
-                return value
-    raise LLMOutputError("the reply contains no JSON object or array", raw=text,
-                         hint="the model should answer with JSON only")
-
-
-def _json_span(text: str) -> str | None:
-    """The first balanced ``{…}`` / ``[…]`` (string-aware), or from its start to the end when unbalanced."""
-    starts = [i for i in (text.find("{"), text.find("[")) if i != -1]
-    if not starts:
-        return None
-    start = min(starts)
-    stack: list[str] = []
-    quote: str | None = None
-    escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'" and (ch == '"' or _opens_single_quote(text, i)):
-            quote = ch
-        elif ch in "[{":
-            stack.append("]" if ch == "[" else "}")
-        elif ch in "]}":
-            if stack and stack[-1] == ch:
-                stack.pop()
-                if not stack:
-                    return text[start: i + 1]
-            else:
-                break
-    return text[start:]
-
-
-def _opens_single_quote(text: str, i: int) -> bool:
-    """A ``'`` starts a string only after a structural character (so "it's" inside prose does not)."""
-    j = i - 1
-    while j >= 0 and text[j] in " \t\r\n":
-        j -= 1
-    return j >= 0 and text[j] in "[{,:"
-
-
-def parse_reply(text: str, schema: type[T]) -> T:
-    """Extract JSON from ``text`` and validate it as ``schema``.
-
-    Raises:
-        LLMOutputError: no JSON, or it does not match the schema (message lists the validation errors).
-    """
-    value = extract_json(text)
-    try:
-        return schema.model_validate(value)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()[:5])
-        raise LLMOutputError(f"the JSON does not match the expected shape: {problems}", raw=text) from exc
-
-
 @dataclass(frozen=True)
 class Structured(Generic[T]):
     """Outcome of one structured step.
@@ -255,29 +163,66 @@ class Structured(Generic[T]):
         reasoning: reasoning the model produced (all attempts), "" if none.
         fell_back: True when ``value`` is the fallback.
         error: the last parse/validation error message when it fell back (or was retried), else "".
+        cut_off: a reply stopped at its token limit.
+        cut_action: what was done about it: "retried with more room", "dropped the cut-off last item",
+            "retried with more room, then dropped the cut-off last item", or "" (also when it fell back).
+        max_tokens: the token limit the (last) cut-off reply hit, when known.
     """
 
     value: T
     reasoning: str = ""
     fell_back: bool = False
     error: str = ""
+    cut_off: bool = False
+    cut_action: str = ""
+    max_tokens: int | None = None
 
 
 RETRY_TEMPLATE = ("Your previous reply could not be used: {error}\n"
                   "Reply again with only the JSON value, following the requested format exactly.")
+MORE_ROOM = "retried with more room"
+DROPPED = "dropped the cut-off last item"
+
+
+def reply_limit(llm: ChatModel, result: ChatResult) -> int | None:
+    """The token limit ``result`` was produced under: the one the call set, else the model's ``max_tokens``."""
+    configured = getattr(llm, "max_tokens", None)
+    return result.max_tokens or (configured if isinstance(configured, int) else None)
+
+
+def more_room(llm: ChatModel, messages: Sequence[Message], used: int | None) -> int | None:
+    """A larger completion limit for asking ``messages`` again after a reply cut at ``used`` tokens: twice as much
+    (at least 256 more), capped by what the model's optional ``reply_room(messages)`` allows (the window, the token
+    budget); None when there is no more room or the limit used is unknown."""
+    if used is None:
+        return None
+    room_of = getattr(llm, "reply_room", None)
+    room = room_of(messages) if callable(room_of) else None
+    wanted = max(2 * used, used + 256)
+    new = min(wanted, room) if room is not None else wanted
+    return new if new > used else None
+
+
+def reasoning_used_up(limit: int | None) -> str:
+    """The message for a reply whose whole token limit went on reasoning."""
+    where = f"llm.max_tokens = {limit}" if limit else "llm.max_tokens"
+    return (f"the model spent its whole reply ({where} tokens) reasoning and wrote no answer; raise llm.max_tokens "
+            "(reasoning models need several thousand tokens)")
 
 
 def ask_structured(llm: ChatModel, messages: Sequence[Message], schema: type[T], fallback: T) -> Structured[T]:
-    """Ask for a reply matching ``schema``; retry once showing the error; else return ``fallback``.
+    """Ask for a reply matching ``schema``; on a cut-off reply ask once with more room (or drop its cut-off last
+    item); on an unusable reply ask once more showing the error; else return ``fallback``. At most two calls.
 
     Args:
-        llm: the chat model.
+        llm: the chat model (the agents pass one that fits calls to the window and the token budget).
         messages: the step's prompt.
         schema: the step's pydantic schema (also sent to the server as a JSON schema where supported).
         fallback: the step's documented fallback value.
 
     Returns:
-        ``Structured`` with the value, any reasoning, and whether the fallback was used.
+        ``Structured`` with the value, any reasoning, whether the fallback was used and what was done about a
+        cut-off reply.
 
     Raises:
         ProviderError: the server failed (transport errors are not the model's output and have no fallback).
@@ -285,29 +230,59 @@ def ask_structured(llm: ChatModel, messages: Sequence[Message], schema: type[T],
     convo = list(messages)
     reasonings: list[str] = []
     error = ""
+    limit: int | None = None
+    actions: list[str] = []
+    cut_limit: int | None = None
     for attempt in range(2):
-        result = llm.chat(convo, schema=schema)
+        result = llm.chat(convo, schema=schema) if limit is None else llm.chat(convo, schema=schema, max_tokens=limit)
         answer, reasoning = split_reasoning(result.text, result.reasoning)
         if reasoning:
             reasonings.append(reasoning)
+        if result.cut_off:
+            cut_limit = reply_limit(llm, result)
+            log.info("%s reply cut off at %s tokens (attempt %d)", schema.__name__, cut_limit, attempt + 1)
+            bigger = more_room(llm, convo, cut_limit) if attempt == 0 else None
+            if bigger is not None:
+                limit = bigger
+                actions.append(MORE_ROOM)
+                error = reasoning_used_up(cut_limit) if not answer else "the reply was cut off at its token limit"
+                continue
         try:
-            value = parse_reply(answer, schema)
-            return Structured(value, "\n\n".join(reasonings), False, error)
+            value = parse_reply(answer, schema, cut_off=result.cut_off)
         except LLMOutputError as exc:
-            error = str(exc).split("\n  hint:")[0]
+            error = reasoning_used_up(cut_limit) if result.cut_off and not answer and reasoning else \
+                str(exc).split("\n  hint:")[0]
             log.info("%s reply unusable (attempt %d): %s", schema.__name__, attempt + 1, error)
             convo = [*convo, Message(role="assistant", content=answer or result.text),
                      Message(role="user", content=RETRY_TEMPLATE.format(error=error))]
-    return Structured(fallback, "\n\n".join(reasonings), True, error)
+            continue
+        if result.cut_off:
+            actions.append(DROPPED)
+        return Structured(value, "\n\n".join(reasonings), False, error, bool(actions), ", then ".join(actions),
+                          cut_limit)
+    return Structured(fallback, "\n\n".join(reasonings), True, error, cut_limit is not None, "", cut_limit)
 
 
 @dataclass(frozen=True)
 class TextReply:
-    """A free-text reply with reasoning removed."""
+    """A free-text reply with reasoning removed.
+
+    Attributes:
+        text: the answer.
+        reasoning: the reasoning removed from it.
+        finish_reason: as the server reported it.
+        max_tokens: the token limit the reply was produced under, when known.
+    """
 
     text: str
     reasoning: str = ""
     finish_reason: str = ""
+    max_tokens: int | None = None
+
+    @property
+    def cut_off(self) -> bool:
+        """True when the reply stopped at its token limit."""
+        return self.finish_reason == "length"
 
 
 def ask_text(llm: ChatModel, messages: Sequence[Message], on_token: TokenCallback | None = None) -> TextReply:
@@ -331,4 +306,4 @@ def ask_text(llm: ChatModel, messages: Sequence[Message], on_token: TokenCallbac
         if rest:
             on_token(rest)
     answer, reasoning = split_reasoning(result.text, result.reasoning)
-    return TextReply(answer, reasoning, result.finish_reason)
+    return TextReply(answer, reasoning, result.finish_reason, reply_limit(llm, result))

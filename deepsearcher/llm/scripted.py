@@ -41,12 +41,14 @@ class ScriptedCall:
         schema: the pydantic schema requested, or None.
         streamed: whether an ``on_token`` callback was given.
         reply: the raw reply text returned.
+        max_tokens: the completion limit the caller asked for (None: the model's default).
     """
 
     messages: list[Message]
     schema: type[BaseModel] | None
     streamed: bool
     reply: str
+    max_tokens: int | None = None
 
     @property
     def prompt(self) -> str:
@@ -67,13 +69,20 @@ class ScriptedChatModel:
             ``ChatResult`` (to script ``reasoning`` or token counts), or a callable ``messages -> str | ChatResult``
             (to answer depending on the prompt).
         name: model name reported in usage.
+        context_window: the window it reports (``context_window()``), like a server would; None = unknown (the
+            agents then assume the default).
+        max_tokens: its completion limit per call (like ``llm.max_tokens``); None = unknown.
 
     Token counts are estimated from characters unless a ``ChatResult`` gives them. Streaming (``on_token``) passes the
-    reply in word-sized pieces.
+    reply in word-sized pieces. Replies are never cut to ``max_tokens``: script ``ChatResult(finish_reason="length")``
+    for a cut-off reply.
     """
 
-    def __init__(self, replies: Iterable[Reply] = (), *, name: str = "scripted") -> None:
+    def __init__(self, replies: Iterable[Reply] = (), *, name: str = "scripted", context_window: int | None = None,
+                 max_tokens: int | None = None) -> None:
         self.name = name
+        self._window = context_window
+        self.max_tokens = max_tokens
         self._queue: deque[Reply] = deque(replies)
         self.history: list[ScriptedCall] = []
         self._lock = threading.Lock()
@@ -83,6 +92,10 @@ class ScriptedChatModel:
         with self._lock:
             self._queue.extend(replies)
         return self
+
+    def context_window(self) -> int | None:
+        """The window given to the constructor (None = unknown)."""
+        return self._window
 
     @property
     def remaining(self) -> int:
@@ -95,8 +108,8 @@ class ScriptedChatModel:
         return [call.prompt for call in self.history]
 
     def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
-             on_token: TokenCallback | None = None) -> ChatResult:
-        """Return the next queued reply.
+             on_token: TokenCallback | None = None, max_tokens: int | None = None) -> ChatResult:
+        """Return the next queued reply (``max_tokens`` is recorded, not applied).
 
         Raises:
             ScriptExhaustedError: the queue is empty (the message shows the prompt that asked).
@@ -119,7 +132,7 @@ class ScriptedChatModel:
                                 attempts=result.attempts, finish_reason=result.finish_reason or "stop")
         with self._lock:
             self.history.append(ScriptedCall([Message(role=m["role"], content=m["content"]) for m in messages],
-                                             schema, on_token is not None, result.text))
+                                             schema, on_token is not None, result.text, max_tokens))
         if on_token is not None:
             for piece in re.findall(r"\s*\S+|\s+", result.text):
                 on_token(piece)

@@ -45,7 +45,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deepsearcher.errors import ConfigError, DeepSearcherError, LLMOutputError, ProviderError, StoreInUseError
-from deepsearcher.agents.citations import report_markdown
+from deepsearcher.agents.citations import group_sources, report_markdown
 from deepsearcher.server.markdown import answer_html
 from deepsearcher.server.models import (
     ERRORS, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
@@ -210,10 +210,14 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
 
 
 def finish_report(report: Report) -> dict[str, Any]:
-    """The report as JSON plus ``markdown`` (what the page copies and downloads: the same text as ``query --output``)
-    and ``answer_html`` (safe HTML, citations as links)."""
+    """The report as JSON plus ``markdown`` (what the page copies and downloads: the same text as ``query --output``),
+    ``answer_html`` (safe HTML, citations as links) and ``source_groups`` (the sources by file or URL, each once, with
+    the numbers and pages cited: ``citations.group_sources``, as the Markdown's Sources list them)."""
     data = report.to_dict()
     data["markdown"] = report_markdown(report, title=True)
+    data["source_groups"] = [{"source": g.source, "title": g.title, "collection": g.collection,
+                              "sources": [{"number": src.number, "page": src.chunk.page} for src in g.sources]}
+                             for g in group_sources(report.sources)]
     data["answer_html"] = answer_html(report.answer, {src.number for src in report.sources})
     return data
 

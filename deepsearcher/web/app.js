@@ -134,7 +134,7 @@ function describe(kind, d) {
     case "query.sub_queries": return `Round ${d.iteration ?? "?"}: searching ${list(d.sub_queries || [])}` +
       ((d.duplicates || []).length ? ` (dropped repeats: ${list(d.duplicates)})` : "");
     case "query.routed": return `Routed “${d.sub_query ?? ""}” to ${(d.collections || []).join(", ")}` +
-      (d.fell_back ? " (fallback: all collections)" : "");
+      (d.query && d.query !== d.sub_query ? ` as “${d.query}”` : "") + (d.fell_back ? " (fallback: all collections)" : "");
     case "query.accepted": return `Kept ${d.accepted ?? "?"} of ${d.retrieved ?? "?"} new chunks for “${d.sub_query ?? ""}”` +
       ((d.chunks || []).length ? ": " + d.chunks.map((c) => c.title || c.source).join(", ") : "");
     case "query.intermediate": return `Intermediate answer to “${d.sub_query ?? ""}”: ${clip(d.answer ?? "")}`;
@@ -142,6 +142,11 @@ function describe(kind, d) {
       (d.stop ? ` — stopping: ${STOPS[d.stop] || d.stop}` : "");
     case "query.reasoning": return `Model reasoning (${d.step}): ${clip(d.text ?? "")}`;
     case "query.fallback": return `Fallback in ${d.step}: ${d.fallback} (${clip(d.error ?? "", 120)})`;
+    case "query.trimmed": return `Prompt of ${d.step} fitted to the ${d.window}-token context window: ` +
+      (d.dropped ? `left out ${d.dropped} of ${(d.kept ?? 0) + d.dropped} chunks` : "kept every chunk") +
+      (d.excerpt_chars ? `, excerpts cut to ${d.excerpt_chars} characters` : "");
+    case "query.cut_off": return `Reply of ${d.step} cut off at ${d.max_tokens ? d.max_tokens + " tokens" : "its token limit"} (llm.max_tokens): ${d.action}`;
+    case "query.budget": return `Research stopped on the token budget: ${d.used} of ${d.budget} tokens used, ${d.reserve} kept for the report`;
     case "query.report": return `Report written with ${plural(d.sources, "source")} (${plural(d.llm_calls, "LLM call")})`;
     default: return Object.entries(d).map(([k, v]) => `${k}: ${clip(typeof v === "object" ? JSON.stringify(v) : v)}`).join(" · ");
   }
@@ -165,15 +170,19 @@ function showReport(report) {
   $("answer").innerHTML = report.answer_html; // server-rendered with raw HTML disabled
   const sources = $("sources");
   sources.replaceChildren();
-  for (const s of report.sources || []) {
+  // one entry per file or URL (server-side grouping: citations.group_sources), a link per cited chunk
+  for (const g of report.source_groups || []) {
     const li = el("li");
-    li.value = s.number;
-    li.id = `source-${s.number}`;
-    const a = el("a", (s.chunk.title && s.chunk.title !== s.chunk.source ? s.chunk.title + " — " : "") + sourceLocation(s.chunk));
-    a.dataset.source = s.number;
-    a.className = "source-link";
-    a.href = `#source-${s.number}`;
-    li.append(a);
+    li.append(el("span", g.source + (g.title ? " — " + g.title : "") + ": ", "source-file"));
+    g.sources.forEach((s, i) => {
+      const a = el("a", `[${s.number}]` + (s.page !== null && s.page !== undefined ? ` p. ${s.page}` : ""));
+      a.id = `source-${s.number}`;
+      a.dataset.source = s.number;
+      a.className = "source-link";
+      a.href = `#source-${s.number}`;
+      if (i) li.append(", ");
+      li.append(a);
+    });
     sources.append(li);
   }
   $("sources-title").hidden = !(report.sources || []).length;

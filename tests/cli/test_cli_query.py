@@ -16,15 +16,22 @@ from deepsearcher.llm.base import ChatResult
 from deepsearcher.llm.scripted import ScriptedChatModel
 from tests.unit.query_fakes import memory_app
 
-REPLIES = [
-    json.dumps({"sub_queries": ["Milvus Lite local file", "collection names"]}),
-    json.dumps({"collections": ["milvus", "atlantis"]}),
-    json.dumps({"relevant": [1]}),
-    json.dumps({"collections": ["milvus"]}),
-    json.dumps({"relevant": [1]}),
-    ChatResult(json.dumps({"gap_queries": []}), reasoning="The two chunks cover both parts."),
-    "Milvus Lite keeps data in a local file [1]. Names use letters, digits, underscores [2]. Moon [9].",
-]
+def reply(messages) -> str | ChatResult:
+    """The scripted model's reply by step (the question is searched too, so the number of calls depends on it)."""
+    prompt = messages[-1]["content"]
+    if prompt.startswith("Break the question"):
+        return json.dumps({"sub_queries": ["Milvus Lite local file", "collection names"]})
+    if prompt.startswith("Choose the collections"):
+        query = prompt.split("Search query: ", 1)[1].split("\n", 1)[0]
+        return json.dumps({"collections": ["milvus", "atlantis"] if query == "Milvus Lite local file" else ["milvus"]})
+    if "numbered text chunks" in prompt:
+        return json.dumps({"relevant": [1]})
+    if "Search queries already run" in prompt:
+        return ChatResult(json.dumps({"gap_queries": []}), reasoning="The two chunks cover both parts.")
+    return "Milvus Lite keeps data in a local file [1]. Names use letters, digits, underscores [2]. Moon [9]."
+
+
+REPLIES = [reply] * 12
 
 
 @pytest.fixture
@@ -47,26 +54,30 @@ def test_query_shows_progress_report_sources_and_usage(runner: CliRunner, script
     assert result.exit_code == 0, result.output
     err, out = result.stderr, result.stdout
     assert "Researching in milvus, recipes (max 3 rounds)" in err
-    assert "  • Milvus Lite local file\n  • collection names" in err
+    assert ("  • What is Milvus Lite and how are collections named?\n  • Milvus Lite local file\n"
+            "  • collection names") in err  # the question itself is searched too (#11)
     assert "→ Milvus Lite local file: milvus (ignored unknown: atlantis)" in err
-    assert "✓ kept 1 of 3 new chunks for: Milvus Lite local file" in err
+    assert "✓ kept 1 of 3 new chunks for: What is Milvus Lite and how are collections named?" in err
+    assert "– nothing new for: Milvus Lite local file (its chunks were already found)" in err
     assert "Research done after 1 round(s): nothing left to search" in err
-    assert "Usage: 7 LLM calls" in err and "removed 1 citation(s) to unknown sources" in err
+    assert "Usage: 8 LLM calls" in err and "removed 1 citation(s) to unknown sources" in err
     assert out.startswith("Milvus Lite keeps data in a local file [1]. Names use letters, digits, underscores [2]. "
                           "Moon.")
-    assert "## Sources\n\n- [1] /d/lite.md\n- [2] /d/limits.md" in out
+    assert "## Sources\n\n- /d/lite.md: [1]\n- /d/limits.md: [2]" in out  # each file once (#11)
     assert "reasoning" not in err
     assert "Traceback" not in result.output
 
 
 def test_query_json(runner: CliRunner, scripted: ScriptedChatModel):
-    result = runner.invoke(main, ["query", "q?", "--json"], catch_exceptions=False)
+    result = runner.invoke(main, ["query", "What is Milvus Lite and how are collections named?", "--json"],
+                           catch_exceptions=False)
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert data["answer"].endswith("Moon.")
     assert [s["chunk"]["source"] for s in data["sources"]] == ["/d/lite.md", "/d/limits.md"]
-    assert data["sub_queries"] == ["Milvus Lite local file", "collection names"]
-    assert data["iterations"] == 1 and data["usage"]["llm_calls"] == 7 and data["removed_citations"] == 1
+    assert data["sub_queries"] == ["What is Milvus Lite and how are collections named?", "Milvus Lite local file",
+                                   "collection names"]
+    assert data["iterations"] == 1 and data["usage"]["llm_calls"] == 8 and data["removed_citations"] == 1
     assert result.stderr == ""  # no progress noise around the JSON
 
 
@@ -126,3 +137,12 @@ def test_output_file_equals_the_page_download_byte_for_byte(runner: CliRunner, s
     assert target.read_bytes() == reply.json()["markdown"].encode("utf-8")
     page = (Path(cli.__file__).parent / "web" / "app.js").read_text(encoding="utf-8")
     assert "new Blob([state.report.markdown]" in page  # the download button saves exactly that field
+
+
+def test_a_question_over_the_limit_is_refused_with_the_setting_named(runner: CliRunner,
+                                                                     scripted: ScriptedChatModel):
+    question = "Why was my receipt rejected again? " * 600  # ~21,000 characters
+    result = runner.invoke(main, ["query", question], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "the limit is query.max_question_tokens = 3,000 tokens" in " ".join(result.stderr.split())
+    assert "Traceback" not in result.output and scripted.history == []

@@ -7,6 +7,7 @@ agent-loop tests down without being the point.
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime, timezone
 from typing import Sequence
 
 from deepsearcher.agents.state import QueryContext
@@ -18,6 +19,7 @@ from deepsearcher.testing import HashEmbedder, MemoryStore
 from deepsearcher.types import Chunk
 
 DIM = 2048
+NOW = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 
 
 def chunk(text: str, source: str, page: int | None = None, index: int = 0) -> Chunk:
@@ -48,15 +50,20 @@ def memory_store() -> MemoryStore:
 def make_ctx(llm: ScriptedChatModel, question: str = "What is Milvus Lite and what are its limits?", *,
              collections: Sequence[str] = ("milvus",), store: MemoryStore | None = None,
              events: list[Event] | None = None, **settings: object) -> QueryContext:
-    """A QueryContext over the memory store; ``settings`` override QuerySettings (top_k defaults to 3)."""
+    """A QueryContext over the memory store; ``settings`` override QuerySettings (top_k defaults to 3; concurrency to
+    1, so queued replies are consumed in the order the steps ask; tests of concurrency set it and answer by prompt).
+    ``now`` is fixed (2026-11-30 09:00 UTC) unless given."""
     store = store or memory_store()
     embedder = HashEmbedder(DIM)
-    qs = QuerySettings(**{"top_k": 3, **settings})  # type: ignore[arg-type]
+    now = settings.pop("now", NOW)
+    window = settings.pop("window", None)
+    qs = QuerySettings(**{"top_k": 3, "concurrency": 1, **settings})  # type: ignore[arg-type]
     sink = events if events is not None else []
     return QueryContext(question=question, llm=MeteredChatModel(llm), collections=[store.describe(n) for n in
                                                                                   collections],
                         search=lambda q, name, k: store.search(name, embedder.embed_query(q), q, k),
-                        embed=embedder.embed_query, settings=qs, emit=sink.append)
+                        embed=embedder.embed_query, settings=qs, emit=sink.append,
+                        embedding_model=embedder.model_name, now=now, window=window)  # type: ignore[arg-type]
 
 
 def kinds(events: Sequence[Event]) -> list[str]:
@@ -72,5 +79,6 @@ def memory_app(llm: object, **query: object):
     from deepsearcher.app import DeepSearcher
     from deepsearcher.settings import load_settings
 
-    return DeepSearcher(load_settings(None, {"llm": None, "query": {"top_k": 3, **query}}), llm=llm,  # type: ignore
+    return DeepSearcher(load_settings(None, {"llm": None, "query": {"top_k": 3, "concurrency": 1, **query}}),
+                        llm=llm,  # type: ignore
                         store=memory_store(), embedder=HashEmbedder(DIM))

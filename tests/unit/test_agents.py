@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from deepsearcher.agents import agent_router, chain_of_rag, deep_search, naive_rag, prompts
-from deepsearcher.agents.steps import NOTHING_FOUND
+from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
 from deepsearcher.llm.scripted import ScriptedChatModel
-from deepsearcher.events import Event
-from tests.unit.query_fakes import MILVUS_DOCS, kinds, make_ctx, memory_store, of_kind
+from tests.unit.query_fakes import MILVUS_DOCS, NOW, kinds, make_ctx, memory_store, of_kind
 
 Q = "What is Milvus Lite and what are its limits?"
 
@@ -28,15 +25,16 @@ def relevance_calls(llm: ScriptedChatModel) -> int:
 def test_deep_search_two_rounds_prompts_events_and_report():
     llm = ScriptedChatModel([
         j(sub_queries=["Milvus Lite local file", "collection name rules"]),
+        j(collections=["milvus"]),                     # route the question itself (searched in round 1, #11)
         j(collections=["milvus"]),                     # route sub-query 1
-        j(relevant=[1, 2]),                            # one call for all 3 chunks of sub-query 1
         j(collections=["milvus", "recipes"]),          # route sub-query 2
-        j(relevant=[1]),
+        j(relevant=[1, 2]),                            # the question's 3 chunks, one call
+        j(relevant=[1]),                               # sub-query 2's new chunks (sub-query 1 brought none)
         j(gap_queries=["consistency levels strong bounded"]),
         j(collections=["milvus"]),
         j(relevant=[1]),
         j(gap_queries=[]),
-        "Milvus Lite runs in your Python process [1] and stores data in a local file [2]. "
+        "Milvus Lite stores data in a local file [1] and runs in your Python process [2]. "
         "Names allow letters, digits and underscores [3]; consistency levels vary [4].",
     ])
     events: list[Event] = []
@@ -45,57 +43,63 @@ def test_deep_search_two_rounds_prompts_events_and_report():
 
     assert llm.remaining == 0
     assert llm.prompts[0] == prompts.DECOMPOSE.format(max_sub_queries=4, question=Q)
-    assert llm.history[0].system == prompts.SYSTEM
+    assert llm.history[0].system == prompts.system(NOW)
+    assert "Today is 2026-11-30 (Monday); the time zone is UTC+00:00." in llm.history[0].system
     assert ("- milvus: Milvus vector database documentation\n"
             "- recipes: Cooking recipes from the web") in llm.prompts[1]
-    assert "Search query: Milvus Lite local file" in llm.prompts[1]
-    assert relevance_calls(llm) == 3  # one per sub-query, not one per chunk
-    assert "Below are 3 numbered text chunks" in llm.prompts[2]
+    assert f"Question: {Q}\nSearch query: Milvus Lite local file" in llm.prompts[2]  # routing sees the question
+    assert relevance_calls(llm) == 3  # one per sub-query with new chunks, not one per chunk
+    assert "Below are 3 numbered text chunks" in llm.prompts[4]
     assert ("\n\n[1] lite (/d/lite.md)\nMilvus Lite stores data in a local file and suits prototypes and notebooks."
-            "\n\n[2] lite (/d/lite.md)\nMilvus Lite is the lightweight") in llm.prompts[2]
-    assert "- Milvus Lite local file\n- collection name rules" in llm.prompts[5]
+            "\n\n[2] lite (/d/lite.md)\nMilvus Lite is the lightweight") in llm.prompts[4]
+    assert f"- {Q}\n- Milvus Lite local file\n- collection name rules" in llm.prompts[6]
     assert llm.prompts[-1].startswith("Write a report that answers the question below")
+    assert ("The research searched for:\n- What is Milvus Lite and what are its limits?\n- Milvus Lite local file\n"
+            "- collection name rules\n- consistency levels strong bounded") in llm.prompts[-1]
     assert "Write in the same language as the question." in llm.prompts[-1]
     assert llm.history[-1].streamed
 
     assert kinds(events) == [
-        "query.sub_queries", "query.routed", "query.accepted", "query.routed", "query.accepted", "query.gaps",
-        "query.sub_queries", "query.routed", "query.accepted", "query.gaps",
+        "query.sub_queries", "query.routed", "query.routed", "query.routed", "query.accepted", "query.accepted",
+        "query.accepted", "query.gaps", "query.sub_queries", "query.routed", "query.accepted", "query.gaps",
     ]
     gaps = of_kind(events, "query.gaps")
     assert [(g["iteration"], g["gaps"], g["stop"]) for g in gaps] == [
         (1, ["consistency levels strong bounded"], None), (2, [], "no_gaps")]
     assert 0 < gaps[0]["tokens"] < gaps[1]["tokens"]
     accepted = of_kind(events, "query.accepted")
-    # new chunks per sub-query: 3; 3 + 2 from two collections less the 2 already accepted; 3 less 2 accepted
-    assert [(a["retrieved"], a["accepted"]) for a in accepted] == [(3, 2), (3, 1), (1, 1)]
-    assert of_kind(events, "query.routed")[1]["collections"] == ["milvus", "recipes"]
+    # new chunks per query: the question's 3; none left for sub-query 1 (same chunks); 3 from two collections for
+    # sub-query 2; in round 2 the one chunk not yet accepted
+    assert [(a["retrieved"], a["accepted"]) for a in accepted] == [(3, 2), (0, 0), (3, 1), (1, 1)]
+    assert of_kind(events, "query.routed")[2]["collections"] == ["milvus", "recipes"]
     streamed = "".join(e.data["text"] for e in events if e.kind == "query.answer_token")
-    assert streamed.startswith("Milvus Lite runs in your Python process [1]")
+    assert streamed.startswith("Milvus Lite stores data in a local file [1]")
 
     assert report.agent == "deep_search"
     assert report.iterations == 2
-    assert report.sub_queries == ["Milvus Lite local file", "collection name rules",
+    assert report.sub_queries == [Q, "Milvus Lite local file", "collection name rules",
                                   "consistency levels strong bounded"]
     assert report.gaps == [] and "Open questions" not in report.answer
     assert [s.chunk.source for s in report.sources] == ["/d/lite.md", "/d/lite.md", "/d/limits.md",
                                                         "/d/consistency.md"]
     assert report.removed_citations == 0
-    assert report.usage.llm_calls == 10
+    assert report.usage.llm_calls == 11
     json.dumps(report.to_dict())  # the HTTP server sends it as is
 
 
 def test_stops_on_empty_gap_list_after_one_round():
-    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[1]), j(gap_queries=[]), "Done [1]."])
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[1]), j(gap_queries=[]), "Done [1]."])
     events: list[Event] = []
     report = deep_search.run(make_ctx(llm, events=events, max_iter=5))
     assert report.iterations == 1 and llm.remaining == 0
+    assert report.sub_queries == [Q]  # the decomposition repeated the question: searched once
+    assert of_kind(events, "query.sub_queries")[0]["duplicates"] == []  # and not shown as a skipped duplicate
     assert of_kind(events, "query.gaps")[0]["stop"] == "no_gaps"
 
 
 def test_stops_on_max_iter_and_reports_open_gaps():
     llm = ScriptedChatModel([
-        j(sub_queries=["Milvus Lite"]), j(relevant=[1]), j(gap_queries=["consistency levels"]),
+        j(sub_queries=[Q]), j(relevant=[1]), j(gap_queries=["consistency levels"]),
         j(relevant=[1]), j(gap_queries=["sparse vectors BM25", "collection names"]),
         "Answer [1][2].",
     ])
@@ -108,23 +112,8 @@ def test_stops_on_max_iter_and_reports_open_gaps():
     assert of_kind(events, "query.gaps")[-1]["stop"] == "max_iter"
 
 
-def test_stops_on_token_budget():
-    llm = ScriptedChatModel([
-        ChatResult(j(sub_queries=["Milvus Lite"]), prompt_tokens=400, completion_tokens=20),
-        ChatResult(j(relevant=[1]), prompt_tokens=500, completion_tokens=10),
-        ChatResult(j(gap_queries=["consistency levels"]), prompt_tokens=300, completion_tokens=10),
-        "Answer [1].",
-    ])
-    events: list[Event] = []
-    report = deep_search.run(make_ctx(llm, events=events, max_iter=5, token_budget=1000))
-    assert report.iterations == 1 and llm.remaining == 0
-    assert of_kind(events, "query.gaps")[0] == {"iteration": 1, "gaps": ["consistency levels"],
-                                                "stop": "token_budget", "tokens": 1240}
-    assert report.gaps == ["consistency levels"]
-
-
 def test_budget_not_reached_continues():
-    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[]), j(gap_queries=["consistency"]),
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[]), j(gap_queries=["consistency"]),
                              j(relevant=[1]), j(gap_queries=[]), "A [1]."])
     report = deep_search.run(make_ctx(llm, max_iter=5, token_budget=10**6))
     assert report.iterations == 2 and llm.remaining == 0
@@ -133,7 +122,8 @@ def test_budget_not_reached_continues():
 # --- routing -------------------------------------------------------------------------------------------------------
 def test_routing_drops_unknown_collections():
     store = memory_store()
-    llm = ScriptedChatModel([j(sub_queries=["bread baking"]), j(collections=["recipes", "imaginary", "RECIPES"]),
+    llm = ScriptedChatModel([j(sub_queries=["How long to bake bread?"]),
+                             j(collections=["recipes", "imaginary", "RECIPES"]),
                              j(relevant=[1]), j(gap_queries=[]), "Bake it [1]."])
     events: list[Event] = []
     deep_search.run(make_ctx(llm, "How long to bake bread?", collections=("milvus", "recipes"), store=store,
@@ -147,19 +137,40 @@ def test_routing_drops_unknown_collections():
 
 def test_routing_with_no_known_name_searches_all_collections():
     store = memory_store()
-    llm = ScriptedChatModel([j(sub_queries=["x"]), j(collections=["nothing"]), j(relevant=[]),
-                             j(gap_queries=[]), "No answer."])
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(collections=["nothing"]), j(relevant=[]),
+                             j(gap_queries=[])])
     events: list[Event] = []
     deep_search.run(make_ctx(llm, collections=("milvus", "recipes"), store=store, events=events))
-    assert of_kind(events, "query.routed")[0] == {"iteration": 1, "sub_query": "x",
+    assert of_kind(events, "query.routed")[0] == {"iteration": 1, "sub_query": Q,
                                                   "collections": ["milvus", "recipes"], "dropped": ["nothing"],
-                                                  "fell_back": True}
+                                                  "fell_back": True, "query": Q}
     assert [s[0] for s in store.searches] == ["milvus", "recipes"]
 
 
+def test_a_copied_placeholder_name_is_not_reported_as_an_unknown_collection():
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(collections=["<name>"], query="<the search query>"),
+                             j(relevant=[1]), j(gap_queries=[]), "A [1]."])
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, collections=("milvus", "recipes"), events=events))
+    routed = of_kind(events, "query.routed")[0]
+    assert routed["dropped"] == [] and routed["fell_back"] is True and routed["query"] == Q
+
+
+def test_router_may_rewrite_the_sub_query_for_the_chosen_collection():
+    store = memory_store()
+    llm = ScriptedChatModel([j(sub_queries=["bread oven time"]),
+                             j(collections=["recipes"], query="bake bread degrees minutes"),
+                             j(relevant=[1]), j(gap_queries=[]), "220 degrees [1]."])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, "bread oven time", collections=("milvus", "recipes"), store=store,
+                                      events=events))
+    assert of_kind(events, "query.routed")[0]["query"] == "bake bread degrees minutes"
+    assert store.searches[0][:2] == ("recipes", "bake bread degrees minutes")
+    assert report.sub_queries == ["bread oven time"]  # the sub-query is what was planned; the rewrite is searched
+
+
 def test_routing_is_skipped_with_one_collection():
-    llm = ScriptedChatModel([j(sub_queries=["a", "b"]), j(relevant=[1]), j(relevant=[1]), j(gap_queries=[]),
-                             "x"])
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[1]), j(gap_queries=[]), "x [1]"])
     deep_search.run(make_ctx(llm, collections=("milvus",)))
     assert not any(p.startswith("Choose the collections") for p in llm.prompts)
     assert llm.remaining == 0
@@ -167,8 +178,7 @@ def test_routing_is_skipped_with_one_collection():
 
 # --- relevance -----------------------------------------------------------------------------------------------------
 def test_relevance_keeps_only_marked_chunks():
-    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite local file"]), j(relevant=[2]), j(gap_queries=[]),
-                             "Local file [1]."])
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[2]), j(gap_queries=[]), "Process [1]."])
     events: list[Event] = []
     report = deep_search.run(make_ctx(llm, events=events))
     shown = llm.prompts[1]
@@ -180,18 +190,18 @@ def test_relevance_keeps_only_marked_chunks():
 
 
 def test_chunks_already_accepted_are_not_judged_again():
-    # both sub-queries retrieve the same 3 chunks: the second has nothing new, so it costs no relevance call
-    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite local file", "Milvus Lite Python process"]),
-                             j(relevant=[1, 2, 3]), j(gap_queries=[]), "A [1]."])
+    # round 2's query retrieves the chunks round 1 accepted: nothing new to judge, so no relevance call
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[1, 2, 3]), j(gap_queries=[Q + " again"]),
+                             j(gap_queries=[]), "A [1]."])
     events: list[Event] = []
-    deep_search.run(make_ctx(llm, events=events))
+    deep_search.run(make_ctx(llm, events=events, dedup_threshold=0.999))
     assert [(a["retrieved"], a["accepted"]) for a in of_kind(events, "query.accepted")] == [(3, 3), (0, 0)]
     assert relevance_calls(llm) == 1 and llm.remaining == 0
 
 
 def test_reply_with_the_wrong_key_is_retried_not_taken_as_empty():
-    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[1]), j(relevant=[1]),
-                             j(gap_queries=["consistency"]), j(relevant=[1]), j(gap_queries=[]), "A [1]."])
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[1]), j(relevant=[1]),
+                             j(gap_queries=["consistency levels"]), j(relevant=[1]), j(gap_queries=[]), "A [1]."])
     report = deep_search.run(make_ctx(llm))
     assert "gap_queries: Field required" in llm.prompts[3]
     assert report.iterations == 2 and llm.remaining == 0
@@ -201,23 +211,22 @@ def test_reply_with_the_wrong_key_is_retried_not_taken_as_empty():
 def test_repeated_sub_queries_are_deduplicated():
     llm = ScriptedChatModel([
         j(sub_queries=["What is Milvus Lite", "what is  milvus lite?", "Milvus Lite what is", "collection names"]),
-        j(relevant=[1]), j(relevant=[1]),
+        j(relevant=[1]), j(relevant=[1]), j(relevant=[1]),
         j(gap_queries=["Collection names?"]),  # already searched: a duplicate, so the loop stops
         "A [1][2].",
     ])
     events: list[Event] = []
     report = deep_search.run(make_ctx(llm, events=events, max_iter=3))
     first = of_kind(events, "query.sub_queries")[0]
-    assert first["sub_queries"] == ["What is Milvus Lite", "collection names"]
+    assert first["sub_queries"] == [Q, "What is Milvus Lite", "collection names"]
     assert first["duplicates"] == ["what is  milvus lite?", "Milvus Lite what is"]
-    assert relevance_calls(llm) == 2
     assert of_kind(events, "query.gaps")[0]["stop"] == "duplicates"
-    assert report.sub_queries == ["What is Milvus Lite", "collection names"] and llm.remaining == 0
+    assert report.sub_queries == [Q, "What is Milvus Lite", "collection names"]
 
 
 def test_dedup_threshold_comes_from_settings():
     llm = ScriptedChatModel([j(sub_queries=["Milvus Lite local file", "Milvus Lite local file format"]),
-                             j(relevant=[1]), j(gap_queries=[]), "A [1]."])
+                             j(relevant=[1]), j(relevant=[1]), j(gap_queries=[]), "A [1]."])
     events: list[Event] = []
     deep_search.run(make_ctx(llm, events=events, dedup_threshold=0.8))  # cosine of those two is 4/sqrt(20) ≈ 0.89
     assert of_kind(events, "query.sub_queries")[0]["duplicates"] == ["Milvus Lite local file format"]
@@ -246,27 +255,9 @@ def test_each_step_falls_back_after_one_retry():
     assert "Your previous reply could not be used" in llm.prompts[1]
 
 
-def test_nothing_judged_relevant_answers_from_top_ranked_chunks():
-    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[]), j(gap_queries=[]), "Lite [1]."])
-    events: list[Event] = []
-    report = deep_search.run(make_ctx(llm, events=events))
-    assert of_kind(events, "query.fallback") == [{"step": "relevance", "error": "no retrieved chunk was judged "
-                                                  "relevant", "fallback": "answering from the 3 top-ranked "
-                                                  "retrieved chunks"}]
-    assert len(report.sources) == 1 and "[3] " in llm.prompts[-1]
-
-
-def test_no_hits_at_all_gives_fixed_answer_without_synthesis_call():
-    llm = ScriptedChatModel([j(sub_queries=["x"]), j(gap_queries=[])])
-    ctx = make_ctx(llm, store=memory_store(), top_k=1)
-    object.__setattr__(ctx, "search", lambda q, name, k: [])
-    report = deep_search.run(ctx)
-    assert report.answer == NOTHING_FOUND and report.sources == [] and llm.remaining == 0
-
-
 # --- synthesis -----------------------------------------------------------------------------------------------------
 def test_unknown_citation_in_report_is_removed():
-    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[1, 2, 3]), j(gap_queries=[]),
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[1, 2, 3]), j(gap_queries=[]),
                              "Lite runs locally [1] and scales to the moon [7]. It stores a file [3]."])
     report = deep_search.run(make_ctx(llm))
     assert report.removed_citations == 1
@@ -277,7 +268,7 @@ def test_unknown_citation_in_report_is_removed():
 
 def test_reasoning_is_stripped_at_every_call_site_and_emitted():
     llm = ScriptedChatModel([
-        '<think>two parts</think>{"sub_queries": ["Milvus Lite"]}',
+        f'<think>two parts</think>{{"sub_queries": ["{Q}"]}}',
         ChatResult('{"relevant": [1]}', reasoning="chunk 1 is about Lite"),
         'Considering gaps...</think>{"gap_queries": []}',
         "<think>write it</think>Milvus Lite is local [1].",
@@ -293,7 +284,7 @@ def test_reasoning_is_stripped_at_every_call_site_and_emitted():
 
 
 def test_configured_language_is_requested():
-    llm = ScriptedChatModel([j(sub_queries=["Milvus Lite"]), j(relevant=[1]), j(gap_queries=[]), "Lokal [1]."])
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[1]), j(gap_queries=[]), "Lokal [1]."])
     deep_search.run(make_ctx(llm, language="German"))
     assert "- Write in German." in llm.prompts[-1]
 
@@ -353,7 +344,7 @@ def test_agent_router_auto_lets_the_llm_pick():
 
 
 def test_agent_router_falls_back_to_deep_search():
-    llm = ScriptedChatModel([j(agent="telepathy"), "no", j(sub_queries=["Milvus Lite"]), j(relevant=[1]),
+    llm = ScriptedChatModel([j(agent="telepathy"), "no", j(sub_queries=[Q]), j(relevant=[1]),
                              j(gap_queries=[]), "A [1]."])
     events: list[Event] = []
     assert agent_router.run(make_ctx(llm, events=events), "auto").agent == "deep_search"
@@ -364,33 +355,3 @@ def test_named_agent_makes_no_choice_call():
     llm = ScriptedChatModel(["A [1]."])
     assert agent_router.run(make_ctx(llm), "naive").usage.llm_calls == 1
     assert MILVUS_DOCS[0].text in llm.prompts[0]
-
-
-
-def _context_overflow(messages):
-    from deepsearcher.errors import ContextWindowError
-
-    raise ContextWindowError("the prompt does not fit the context window")
-
-
-def test_synthesis_retries_with_fewer_chunks_when_the_context_overflows():
-    llm = ScriptedChatModel([_context_overflow, "Milvus Lite runs in-process [1]."])
-    events: list[Event] = []
-    report = naive_rag.run(make_ctx(llm, "What is Milvus Lite?", events=events))
-    assert report.answer.startswith("Milvus Lite runs in-process [1].")
-    assert len(report.sources) == 1
-    # the second attempt carried the better-ranked half: 3 retrieved chunks -> 1
-    assert "[1] " in llm.prompts[-1] and "[2] " not in llm.prompts[-1]
-    fallback = of_kind(events, "query.fallback")[-1]
-    assert fallback["step"] == "synthesise" and "context window" in fallback["error"]
-    assert fallback["fallback"] == "writing the report from the top 1 chunks"
-
-
-def test_context_overflow_with_one_chunk_is_an_error():
-    from deepsearcher.agents.steps import retrieve, synthesise
-    from deepsearcher.errors import ContextWindowError
-
-    ctx = make_ctx(ScriptedChatModel([_context_overflow]), "What is Milvus Lite?")
-    hits = retrieve(ctx, "Milvus Lite", ["milvus"])[:1]
-    with pytest.raises(ContextWindowError):
-        synthesise(ctx, hits)

@@ -1,12 +1,16 @@
-"""Citation verification, renumbering and the Sources section."""
+"""Citation verification, renumbering, what counts as a citation (never code), and the Sources section."""
 
 from __future__ import annotations
 
+import pytest
+
 from deepsearcher.agents.citations import (
-    cited_sources, report_markdown, source_line, verify_citations,
+    code_spans, cited_numbers, cited_sources, find_citations, group_sources, report_markdown, strip_citations,
+    verify_citations,
 )
-from deepsearcher.types import Hit, Report, Source, Usage
-from tests.unit.query_fakes import MILVUS_DOCS, RECIPES
+from deepsearcher.server.markdown import answer_html
+from deepsearcher.types import Chunk, Hit, Report, Source, Usage
+from tests.unit.query_fakes import MILVUS_DOCS, RECIPES, chunk
 
 
 def test_unknown_citation_is_removed_and_counted():
@@ -35,22 +39,91 @@ def test_markdown_links_and_years_in_brackets_are_not_citations():
     assert v.removed == 1  # [2024] is not a chunk number
 
 
-def test_sources_follow_the_renumbering_and_render_location():
+# --- issue #11 item 5: citations never rewrite code ----------------------------------------------------------------
+def test_inline_code_is_left_alone():
+    # the issue's input: `results[0]` and `results[2]` were rewritten, [0] counted as removed, [2] became a source
+    v = verify_citations("Index the list as `results[0]` … `results[2]` [1].", 3)
+    assert v.text == "Index the list as `results[0]` … `results[2]` [1]."
+    assert v.cited == [1] and v.removed == 0
+
+
+def test_numbers_inside_fences_are_not_renumbered():
+    answer = "Use a loop [2].\n\n```python\nfirst = hits[1]\nlast = hits[3]\n```\n\nAnd ~~~ too [3].\n~~~\nx[2]\n~~~\n"
+    v = verify_citations(answer, 3)
+    assert v.text == ("Use a loop [1].\n\n```python\nfirst = hits[1]\nlast = hits[3]\n```\n\nAnd ~~~ too [2].\n"
+                      "~~~\nx[2]\n~~~")
+    assert v.cited == [2, 3]
+
+
+def test_an_unclosed_fence_protects_the_rest():
+    v = verify_citations("Claim [1].\n```\ncode[2] [3]", 3)
+    assert v.text == "Claim [1].\n```\ncode[2] [3]" and v.cited == [1]
+
+
+@pytest.mark.parametrize("text, markers", [
+    ("Use results[0] and results[2] in Python [1].", ["[1]"]),       # results is indexed with [0]: an index
+    ("x = values_2[1] + obj.items[2] + myList[3] + a[1]", []),       # identifiers with _, ., camelCase, one letter
+    ("call f(x)[1] or grid[0][1]", []),                               # after ) and after an index
+    ("x [1] = 2 and y [2](z) and z [3].real", []),                   # assignment, link, attribute access
+    ("Milvus Lite runs in-process[1] and stores a file[2][3].", ["[1]", "[2]", "[3]"]),  # plain words: citations
+    ("Milvus 是向量数据库[1]，支持混合检索[2]。", ["[1]", "[2]"]),         # CJK text puts no space before them
+    ("Claims [1][2], more [3, 4] and 【5】.", ["[1]", "[2]", "[3, 4]", "【5】"]),
+])
+def test_citation_position(text, markers):
+    assert [text[m.start:m.end] for m in find_citations(text)] == markers
+
+
+def test_strip_and_count_follow_the_same_rule():
+    text = "See `a[1]` and b_c[2]; the claim holds [3][4]."
+    assert cited_numbers(text) == [3, 4]
+    assert strip_citations(text) == "See `a[1]` and b_c[2]; the claim holds ."
+
+
+def test_code_spans_follow_commonmark_backtick_runs():
+    text = "a ``b`c`` d `e` f ```g``` h `unclosed"
+    assert [text[a:b] for a, b in code_spans(text)] == ["``b`c``", "`e`", "```g```"]
+
+
+def test_html_citations_skip_code_and_indexing():
+    html = answer_html("Lite [1]; `results[1]`; values_2[1]; and\n\n```\nx[1]\n```\n", {1})
+    assert html.count('class="cite"') == 1
+    assert "<code>results[1]</code>" in html and "values_2[1]" in html
+
+
+# --- sources -------------------------------------------------------------------------------------------------------
+def test_sources_follow_the_renumbering():
     hits = [Hit(MILVUS_DOCS[0], 0.9, "milvus"), Hit(MILVUS_DOCS[4], 0.8, "milvus"), Hit(RECIPES[0], 0.1, "recipes")]
     v = verify_citations("Sparse [2]; lite [1]; bread [3].", 3)
     sources = cited_sources(v, hits)
     assert [(s.number, s.chunk.source) for s in sources] == [
         (1, "/d/sparse.pdf"), (2, "/d/lite.md"), (3, "https://example.org/bread")]
-    assert source_line(sources[0]) == "[1] /d/sparse.pdf, p. 2"
-    assert source_line(sources[2]) == "[3] https://example.org/bread"
+
+
+def test_sources_list_each_file_once_with_its_pages():
+    pdf = [chunk(f"page {p} text", "/d/guide.pdf", page=p, index=p) for p in (2, 5, 2)]
+    sources = [Source(1, MILVUS_DOCS[0], "milvus"), Source(2, pdf[0], "milvus"), Source(3, MILVUS_DOCS[1], "milvus"),
+               Source(4, pdf[1], "milvus"), Source(5, pdf[2], "milvus"), Source(6, RECIPES[0], "recipes")]
+    report = Report("q", "A [1] B [2] C [3] D [4] E [5] F [6].", sources, ["q"], 1, Usage(), "deep_search")
+    md = report_markdown(report)
+    assert md.endswith("## Sources\n\n"  # titles that only repeat the file name are left out
+                       "- /d/lite.md: [1], [3]\n"
+                       "- /d/guide.pdf: [2] p. 2, [4] p. 5, [5] p. 2\n"
+                       "- https://example.org/bread: [6]\n")
+    assert [g.source for g in group_sources(sources)] == ["/d/lite.md", "/d/guide.pdf", "https://example.org/bread"]
 
 
 def test_report_markdown_lists_sources_or_says_none():
     src = [Source(1, MILVUS_DOCS[0], "milvus")]
     report = Report("q", "Lite runs in-process [1].", src, ["q"], 1, Usage(), "deep_search")
-    md = report_markdown(report)
-    assert md.startswith("Lite runs in-process [1].\n\n## Sources\n\n- [1] /d/lite.md")
+    assert report_markdown(report).startswith("Lite runs in-process [1].\n\n## Sources\n\n- /d/lite.md: [1]\n")
     uncited = Report("q", "No citations here.", src, ["q"], 1, Usage(), "deep_search")
     assert "## Sources consulted (the answer cites none)" in report_markdown(uncited)
     empty = Report("q", "Nothing.", [], ["q"], 1, Usage(), "deep_search")
     assert "No sources: nothing relevant was retrieved." in report_markdown(empty)
+
+
+def test_a_real_title_is_shown_once_per_file():
+    a = Chunk("a", "t1", "/d/2024-q3.pdf", "Quarterly report", 3, 0, "h")
+    b = Chunk("b", "t2", "/d/2024-q3.pdf", "Quarterly report", 7, 1, "h")
+    assert group_sources([Source(2, b, "c"), Source(1, a, "c")])[0].line() == \
+        "/d/2024-q3.pdf — Quarterly report: [1] p. 3, [2] p. 7"

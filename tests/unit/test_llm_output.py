@@ -138,3 +138,102 @@ def test_ask_text_streams_without_reasoning_and_strips_field():
     assert "".join(pieces) == "Final [1]."
     assert reply.text == "Final [1]."
     assert reply.reasoning == "field\n\nx"
+
+
+# --- issue #11 item 2: JSON is taken from where the model put it ----------------------------------------------------
+@pytest.mark.parametrize("reply, schema, expected", [
+    # the issue's failing inputs
+    ('Chunks [2] and [4] answer the question. {"relevant": [2, 4]}', Relevance, [2, 4]),
+    ('Chunk [3] is off-topic, so: {"relevant": [1, 2]}', Relevance, [1, 2]),
+    ('Looking at [the question], two parts: {"sub_queries": ["a", "b"]}', Decomposition, ["a", "b"]),
+    ('{"sub_queries": [{"query": "x"}, {"query": "y"}]}', Decomposition, ["x", "y"]),
+    ('{"relevant": [{"id": 2}, {"chunk": 4}]}', Relevance, [2, 4]),
+    # the same kinds, other inputs
+    ('{"relevant": [2]} Chunk [3] was off-topic.', Relevance, [2]),              # the object, not the later [3]
+    ('I first thought {"relevant": [1]}, but on reflection: {"relevant": [1, 3]}', Relevance, [1, 3]),  # last
+    ('Per [1] and [2]:\n```json\n{"gap_queries": ["milvus index types"]}\n```\nsee [5]', Reflection,
+     ["milvus index types"]),
+    ('Queries [a]: {"gap_queries": [{"query": "a", "reason": "missing"}, {"text": "b"}]}', Reflection, ["a", "b"]),
+    ('{"relevant": [{"id": 2, "why": "names the limit"}, {"number": "[5]"}]}', Relevance, [2, 5]),
+    ('Step [1] decompose → {"sub_queries": [{"sub_query": "Milvus Lite"}]}', Decomposition, ["Milvus Lite"]),
+    ('["not", "this"] because {"sub_queries": ["this"]}', Decomposition, ["this"]),
+])
+def test_json_is_taken_from_where_the_model_put_it(reply, schema, expected):
+    assert list(parse_reply(reply, schema).model_dump().values())[0] == expected
+
+
+def test_a_bare_list_still_works_when_it_is_the_only_json():
+    assert parse_reply("Here: [1, 3]", Relevance).relevant == [1, 3]
+
+
+# --- issue #11 item 3: cut-off replies are never used as if complete ------------------------------------------------
+class RoomyModel(ScriptedChatModel):
+    """A scripted model that, like the agents' call gate, says how large a reply may be (``reply_room``)."""
+
+    def __init__(self, replies, room: int, max_tokens: int = 100) -> None:
+        super().__init__(replies, max_tokens=max_tokens)
+        self.room = room
+
+    def reply_room(self, messages) -> int:
+        return self.room
+
+
+PROMPT = [{"role": "user", "content": "split it"}]
+
+
+def cut(text: str, reasoning: str = "") -> ChatResult:
+    return ChatResult(text, reasoning=reasoning, finish_reason="length")
+
+
+def test_a_cut_off_structured_reply_is_asked_again_with_more_room():
+    llm = RoomyModel([cut('{"sub_queries": ["receipt upload", "receipt upload dead'),
+                      '{"sub_queries": ["receipt upload", "receipt upload deadlines"]}'], room=1000)
+    result = ask_structured(llm, PROMPT, Decomposition, Decomposition(sub_queries=["q"]))
+    assert result.value.sub_queries == ["receipt upload", "receipt upload deadlines"]
+    assert [c.max_tokens for c in llm.history] == [None, 356]  # twice the limit, at least 256 more, within the room
+    assert llm.history[1].messages == PROMPT  # the same question, not a correction
+    assert result.cut_off and result.cut_action == "retried with more room" and result.max_tokens == 100
+
+
+def test_without_more_room_the_cut_off_last_item_is_dropped():
+    llm = RoomyModel([cut('{"sub_queries": ["receipt upload", "receipt upload dead')], room=100)
+    result = ask_structured(llm, PROMPT, Decomposition, Decomposition(sub_queries=["q"]))
+    assert result.value.sub_queries == ["receipt upload"]
+    assert result.cut_action == "dropped the cut-off last item" and len(llm.history) == 1
+
+
+def test_still_cut_after_more_room_drops_the_last_item():
+    llm = RoomyModel([cut('{"relevant": [1, 2, 1'), cut('{"relevant": [1, 2, 12, 1')], room=150)
+    result = ask_structured(llm, PROMPT, Relevance, Relevance(relevant=[]))
+    assert result.value.relevant == [1, 2, 12]
+    assert result.cut_action == "retried with more room, then dropped the cut-off last item"
+    assert llm.history[1].max_tokens == 150
+
+
+def test_a_cut_off_answer_string_is_not_taken():
+    from deepsearcher.agents.replies import Intermediate
+
+    llm = RoomyModel([cut('{"answer": "The contract was signed in 19'),
+                      cut('{"answer": "The contract was signed in 19')], room=100)
+    result = ask_structured(llm, PROMPT, Intermediate, Intermediate(answer="", supporting=[1]))
+    assert result.fell_back and result.value.answer == ""  # never "The contract was signed in 19"
+    assert result.cut_off
+
+
+def test_a_complete_value_before_cut_off_prose_is_kept_whole():
+    llm = RoomyModel([cut('{"relevant": [1, 2]} Chunk 3 was off-top')], room=100)
+    assert ask_structured(llm, PROMPT, Relevance, Relevance(relevant=[])).value.relevant == [1, 2]
+
+
+def test_reasoning_that_used_up_the_limit_names_llm_max_tokens():
+    llm = RoomyModel([cut("", reasoning="Let me think " * 50), cut("", reasoning="Still thinking " * 50)], room=100)
+    result = ask_structured(llm, PROMPT, Decomposition, Decomposition(sub_queries=["q"]))
+    assert result.fell_back
+    assert result.error == ("the model spent its whole reply (llm.max_tokens = 100 tokens) reasoning and wrote no "
+                            "answer; raise llm.max_tokens (reasoning models need several thousand tokens)")
+
+
+def test_ask_text_reports_a_cut_off_reply():
+    llm = ScriptedChatModel([cut("Receipts mu")], max_tokens=64)
+    reply = ask_text(llm, PROMPT)
+    assert reply.cut_off and reply.text == "Receipts mu" and reply.max_tokens == 64

@@ -235,6 +235,54 @@ def test_context_length_400_is_a_context_window_error():
 
     body = {"error": {"message": "This model's maximum context length is 8192 tokens", "code":
                       "context_length_exceeded"}}
-    chat, _ = provider(lambda r: httpx.Response(400, json=body))
-    with pytest.raises(ContextWindowError, match="maximum context length"):
-        chat.chat(MSGS)
+    chat, sent = provider(lambda r: httpx.Response(400, json=body))
+    with pytest.raises(ContextWindowError, match="maximum context length") as err:
+        chat.chat(MSGS, schema=Reply)
+    assert err.value.limit == 8192  # the agents fit the next prompt to it (#11)
+    assert len(sent) == 1  # not mistaken for a refused response_format and sent again
+
+
+def test_max_tokens_per_call_and_schema_field_descriptions_are_sent():
+    from deepsearcher.agents.replies import Relevance
+
+    chat, sent = provider(queue(httpx.Response(200, json=completion('{"relevant": [1]}'))))
+    chat.chat(MSGS, schema=Relevance, max_tokens=300)
+    assert sent[0]["max_tokens"] == 300
+    schema = sent[0]["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["relevant"]["description"].startswith("The numbers of the helpful chunks")
+
+
+def test_finish_reason_length_is_returned():
+    body = completion('{"sub_queries": ["a", "b')
+    body["choices"][0]["finish_reason"] = "length"
+    chat, _ = provider(queue(httpx.Response(200, json=body)))
+    assert chat.chat(MSGS).cut_off
+
+
+def test_a_configured_context_window_wins_over_the_server():
+    chat = OpenAICompatibleChat(OpenAICompatibleLLM(model="m", base_url="http://127.0.0.1:9/v1", context_window=2048))
+    assert chat.context_window() == (2048, "llm.context_window")
+    assert chat.max_tokens == 4096
+
+
+def test_concurrent_refusals_step_the_format_down_once():
+    # the sub-queries of a round call at once (#11): two refusals of json_schema must not skip json_object
+    import threading
+
+    both = threading.Barrier(2, timeout=10)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        fmt = json.loads(request.content).get("response_format")
+        if fmt and fmt["type"] == "json_schema":
+            both.wait()
+            return httpx.Response(400, json={"error": {"message": "response_format json_schema is unavailable"}})
+        return httpx.Response(200, json=completion('{"greeting": "hi"}'))
+
+    chat, sent = provider(handler)
+    threads = [threading.Thread(target=chat.chat, args=(MSGS,), kwargs={"schema": Reply}) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(b.get("response_format", {}).get("type") or "none" for b in sent) == [
+        "json_object", "json_object", "json_schema", "json_schema"]

@@ -20,21 +20,27 @@ def j(**value: object) -> str:
 
 
 def test_query_runs_the_configured_agent_and_emits_the_documented_events():
-    llm = ScriptedChatModel([j(sub_queries=["bread baking time"]), j(collections=["recipes"]), j(relevant=[1]),
+    llm = ScriptedChatModel([j(sub_queries=["bread baking time"]),
+                             j(collections=["recipes"]), j(collections=["recipes"]),  # the question, the sub-query
+                             j(relevant=[1]),  # the question's 2 chunks; the sub-query finds the same: no call
                              j(gap_queries=[]), "Bake it for thirty minutes [1]."])
     events: list[Event] = []
     report = memory_app(llm).query("  How long do I bake bread?  ", on_event=events.append)
     assert [e.kind for e in events if e.kind != "query.answer_token"] == [
-        "query.start", "query.agent", "query.sub_queries", "query.routed", "query.accepted", "query.gaps",
-        "query.report"]
+        "query.start", "query.agent", "query.sub_queries", "query.routed", "query.routed", "query.accepted",
+        "query.accepted", "query.gaps", "query.report"]
     assert {e.kind for e in events} <= set(QUERY_EVENT_KINDS)
     assert events[0].data == {"question": "How long do I bake bread?", "agent": "deep_search",
                               "collections": ["milvus", "recipes"], "max_iter": 3}
+    assert events[2].data["sub_queries"] == ["How long do I bake bread?", "bread baking time"]
+    assert [(e.data["retrieved"], e.data["accepted"]) for e in events if e.kind == "query.accepted"] == [(2, 1),
+                                                                                                       (0, 0)]
     assert events[-1].data == report.to_dict()
     for event in events:
         json.dumps(event.data)
     assert report.sources[0].chunk.source == "https://example.org/bread"
-    assert report.usage.llm_calls == 5 and report.usage.prompt_tokens > 0 and report.usage.seconds >= 0
+    assert report.usage.llm_calls == 6 and report.usage.prompt_tokens > 0 and report.usage.seconds >= 0
+    assert llm.remaining == 0
 
 
 def test_query_overrides_agent_collections_and_max_iter():

@@ -140,8 +140,8 @@ def _report(data: dict) -> Report:
 def test_report_markdown_has_title_answer_and_sources() -> None:
     text = report_markdown(_report(REPORT), title=True)
     assert text.startswith("# What is Milvus?\n\nMilvus is a **vector database** [1][2].")
-    # one Markdown for the page's download and `query --output` (issue #10): the CLI's source-line format
-    assert "## Sources\n\n- [1] /data/milvus.pdf, p. 3 — Milvus\n- [2] https://milvus.io/docs\n" in text
+    # one Markdown for the page's download and `query --output` (issue #10), each file listed once (issue #11)
+    assert "## Sources\n\n- /data/milvus.pdf — Milvus: [1] p. 3\n- https://milvus.io/docs: [2]\n" in text
 
 
 # --- request guard, work queues, redaction ------------------------------------------------------------------------

@@ -1,0 +1,225 @@
+"""The report step every agent ends with: choose the evidence, fit it to the window and the budget, write the cited
+answer, and say plainly what limited it.
+
+``write_report`` decides what the report is written from (``Evidence``):
+
+- the chunks judged relevant, kept in the prompt by their fused rank across sub-queries when they do not all fit;
+- nothing relevant although chunks were retrieved and judged: no LLM call; the report says the collections hold
+  nothing relevant to the question, cites nothing and says what to load
+  (``query.answer_from_top_chunks_when_irrelevant`` answers from the top-ranked chunks instead, under a warning);
+- research stopped on the token budget before anything was judged: the top-ranked retrieved chunks (the seed's "beast
+  mode": a final, forced answer from what there is), with a note that research stopped on the budget.
+
+A report cut at its token limit keeps what it has and ends with a note naming the limit to raise; an empty answer
+after reasoning that used up the limit says to raise ``llm.max_tokens``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from deepsearcher.agents import prompts
+from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
+from deepsearcher.agents.citations import cited_sources, consulted_sources, verify_citations
+from deepsearcher.agents.state import QueryContext
+from deepsearcher.agents.steps import REFIT_ATTEMPTS, fit_prompt, fused_priority, refit, top_ranked
+from deepsearcher.errors import ContextWindowError
+from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
+from deepsearcher.llm.output import TextReply, ask_text, reasoning_used_up
+from deepsearcher.llm.window import MIN_REPLY_TOKENS
+from deepsearcher.types import Hit, Source
+
+log = logging.getLogger(__name__)
+
+#: the least reply room the report is written with; with less left of the budget no report call is made
+MIN_REPORT_TOKENS = 4 * MIN_REPLY_TOKENS
+LOAD_HINT = 'deepsearcher load PATH_OR_URL -c COLLECTION -d "what it holds"'
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What research found, for the report.
+
+    Attributes:
+        accepted: chunks judged relevant (or, for an agent that does not judge, every chunk retrieved).
+        rankings: every retrieval's ranking, best first (fused rank; the top-chunks fallbacks).
+        sub_queries: the queries searched (shown to the report step).
+        judged: relevance was judged (False: ``accepted`` is simply what was retrieved).
+        stopped_on_budget: research stopped because the token budget would have been overrun.
+        unjudged: chunks retrieved but never judged because research stopped on the budget first.
+    """
+
+    accepted: list[Hit]
+    rankings: list[list[Hit]]
+    sub_queries: list[str]
+    judged: bool = True
+    stopped_on_budget: bool = False
+    unjudged: list[Hit] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Written:
+    """The report's answer (Markdown, citations verified and renumbered), its cited sources, the count of citations
+    removed because they named no chunk, and whether the budget left no room for the report call at all."""
+
+    answer: str
+    sources: list[Source]
+    removed_citations: int = 0
+    budget_spent: bool = False
+
+
+def collections_text(ctx: QueryContext) -> str:
+    return ", ".join(f"{c.name} ({c.description})" if c.description else c.name for c in ctx.collections)
+
+
+def nothing_found(ctx: QueryContext) -> str:
+    """The answer when the searches returned no chunk at all."""
+    return (f"Nothing was found for this question: the searched collections ({collections_text(ctx)}) returned no "
+            f"passages. Load documents that cover it (`{LOAD_HINT}`) and ask again.")
+
+
+def nothing_relevant(ctx: QueryContext) -> str:
+    """The answer when every retrieved chunk was judged irrelevant."""
+    return (f"The searched collections ({collections_text(ctx)}) hold nothing relevant to this question: every "
+            f"passage retrieved was judged unrelated to it, so no answer is given and nothing is cited. Load documents "
+            f"that cover the question (`{LOAD_HINT}`), or search other collections, and ask again.")
+
+
+TOP_CHUNKS_WARNING = ("**Warning:** no retrieved passage was judged relevant to the question; this answer is written "
+                      "from the top-ranked passages anyway (query.answer_from_top_chunks_when_irrelevant) and may not "
+                      "answer it.")
+
+
+def budget_note(ctx: QueryContext) -> str:
+    return (f"**Research stopped on the token budget** (query.token_budget = {ctx.settings.token_budget:,} tokens): "
+            "this report is written from what was found before it was spent.")
+
+
+def write_report(ctx: QueryContext, evidence: Evidence, notes: str = "") -> Written:
+    """Write the report from ``evidence`` (see the module docstring for the cases).
+
+    Raises:
+        ContextWindowError: the report prompt cannot fit even with one short excerpt.
+        ProviderError: the server failed.
+    """
+    hits = list(evidence.accepted)
+    warning = ""
+    if not hits:
+        if evidence.stopped_on_budget and not any(evidence.rankings):
+            return budget_too_small(ctx, [])
+        if not any(evidence.rankings):
+            return Written(nothing_found(ctx), [])
+        if evidence.stopped_on_budget and evidence.unjudged:
+            hits = top_ranked([r for r in evidence.rankings if r], ctx.settings.top_k)
+        elif evidence.judged and not ctx.settings.answer_from_top_chunks_when_irrelevant:
+            return Written(nothing_relevant(ctx), [])
+        else:
+            hits = top_ranked(evidence.rankings, ctx.settings.top_k)
+            warning = TOP_CHUNKS_WARNING if evidence.judged else ""
+            if evidence.judged:
+                ctx.emit(QueryFallback(step="relevance", error="no retrieved chunk was judged relevant",
+                                       fallback=f"answering from the {len(hits)} top-ranked retrieved chunks, with "
+                                                "a warning"))
+    written = synthesise(ctx, hits, evidence.rankings, evidence.sub_queries, notes)
+    note = budget_note(ctx) if evidence.stopped_on_budget and not written.budget_spent else ""
+    parts = [warning, written.answer, note]
+    return Written("\n\n".join(p for p in parts if p), written.sources, written.removed_citations,
+                   written.budget_spent)
+
+
+def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequence[Hit]] = (),
+               sub_queries: Sequence[str] = (), notes: str = "") -> Written:
+    """Write the cited answer from ``hits`` (numbered 1..N in the prompt), streaming it as ``query.answer_token``.
+
+    The prompt is fitted to the window and to what the budget leaves (excerpts first, then the chunks of worst
+    fused rank over ``rankings``); a prompt the server still refuses is fitted again to the window it names.
+
+    Returns:
+        ``Written``: the answer with citations verified and renumbered; the cited sources (every chunk shown, when
+        the answer cites none); the count of removed citations.
+    """
+    priority = fused_priority(hits, rankings) if rankings else None
+    queries = prompts.bullet_list(list(sub_queries) or [ctx.question])
+
+    def render(kept: Sequence[Hit], cap: int | None) -> str:
+        return prompts.SYNTHESISE.format(language=ctx.language, notes=notes, question=ctx.question,
+                                         sub_queries=queries, chunks=prompts.chunk_list([h.chunk for h in kept], cap))
+
+    gate = ctx.model("synthesise", final=True)
+    left = ctx.budget.left(final=True)
+    room = None if left is None else min(ctx.window.prompt_room(), left - MIN_REPORT_TOKENS)
+    budget_limited = room is not None and room < ctx.window.prompt_room()
+    try:
+        for attempt in range(REFIT_ATTEMPTS + 1):
+            size = ctx.window.size
+            fit = fit_prompt(ctx, "synthesise", render, hits, priority, room if room is None else
+                             min(room, ctx.window.prompt_room()))
+            try:
+                reply = ask_text(gate, fit.messages, on_token=lambda text: ctx.emit(QueryAnswerToken(text=text)))
+                break
+            except ContextWindowError as exc:
+                if attempt == REFIT_ATTEMPTS or not refit(ctx, exc, fit.tokens, size):
+                    raise
+                ctx.emit(QueryFallback(step="synthesise", error="the prompt exceeds the model's context window",
+                                       fallback=f"fitting the report prompt to {ctx.window.describe()}"))
+    except (BudgetExhausted, ContextWindowError) as exc:
+        if isinstance(exc, ContextWindowError) and not budget_limited:
+            raise
+        return budget_too_small(ctx, hits)
+    shown = fit.items
+    if reply.reasoning:
+        ctx.emit(QueryReasoning(step="synthesise", text=reply.reasoning))
+    verified = verify_citations(reply.text, len(shown))
+    if not verified.text:
+        return Written(empty_answer(reply), consulted_sources(shown), verified.removed)
+    sources = cited_sources(verified, shown) if verified.cited else consulted_sources(shown)
+    answer = verified.text
+    if reply.cut_off:
+        ctx.emit(QueryCutOff(step="synthesise", max_tokens=reply.max_tokens,
+                             action="kept the partial report with a note"))
+        answer += "\n\n" + cut_off_note(ctx, reply)
+    return Written(answer, sources, verified.removed)
+
+
+def cut_off_note(ctx: QueryContext, reply: TextReply) -> str:
+    """The visible note under a report cut at its token limit, naming the limit to raise."""
+    limit = reply.max_tokens
+    configured = ctx.window.reply_tokens
+    if limit is not None and limit < configured and ctx.settings.token_budget is not None:
+        return (f"*[The report was cut off at {limit:,} tokens, all that the token budget left "
+                f"(query.token_budget = {ctx.settings.token_budget:,}); raise it for a complete report.]*")
+    if limit is not None and limit < configured:
+        return (f"*[The report was cut off at {limit:,} tokens, all that the model's context window "
+                f"({ctx.window.size:,} tokens) left; use a larger context or a lower query.top_k.]*")
+    return (f"*[The report was cut off at llm.max_tokens = {limit or configured:,} tokens; raise llm.max_tokens for a "
+            "complete report.]*")
+
+
+def empty_answer(reply: TextReply) -> str:
+    """The answer when the model wrote none: a reasoning model that spent its limit thinking is told apart."""
+    if reply.reasoning and (reply.cut_off or not reply.text):
+        return f"The model returned no answer: {reasoning_used_up(reply.max_tokens)}."
+    return "The model returned an empty answer."
+
+
+def budget_too_small(ctx: QueryContext, hits: Sequence[Hit]) -> Written:
+    """The answer when the budget left cannot pay for a report call: what was found is listed, nothing written."""
+    limit = ctx.settings.token_budget or 0
+    if hits:
+        ctx.emit(QueryBudget(step="synthesise", used=ctx.budget.used, budget=limit, reserve=ctx.budget.reserve))
+    found = f" The {len(hits)} passages found are listed as sources." if hits else ""
+    return Written(f"**Research stopped on the token budget** (query.token_budget = {limit:,} tokens, "
+                   f"{ctx.budget.used:,} used) before a report could be written.{found} Raise query.token_budget "
+                   "and ask again.", consulted_sources(hits), budget_spent=True)
+
+
+def report_reserve(ctx: QueryContext, accepted: Sequence[Hit], sub_queries: Sequence[str]) -> int:
+    """Tokens the final report is expected to need now: its prompt over ``accepted`` (at most the window's prompt
+    room) plus a reply of up to ``REPORT_REPLY_TOKENS``. Agents keep it back from the budget (``set_reserve``)."""
+    frame = prompts.SYNTHESISE.format(language=ctx.language, notes="", question=ctx.question,
+                                      sub_queries=prompts.bullet_list(sub_queries), chunks="")
+    body = sum(ctx.window.count(prompts.chunk_block(i, h.chunk)) for i, h in enumerate(accepted, start=1))
+    prompt = min(ctx.window.prompt_room(), ctx.window.count_messages(ctx.messages(frame)) + body)
+    return prompt + min(ctx.window.reply_tokens, REPORT_REPLY_TOKENS)
