@@ -34,7 +34,7 @@ class ErrorBoundary(click.Group):
         except DeepSearcherError as exc:
             if ctx.meta.get("debug"):
                 raise
-            console.print(f"[bold red]Error:[/] {safe(exc, multiline=True)}", highlight=False)
+            console.print(f"[bold red]Error:[/] {safe(exc, multiline=True)}", highlight=False, soft_wrap=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             if ctx.meta.get("debug"):
@@ -47,7 +47,8 @@ class ErrorBoundary(click.Group):
             if ctx.meta.get("debug"):
                 raise
             console.print(f"[bold red]Unexpected error:[/] {type(exc).__name__}: {safe(exc, multiline=True)}\n"
-                          "  Run again with --debug for the traceback, and please report it.", highlight=False)
+                          "  Run again with --debug for the traceback, and please report it.", highlight=False,
+                          soft_wrap=True)
             ctx.exit(2)
 
 
