@@ -52,7 +52,11 @@ class DeepSearcher:
             vdb = self.settings.vector_db
             uri = vdb.uri if "://" in vdb.uri else str(self.settings.resolve_path(vdb.uri))
             token = os.environ.get(vdb.token_env) if vdb.token_env else None
-            self._store = MilvusStore(uri, token=token, db_name=vdb.db_name)
+            from deepsearcher.vectordb.schema import HnswParams
+
+            hnsw = HnswParams(m=vdb.hnsw_m, ef_construction=vdb.hnsw_ef_construction, ef=vdb.hnsw_ef)
+            self._store = MilvusStore(uri, token=token, db_name=vdb.db_name, hnsw=hnsw,
+                                      connect_timeout_s=vdb.connect_timeout_s)
         return self._store
 
     @property
@@ -202,7 +206,9 @@ class DeepSearcher:
         k = top_k or self.settings.query.top_k
         mode = mode or ("hybrid" if self.settings.query.hybrid else "dense")
         names = self.resolve_collections(collections)
-        vector = None if mode == "bm25" else self.embedder.embed_query(query)
+        # a bm25 request on a dense-only collection (a server without full-text search) runs dense
+        runs = {self.store.plan_search(name, mode).mode for name in names}
+        vector = None if runs == {"bm25"} else self.embedder.embed_query(query)
         per_collection = [self.store.search(name, vector, query, k, mode=mode) for name in names]
         if len(per_collection) == 1:
             return per_collection[0]
