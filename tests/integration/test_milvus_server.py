@@ -286,3 +286,25 @@ def test_retrieve_works_while_a_load_runs(milvus_server, database, shared_data, 
         out, err = loader.communicate(timeout=900)
         store.close()
     assert loader.returncode == 0, out + err
+
+
+def test_a_server_that_dies_mid_session_gives_one_error_and_no_pymilvus_traceback(milvus_server, tmp_path, capfd):  # noqa: F811
+    if not milvus_server.embedded:
+        pytest.skip("needs the embedded server package to start a server it can stop")
+    from tests.integration.milvus_server import EmbeddedMilvus
+
+    server = EmbeddedMilvus(tmp_path / "doomed", auth=False).start()  # its own server: this one is stopped
+    try:
+        store = MilvusStore(server.uri, connect_timeout_s=3)
+        store.create_collection("docs", description="d", model_name="m", dim=8)
+        assert store.count("docs") == 0
+        capfd.readouterr()
+    finally:
+        server.stop()
+    start = time.monotonic()
+    with pytest.raises(ProviderError) as err:
+        store.count("docs")
+    assert time.monotonic() - start < 60  # no long pymilvus retry loop
+    assert f"cannot reach Milvus at {server.uri}" in str(err.value)
+    stderr = capfd.readouterr().err  # pymilvus logs "Connection recovery failed" and RPC tracebacks by default
+    assert "Traceback" not in stderr and "Connection recovery failed" not in stderr, stderr
