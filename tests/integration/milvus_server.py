@@ -92,6 +92,7 @@ class EmbeddedMilvus:
         server.set_base_dir(str(self.base_dir))
         server.listen_port = self.port = free_port()  # the other internal ports are found free by the package
         server.config.set("authorization_enabled", self.auth)
+        _own_etcd_ports(server.config, self.base_dir)
         server.start()
         self._server = server
         try:
@@ -122,6 +123,35 @@ class EmbeddedMilvus:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _own_etcd_ports(config: Any, base_dir: Path) -> None:
+    """Give the embedded etcd free client and peer ports, so that two servers can run on one machine.
+
+    The package only moves the port Milvus *connects* to; its embedded etcd always listens on 2379 and 2380, so a
+    second server on the machine (another session's tests, a benchmark) fails with "listen tcp 127.0.0.1:2380:
+    bind: address already in use". Milvus reads an etcd config file named by ``etcd.config.path``, which the
+    package's template lacks: it is added to the written milvus.yaml.
+    """
+    client, peer = free_port(), free_port()
+    config.set("etcd_port", client)
+    etcd_yaml = base_dir / "configs" / "embed-etcd.yaml"
+    etcd_yaml.parent.mkdir(parents=True, exist_ok=True)
+    etcd_yaml.write_text(f"name: default\nlisten-client-urls: http://127.0.0.1:{client}\n"
+                         f"advertise-client-urls: http://127.0.0.1:{client}\n"
+                         f"listen-peer-urls: http://127.0.0.1:{peer}\n"
+                         f"initial-advertise-peer-urls: http://127.0.0.1:{peer}\n"
+                         f"initial-cluster: default=http://127.0.0.1:{peer}\n", encoding="utf-8")
+    write_config = config.write_config
+
+    def write_with_etcd_config() -> None:
+        write_config()
+        milvus_yaml = base_dir / "configs" / "milvus.yaml"
+        text = milvus_yaml.read_text(encoding="utf-8")
+        milvus_yaml.write_text(text.replace("\netcd:\n", f"\netcd:\n  config:\n    path: {etcd_yaml}\n", 1),
+                               encoding="utf-8")
+
+    config.write_config = write_with_etcd_config
 
 
 def free_port() -> int:
