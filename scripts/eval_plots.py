@@ -56,6 +56,8 @@ def plot_latency(benches: list[dict], out: Path) -> None:
         all_ns += ns
         for mode, marker in (("dense", "o"), ("hybrid", "^")):
             have = [n for n in ns if mode in sizes[n]]
+            if not have:  # e.g. hybrid on a server without full-text search
+                continue
             ax.plot(have, [sizes[n][mode]["p95_ms"] for n in have], marker=marker, color=colour,
                     linestyle="-" if mode == "dense" else "--", label=f"{engine}: {mode} p95 wall")
             cpu = [n for n in have if "cpu_mean_ms" in sizes[n][mode]]

@@ -29,7 +29,7 @@ class HnswParams:
 
     m: int = 16
     ef_construction: int = 200
-    ef: int = 64
+    ef: int = 256
 
 
 def build_schema(client: Any, dim: int, description: str, *, full_text: bool) -> Any:
