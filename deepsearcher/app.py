@@ -10,12 +10,12 @@ import logging
 from typing import TYPE_CHECKING, Any, Sequence
 
 from deepsearcher.errors import CollectionError, ConfigError
-from deepsearcher.events import EventCallback, QueryReport, QueryStart, ignore_event
+from deepsearcher.events import EventCallback, QueryReport, QueryStart, RetrievalNotice, ignore_event
 from deepsearcher.protocols import ChatModel, Embedder, Loader, SearchMode, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
 from deepsearcher.settings import ProviderOptions, Settings
-from deepsearcher.types import CollectionInfo, Hit, LoadSummary, Report
+from deepsearcher.types import CollectionInfo, Hit, LoadSummary, Report, SearchPlan
 
 if TYPE_CHECKING:
     from deepsearcher.ingest.sources import PathAllowed
@@ -184,14 +184,16 @@ class DeepSearcher:
 
     # --- retrieval -----------------------------------------------------------------------------------------------
     def retrieve(self, query: str, top_k: int | None = None, collections: Sequence[str] | None = None,
-                 mode: SearchMode | None = None) -> list[Hit]:
+                 mode: SearchMode | None = None, *, on_event: EventCallback | None = None) -> list[Hit]:
         """Rank chunks for a query with no LLM.
 
         Args:
             query: the query text.
             top_k: results wanted (default ``query.top_k``).
             collections: collections to search (default: all).
-            mode: "dense", "bm25" or "hybrid" (default from ``query.hybrid``).
+            mode: "dense", "bm25" or "hybrid" (default from ``query.hybrid``); a collection without full-text search
+                runs dense instead, announced by a ``RetrievalNotice``.
+            on_event: receives the ``RetrievalNotice`` events (default: the constructor's callback).
 
         Returns:
             Hits across the collections, best first (per-collection lists fused by reciprocal rank when several).
@@ -205,11 +207,22 @@ class DeepSearcher:
         k = top_k or self.settings.query.top_k
         chosen: SearchMode = mode or ("hybrid" if self.settings.query.hybrid else "dense")
         names = self.resolve_collections(collections)
-        vector = None if chosen == "bm25" else self.embedder.embed_query(query)
-        per_collection = [self.store.search(name, vector, query, k, mode=chosen) for name in names]
+        plans = self.plan_searches(names, chosen, on_event or self.on_event)
+        vector = None if all(p.mode == "bm25" for p in plans.values()) else self.embedder.embed_query(query)
+        per_collection = [self.store.search(name, vector, query, k, mode=plans[name].mode) for name in names]
         if len(per_collection) == 1:
             return per_collection[0]
         return fuse_ranked(per_collection, k)
+
+    def plan_searches(self, names: Sequence[str], mode: SearchMode, on_event: EventCallback) -> dict[str, SearchPlan]:
+        """The mode each collection's search runs (``VectorStore.plan_search``); one ``RetrievalNotice`` per
+        collection where it is not ``mode``."""
+        plans = {name: self.store.plan_search(name, mode) for name in names}
+        for plan in plans.values():
+            if plan.notice:
+                on_event(RetrievalNotice(collection=plan.collection, requested=plan.requested, mode=plan.mode,
+                                         notice=plan.notice))
+        return plans
 
     def resolve_collections(self, collections: Sequence[str] | None) -> list[str]:
         """Validate requested collection names (all when None) and their embedding models.
@@ -277,18 +290,21 @@ class DeepSearcher:
         meter = MeteredChatModel(llm, getattr(llm, "price_per_1m_input", None),
                                  getattr(llm, "price_per_1m_output", None))
         embed = lru_cache(maxsize=512)(self.embedder.embed_query)  # each sub-query is embedded once per run
-        mode: SearchMode = "hybrid" if qs.hybrid else "dense"
         store = self.store
+        emit = on_event or self.on_event
+        infos = [store.describe(n) for n in names]
+        modes: dict[str, SearchMode] = {}
 
         def search(text: str, collection: str, top_k: int) -> list[Hit]:
-            return store.search(collection, embed(text), text, top_k, mode=mode)
+            return store.search(collection, embed(text), text, top_k, mode=modes[collection])
 
-        emit = on_event or self.on_event
-        ctx = QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],
-                           search=search, embed=embed, settings=qs, emit=emit, registry=self.registry,
-                           agent_options=self.settings.agent_options, embedding_model=self.embedder.model_name)
+        ctx = QueryContext(question=question, llm=meter, collections=infos, search=search, embed=embed, settings=qs,
+                           emit=emit, registry=self.registry, agent_options=self.settings.agent_options,
+                           embedding_model=self.embedder.model_name)
         ctx.check_question()
         ctx.emit(QueryStart(question=question, agent=requested, collections=names, max_iter=qs.max_iter))
+        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ctx.emit)
+        modes.update({name: plan.mode for name, plan in plans.items()})
         report = agent_router.run(ctx, requested)
         emit(QueryReport(report=report))
         return report

@@ -142,6 +142,16 @@ class MilvusSettings(VectorDBOptions):
     token: str | None = Field(None, description="Literal token is refused; use token_env.")
     token_env: str | None = Field(None, description="Environment variable holding user:password or API key.")
     db_name: str | None = Field(None, description="Database on a Milvus server.")
+    connect_timeout_s: float = Field(10, gt=0, description="Seconds to wait for a Milvus server to answer the "
+                                                           "connection before reporting it unreachable.")
+    hnsw_m: int = Field(16, ge=2, le=2048, description="Server collections: HNSW links per node (Milvus M); "
+                                                       "more = better recall, more memory. Lite searches exactly.")
+    hnsw_ef_construction: int = Field(200, ge=8, description="Server collections: HNSW candidate list while "
+                                                             "building the index (Milvus efConstruction).")
+    hnsw_ef: int = Field(256, ge=1, description="Server collections: HNSW candidate list per search (Milvus ef; "
+                                                "raised to the number of results asked for). Measured recall@10 "
+                                                "of exact: 0.988 at 100k chunks, 0.957 at 1M (512: 0.979); "
+                                                "docs/benchmarks.md.")
 
     @field_validator("token")
     @classmethod

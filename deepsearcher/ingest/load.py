@@ -19,6 +19,7 @@ from deepsearcher.protocols import Embedder, Loader, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.settings import Settings
 from deepsearcher.types import LoadSummary
+from deepsearcher.vectordb.capabilities import LITE_SLOW_AT, lite_size_notice
 from deepsearcher.vectordb.names import validate_collection_name
 
 def split_signature(settings: Settings, embedder: Embedder) -> str:
@@ -99,7 +100,17 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
         web.check(summary)  # a URL that gave 0 documents is an error (the collection is only made on a write)
     if found.skipped:
         summary = replace(summary, files=summary.files + found.skipped)
-    return summary
+    return replace(summary, notices=size_notices(store, name))
+
+
+def size_notices(store: VectorStore, collection: str) -> list[str]:
+    """Advice about a collection's size after a load: one line when it has outgrown Milvus Lite's exact search
+    (``vectordb.capabilities.lite_size_notice``), else none."""
+    engine = store.capabilities.engine
+    if engine not in LITE_SLOW_AT or not store.has_collection(collection):
+        return []
+    notice = lite_size_notice(collection, engine, store.count(collection))
+    return [notice] if notice else []
 
 
 def _chain(*iterables: Iterable[SourceItem]) -> Iterator[SourceItem]:

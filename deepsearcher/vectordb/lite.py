@@ -1,0 +1,124 @@
+"""Milvus Lite specifics: which engine is installed, its on-disk format, and its one-process file lock.
+
+Two engines share the package name ``milvus-lite``: 3.x (pure Python; a database is a folder, locked with ``flock``
+on ``<folder>/LOCK``) and 2.x (C++ in a ``milvus`` subprocess; one file, locked with ``lockf`` on
+``.<file>.lock`` beside it). Neither opens the other's database.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import warnings
+from pathlib import Path
+
+from deepsearcher.errors import ProviderError, StoreInUseError
+from deepsearcher.vectordb.connection import GuardedClient, quiet_pymilvus_logs
+
+#: Lite files this process opened: milvus-lite keeps their lock for the life of the process, and a probe from the
+#: same process would see its own lock as "another process".
+OPENED_IN_THIS_PROCESS: set[str] = set()
+
+
+@functools.cache
+def lite_version() -> str:
+    """The installed milvus-lite's version (read once per process; 2.x's server has no GetVersion RPC)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("milvus-lite")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def lite_engine_major() -> int:
+    """Major version of the installed milvus-lite: 3+ is pure Python, 2.x the C++ engine (3 when unknown)."""
+    try:
+        return int(lite_version().split(".")[0])
+    except ValueError:
+        return 3
+
+
+def check_lite_format(path: Path) -> None:
+    """Refuse a Lite database written by the other engine (3.x: a folder; 2.x: one file) with the way out.
+
+    Raises:
+        ProviderError: the file's format does not match the installed milvus-lite.
+    """
+    major = lite_engine_major()
+    if major < 3 and path.is_dir():
+        raise ProviderError(f"{path} is a Milvus Lite 3.x database (a folder), but milvus-lite 2.x is installed",
+                            hint="point vector_db.uri at a new file for the 2.x engine and load again, or "
+                                 "pip install 'milvus-lite>=3.2'")
+    if major >= 3 and path.is_file():
+        raise ProviderError(f"{path} is a Milvus Lite 2.x database (one file), but milvus-lite 3.x is installed",
+                            hint="pip install 'milvus-lite==2.5.1' 'setuptools<81' to open it, or point "
+                                 "vector_db.uri at a new path and load again")
+
+
+def lite_file_locked(path: Path) -> bool:
+    """True when another process holds Milvus Lite's lock on the file (see the module docstring)."""
+    try:
+        import fcntl
+    except ModuleNotFoundError:  # Windows: let milvus-lite report it
+        return False
+    probes = ((path / "LOCK", fcntl.flock), (path.parent / f".{path.name}.lock", fcntl.lockf))
+    for lock, take in probes:
+        if not lock.is_file():
+            continue
+        mode = "rb" if take is fcntl.flock else "ab"  # lockf needs a descriptor open for writing
+        with lock.open(mode) as fh:
+            try:
+                take(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            take(fh.fileno(), fcntl.LOCK_UN)
+    return False
+
+
+def open_lite_client(uri: str) -> GuardedClient:
+    """Open a Milvus Lite database (created when missing).
+
+    Raises:
+        ProviderError: milvus-lite is not installed, the path is unusable, or the file is of the other engine.
+        StoreInUseError: another process has the file open.
+    """
+    # gRPC's C core prints keep-alive GOAWAY notices to stderr during long embedding pauses; they are harmless
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    try:
+        with warnings.catch_warnings():  # milvus-lite 2.x imports pkg_resources, which warns on every run
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+            import milvus_lite  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise ProviderError(
+            "Milvus Lite is not available on this platform (package milvus-lite)",
+            hint="pip install milvus-lite (Linux/macOS), or point vector_db.uri at a Milvus server "
+                 "(http://host:19530, e.g. Milvus standalone in Docker) or Zilliz Cloud") from exc
+    from pymilvus import MilvusClient
+
+    quiet_pymilvus_logs()
+    try:
+        Path(uri).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ProviderError(f"cannot create the Milvus Lite file {uri}: {exc.strerror or exc}",
+                            hint="set vector_db.uri to a path in a writable folder") from exc
+    check_lite_format(Path(uri))
+    # milvus-lite's in-process gRPC server logs unimplemented optional RPCs (AllocTimestamp) at ERROR
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    in_use = StoreInUseError(f"the Milvus Lite file {uri} is in use by another process",
+                             hint="wait for the other deepsearcher process to finish (Milvus Lite allows one "
+                                  "process per file), use another vector_db.uri, or run a Milvus server for "
+                                  "concurrent access")
+    if uri not in OPENED_IN_THIS_PROCESS and lite_file_locked(Path(uri)):
+        raise in_use
+    try:
+        client = MilvusClient(uri=uri)
+    except Exception as exc:  # pymilvus raises MilvusException / ConnectionConfigException / RuntimeError
+        text = str(exc).lower()
+        if "lock" in text or "in use" in text or "opened" in text:
+            raise in_use from exc
+        raise ProviderError(f"cannot open Milvus Lite at {uri}: {exc}",
+                            hint="check vector_db.uri") from exc
+    OPENED_IN_THIS_PROCESS.add(uri)
+    return GuardedClient(client, uri)
