@@ -241,12 +241,32 @@ def _check_regexes(patterns: list[str]) -> list[str]:
 
 
 # --- Ingest / query ------------------------------------------------------------------------------------------------
+class RaySettings(_Model):
+    """The Ray engine (``ingest.engine: ray``, extra ``ray``): where Ray runs and how many embedding actors."""
+
+    address: str | None = Field(None, description="Ray cluster to run on (ray://head:10001, or auto for the cluster "
+                                                  "this machine belongs to); None = start a local Ray for the load "
+                                                  "and stop it afterwards.")
+    num_cpus: int | None = Field(None, gt=0, description="Local Ray only: CPUs it may schedule on; None = all of "
+                                                         "this machine's.")
+    embed_actors: int = Field(1, gt=0, description="Embedding actors, one model and one CPU each (extraction tasks "
+                                                   "and the writer reserve none: docs/scale.md).")
+    embed_batch_size: int = Field(64, gt=0, description="Chunks per batch an embedding actor receives (embedded in "
+                                                        "order of length).")
+
+
 class IngestSettings(_Model):
-    """Splitting and batching."""
+    """Splitting, batching and the ingestion engine."""
 
     chunk_size_tokens: int = Field(240, gt=16, description="Chunk size in the embedder's own tokens.")
     chunk_overlap_tokens: int = Field(32, ge=0, description="Overlap between consecutive chunks, in tokens.")
-    batch_size: int = Field(256, gt=0, description="Chunks embedded and upserted per batch.")
+    batch_size: int = Field(256, gt=0, description="Chunks embedded and upserted per batch (Ray engine: per "
+                                                   "upsert).")
+    engine: Literal["local", "ray"] = Field(
+        "local", description="local: one process. ray: Ray Data tasks read and split files, an actor pool embeds, "
+                             "batches are upserted to a Milvus server (not Lite); same ids, so both engines build "
+                             "the same collection (docs/scale.md).")
+    ray: RaySettings = Field(default_factory=RaySettings, description="Options of the Ray engine.")
 
 
 class QuerySettings(_Model):
