@@ -37,8 +37,10 @@ from deepsearcher.types import FileResult, LoadSummary
 
 log = logging.getLogger(__name__)
 
-#: files per Ray Data block handed to one extraction task
-FILES_PER_BLOCK = 16
+#: Ray Data blocks at most: one file per block up to this many files. A stage hands its output on per block, so
+#: small blocks keep progress (and the pipeline) flowing: with 16 files per block the first batch of a 2Wiki load
+#: was written after 78-95 s instead of seconds.
+MAX_BLOCKS = 2000
 
 
 def check_store(store: VectorStore) -> None:
@@ -90,8 +92,9 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
         if not exists or force_new:
             store.create_collection(collection, description=description, model_name=embedder.model_name,
                                     dim=embedder.dimension)
-        job = _job(settings, collection, exists and not force_new, signature, splitter)
-        results, written, embed_seconds, versions = _run_pipeline(files, job, settings, batch_size, on_event)
+        job = _job(settings, collection, exists and not force_new, signature)
+        results, written, embed_seconds, versions = _run_pipeline(files, job, splitter, settings, batch_size,
+                                                                  on_event)
         for result in results:
             if result.status == "loaded":
                 deleted += store.delete_stale(collection, result.source, versions[result.source])
@@ -109,14 +112,14 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     return summary
 
 
-def _job(settings: Settings, collection: str, check_existing: bool, signature: str, splitter: Splitter) -> RayJob:
+def _job(settings: Settings, collection: str, check_existing: bool, signature: str) -> RayJob:
     resolve = settings.resolve_path
     return RayJob(run_id=uuid.uuid4().hex, collection=collection, check_existing=check_existing, signature=signature,
-                  splitter=splitter, loader=settings.loader.resolved(resolve),
+                  loader=settings.loader.resolved(resolve),
                   embedding=settings.embedding.resolved(resolve), vector_db=settings.vector_db.resolved(resolve))
 
 
-def _run_pipeline(files: Sequence[Path], job: RayJob, settings: Settings, batch_size: int,
+def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, settings: Settings, batch_size: int,
                   on_event: EventCallback) -> tuple[list[FileResult], int, float, dict[str, str]]:
     """Run the three stages and turn the rows coming back into events.
 
@@ -131,7 +134,7 @@ def _run_pipeline(files: Sequence[Path], job: RayJob, settings: Settings, batch_
     written = 0
     embed_seconds = 0.0
     with RaySession(settings, job) as ray_data:
-        for row in _stream(ray_data, files, job, settings, batch_size):
+        for row in _stream(ray_data, files, job, splitter, settings, batch_size):
             kind, source = row["kind"], row["source"]
             if kind == KIND_RESULT:
                 result = FileResult(source, row["status"], row["reason"], int(row["chunks"]))
@@ -151,23 +154,29 @@ def _run_pipeline(files: Sequence[Path], job: RayJob, settings: Settings, batch_
     return final, written, embed_seconds, {s: v for s, v in versions.items() if s not in refused}
 
 
-def _stream(ray_data: Any, files: Sequence[Path], job: RayJob, settings: Settings,
+def _stream(ray_data: Any, files: Sequence[Path], job: RayJob, splitter: Splitter, settings: Settings,
             batch_size: int) -> Iterator[dict[str, Any]]:
     """The rows coming out of the writer stage, as they come."""
     from deepsearcher.ingest.ray_stages import EmbedActor, WriteActor, extract_batch
 
     options = settings.ingest.ray
-    blocks = max(1, -(-len(files) // FILES_PER_BLOCK))
+    blocks = max(1, min(len(files), MAX_BLOCKS))
     ds = ray_data.from_items([{"path": str(f)} for f in files], override_num_blocks=blocks)
     import ray
 
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    ds = ds.map_batches(extract_batch, fn_kwargs={"job": job}, batch_size=None, num_cpus=0,
+    ds = ds.map_batches(extract_batch, fn_kwargs={"job": job, "splitter": splitter}, batch_size=None, num_cpus=0,
                         compute=ray_data.TaskPoolStrategy(size=cpus))
-    ds = ds.map_batches(EmbedActor, fn_constructor_kwargs={"job": job}, batch_size=options.embed_batch_size,
-                        num_cpus=1, compute=ray_data.ActorPoolStrategy(size=options.embed_actors))
-    ds = ds.map_batches(WriteActor, fn_constructor_kwargs={"job": job}, batch_size=batch_size, num_cpus=0,
-                        compute=ray_data.ActorPoolStrategy(size=1))
+    # max_restarts=0 (Ray Data's own advice for its map actors): a failed actor fails the load, and a re-run
+    # resumes with no duplicates; with restarts on, Ray's core logs an error line about the actors' object-store
+    # arguments on every load. Passing it this way is deprecated in Ray 2.60 with no named replacement yet.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
+        ds = ds.map_batches(EmbedActor, fn_constructor_kwargs={"job": job}, batch_size=options.embed_batch_size,
+                            num_cpus=1, compute=ray_data.ActorPoolStrategy(size=options.embed_actors),
+                            max_restarts=0)
+        ds = ds.map_batches(WriteActor, fn_constructor_kwargs={"job": job}, batch_size=batch_size, num_cpus=0,
+                            compute=ray_data.ActorPoolStrategy(size=1), max_restarts=0)
     for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
         for i in range(len(batch["kind"])):
             yield {key: batch[key][i] for key in ("kind", "source", "status", "reason", "chunks", "doc_hash",
@@ -193,8 +202,6 @@ class RaySession:
     def __enter__(self) -> Any:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         debug = logging.getLogger().isEnabledFor(logging.DEBUG)
-        if not debug:  # Ray's C++ core logs on stderr; its failures reach us as exceptions anyway
-            os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
         try:
             import ray
             import ray.data
@@ -202,8 +209,8 @@ class RaySession:
             raise ProviderError("the Ray engine needs ray (ingest.engine: ray)",
                                 hint="pip install 'deepsearcher[ray]', or set ingest.engine: local") from exc
         if not debug:  # Ray configures its own loggers at import; the load reports through our events
-            for name in ("ray", "ray.data"):
-                logging.getLogger(name).setLevel(logging.ERROR)
+            for name in ("ray", "ray.data"):  # also its errors: a failure that matters reaches us as an exception
+                logging.getLogger(name).setLevel(logging.CRITICAL)
             # "the operator only received 1 input(s)": a small load, nothing to fix
             warnings.filterwarnings("ignore", message=".*only received", category=UserWarning, module="ray")
         import deepsearcher
@@ -214,8 +221,8 @@ class RaySession:
             if var and os.environ.get(var):
                 env_vars[var] = os.environ[var]
         runtime_env: dict[str, Any] = {"env_vars": env_vars}
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                  "logging_level": logging.WARNING}
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": debug,
+                                  "logging_level": logging.DEBUG if debug else logging.CRITICAL}
         if self.options.address:
             runtime_env["py_modules"] = [str(package)]
             kwargs["address"] = self.options.address
@@ -224,7 +231,7 @@ class RaySession:
                                                                  os.environ.get("PYTHONPATH", "")) if p)
             kwargs["num_cpus"] = self.options.num_cpus or os.cpu_count() or 1
         try:
-            ray.init(runtime_env=runtime_env, **kwargs)
+            _start_ray(ray, runtime_env, kwargs)
         except Exception as exc:  # ConnectionError, RuntimeError, ValueError from a bad address
             where = self.options.address or "a local Ray"
             raise ProviderError(f"could not start or reach Ray ({where}): {exc}",
@@ -237,3 +244,15 @@ class RaySession:
         import ray
 
         ray.shutdown()
+
+
+def _start_ray(ray: Any, runtime_env: dict[str, Any], kwargs: dict[str, Any]) -> None:
+    """``ray.init``, tried twice: on a loaded machine a local raylet can miss Ray's fixed 30 s registration window
+    ("The current node timed out during startup"), seen once in the tests with the 2 cores busy; the half-started
+    node is shut down before the second try. A bad address fails the same way twice."""
+    from tenacity import Retrying, stop_after_attempt, wait_fixed
+
+    for attempt in Retrying(stop=stop_after_attempt(2), wait=wait_fixed(1), reraise=True,
+                            before_sleep=lambda _state: ray.shutdown()):
+        with attempt:
+            ray.init(runtime_env=runtime_env, **kwargs)

@@ -38,14 +38,14 @@ KIND_CHUNK, KIND_RESULT, KIND_WRITTEN, KIND_REFUSED = "chunk", "result", "writte
 
 @dataclass(frozen=True)
 class RayJob:
-    """What the workers of one load need: the target, the resolved provider options and the splitter.
+    """What the workers of one load need: the target and the resolved provider options (small, so actors get it
+    inline; the extraction tasks get the splitter besides).
 
     Attributes:
         run_id: identifies the load (providers are cached per worker process and load).
         collection: target collection.
         check_existing: ask the store whether a source is already complete (False for a new or rebuilt collection).
         signature: the split settings mixed into every version hash (``ingest.load.split_signature``).
-        splitter: the token-sized splitter built on the driver (it pickles with its tokenizer).
         loader, embedding, vector_db: resolved options of the providers, built through the registry.
     """
 
@@ -53,7 +53,6 @@ class RayJob:
     collection: str
     check_existing: bool
     signature: str
-    splitter: Splitter
     loader: Any
     embedding: Any
     vector_db: Any
@@ -89,13 +88,14 @@ def _add_result(rows: dict[str, list[Any]], result: FileResult, version: str = "
          doc_hash=version)
 
 
-def extract_batch(batch: dict[str, np.ndarray], job: RayJob) -> dict[str, list[Any]]:
-    """Stage 1: read, normalise (the loader) and split the files of ``batch["path"]``; one result row per source."""
+def extract_batch(batch: dict[str, np.ndarray], job: RayJob, splitter: Splitter) -> dict[str, list[Any]]:
+    """Stage 1: read, normalise (the loader) and split the files of ``batch["path"]`` with the driver's splitter
+    (it pickles with its tokenizer); one result row per source."""
     loader, store = provider(job, "loader"), provider(job, "vector_db")
     rows = _rows()
     for path in batch["path"]:
         for item in file_items([Path(str(path))], loader, job.signature):
-            prepared = prepare_source(item, job.splitter, store, job.collection if job.check_existing else None)
+            prepared = prepare_source(item, splitter, store, job.collection if job.check_existing else None)
             if isinstance(prepared, FileResult):
                 _add_result(rows, prepared)
                 continue
