@@ -1,0 +1,137 @@
+"""Ingestion fidelity benchmark: score extractors per format on the fidelity suite (tests/fidelity).
+
+Usage:
+    python scripts/bench_fidelity.py [--dir OUT_DIR] [--out docs/benchmarks.md] [--details]
+
+Builds the suite (``tests/fidelity/build.py``; into OUT_DIR when given, else in memory), runs every candidate of a
+fixture's format (scripts/fidelity_candidates.py) plus deepsearcher's own paths, and scores each fixture: share of
+expected phrases found in the stored text after whitespace folding, share of noise items absent (a ``once`` phrase
+stored twice is noise). A fixture that must be skipped scores 1/1 when the candidate stores nothing (deepsearcher's
+paths must raise SkipSource; any other exception from them counts as an error). Prints a Markdown table per
+format x candidate; ``--out`` replaces (or appends) the "Ingestion fidelity" section of that file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "scripts")]
+
+from fidelity_candidates import CANDIDATES, OURS, Skipped  # noqa: E402
+
+from tests.fidelity.build import all_fixtures, build  # noqa: E402
+from tests.fidelity.fixture import Fixture, Score, score  # noqa: E402
+
+SECTION = "## Ingestion fidelity (`scripts/bench_fidelity.py`)"
+
+
+@dataclass(frozen=True)
+class Run:
+    fixture: Fixture
+    candidate: str
+    score: Score
+    error: str | None = None
+
+
+def run_one(fixture: Fixture, name: str, fn, ours: bool) -> Run:  # type: ignore[no-untyped-def]
+    suffix = Path(fixture.name).suffix
+    try:
+        text = fn(fixture.data, suffix, fixture.options)
+        error = None
+    except Skipped as exc:
+        text, error = "", None if fixture.skip else f"skipped: {exc}"
+    except Exception as exc:  # a library failing on a fixture is a measured outcome, not a bench crash
+        text = ""
+        error = None if (fixture.skip and not ours) else f"{type(exc).__name__}: {str(exc)[:80]}"
+    if fixture.skip:
+        result = score(Fixture(fixture.name, fixture.fmt, b"", noise=fixture.noise), text)
+        if text.strip():
+            result = Score(0, 1, result.clean, result.noise, ("(should be skipped)",), result.present_noise)
+        else:
+            result = Score(1, 1, result.clean, result.noise)
+        return Run(fixture, name, result, error)
+    return Run(fixture, name, score(fixture, text), error)
+
+
+def run_all(fixtures: list[Fixture]) -> list[Run]:
+    logging.disable(logging.WARNING)  # libraries log per-fixture warnings (e.g. pypdf on the truncated file)
+    runs = []
+    for fixture in fixtures:
+        for name, fn in OURS:
+            runs.append(run_one(fixture, name, fn, ours=True))
+        for name, fn in CANDIDATES[fixture.fmt]:
+            runs.append(run_one(fixture, name, fn, ours=False))
+    return runs
+
+
+def table(runs: list[Run]) -> str:
+    order: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        order.setdefault((run.fixture.fmt, run.candidate), []).append(run)
+    lines = ["| format | extractor | fixtures | expected text found | noise absent | perfect fixtures | errors |",
+             "|---|---|---|---|---|---|---|"]
+    for (fmt, cand), rs in order.items():
+        recall = sum(r.score.recall for r in rs) / len(rs)
+        clean = sum(r.score.cleanliness for r in rs) / len(rs)
+        perfect = sum(r.score.perfect and not r.error for r in rs)
+        errors = sum(bool(r.error) for r in rs)
+        lines.append(f"| {fmt} | {cand} | {len(rs)} | {recall:.1%} | {clean:.1%} | {perfect}/{len(rs)} | {errors} |")
+    return "\n".join(lines)
+
+
+def details(runs: list[Run], only: str | None = None) -> str:
+    lines = ["| fixture | extractor | found | noise absent | missing / noise present / error |", "|---|---|---|---|---|"]
+    for r in runs:
+        if (only and r.candidate != only) or (r.score.perfect and not r.error):
+            continue
+        what = "; ".join([*(f"missing {m[:50]!r}" for m in r.score.missing),
+                          *(f"noise {n[:40]!r}" for n in r.score.present_noise), *([r.error] if r.error else [])])
+        lines.append(f"| {r.fixture.name} | {r.candidate} | {r.score.found}/{r.score.expected} | "
+                     f"{r.score.clean}/{r.score.noise} | {what.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
+def write_section(path: Path, body: str) -> None:
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    pattern = re.compile(re.escape(SECTION) + r".*?(?=\n## |\Z)", re.S)
+    text = pattern.sub(lambda _: body.rstrip() + "\n", text) if pattern.search(text) else \
+        text.rstrip() + "\n\n" + body.rstrip() + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", default=None, help="Also write the fixture files and manifest.json here.")
+    parser.add_argument("--out", default=None, help="Markdown file whose 'Ingestion fidelity' section is replaced.")
+    parser.add_argument("--details", action="store_true", help="Print every imperfect (fixture, extractor) pair.")
+    args = parser.parse_args()
+    fixtures = build(Path(args.dir)) if args.dir else all_fixtures()
+    started = time.perf_counter()
+    runs = run_all(fixtures)
+    summary = table(runs)
+    ours = details(runs, only=OURS[-1][0])
+    print(summary)
+    print(f"\n{len(fixtures)} fixtures, {len(runs)} runs in {time.perf_counter() - started:.1f} s")
+    print("\nImperfect fixtures of the new path:\n" + ours)
+    if args.details:
+        print("\nAll imperfect pairs:\n" + details(runs))
+    if args.out:
+        from fidelity_report import render  # the section's prose lives beside the numbers it explains
+
+        write_section(Path(args.out), render(SECTION, date.today().isoformat(), len(fixtures), summary, ours))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
