@@ -27,14 +27,16 @@ no rule lowers any format's score; the table in docs/benchmarks.md shows today's
    (U+200D/U+200C) are kept between two characters at or above U+0590 (Hebrew onwards: Arabic, Persian, Indic
    scripts, emoji): there they change meaning (Persian ``می‌خواهم``, emoji sequences such as ``👩‍💻``); next to Latin
    letters, digits or punctuation they carry nothing and are removed (``cluster\\u200c-wide``).
-5. **Compatibility characters** are mapped NFKC-style, then the text is NFC: ligatures ``ﬁ`` -> ``fi`` (PDF text
-   layers), full-width Latin letters and digits ``２０２４`` -> ``2024``, half-width katakana -> full-width, Arabic
-   presentation forms -> letters, Kangxi radicals -> ideographs, no-break spaces -> space, Roman numerals, circled
-   numbers. Plain NFKC is **not** used because it changes meaning or convention in a few classes, which are kept:
-   superscripts and subscripts (``m²``, ``H₂O`` would become ``m2``, ``H2O``), vulgar fractions (``½`` would become
-   ``1⁄2``), full-width punctuation and the ideographic space (``，：（）`` are the normal punctuation of Chinese and
-   Japanese text, not compatibility variants), Hangul compatibility jamo (``ㅋㅋ`` would become conjoining jamo that
-   render and tokenise differently), and spacing diacritics (``´`` would become a space plus a combining accent).
+5. **Compatibility characters** whose NFKC form holds a letter or digit are mapped to it, space separators become a
+   space, then the text is NFC: ligatures ``ﬁ`` -> ``fi`` (PDF text layers), full-width Latin letters and digits
+   ``２０２４`` -> ``2024``, half-width katakana -> full-width, Arabic presentation forms -> letters, Kangxi radicals
+   -> ideographs, math alphanumerics, Roman numerals, circled and squared forms (``㎏`` -> ``kg``); no-break and
+   ideographic spaces -> space. Plain NFKC is **not** used because it changes meaning or convention in some classes,
+   which are kept: superscripts and subscripts (``m²``, ``H₂O`` would become ``m2``, ``H2O``), vulgar fractions
+   (``½`` would become ``1⁄2``), compatibility forms that are only punctuation or symbols (``，：（）`` are the
+   normal punctuation of Chinese and Japanese text; ``…`` would become ``...``; ``´`` a space plus a combining
+   accent), and Hangul compatibility jamo (``ㅋㅋ`` would become conjoining jamo that render and tokenise
+   differently). Measured: plain NFKC lowered the TXT score (``…`` in a Windows-1252 page), this mapping does not.
 6. **Whitespace**: ``\\r\\n``/``\\r``/U+2028 become ``\\n``, form feed and U+2029 a paragraph break; trailing spaces
    are stripped and runs of spaces/tabs inside a line become one space (leading indentation is kept, for code);
    three or more line breaks become two. Paragraph breaks (blank lines) are never removed, so the splitter still
@@ -154,26 +156,19 @@ _KEPT_TAGS = {"<super>", "<sub>", "<fraction>"}
 
 @lru_cache(maxsize=1)
 def _compat_table() -> dict[int, str]:
-    """Code point -> NFKC form for every compatibility character outside the kept classes (rule 5). ~5,600 entries,
-    built once per process (~0.1 s)."""
+    """Code point -> NFKC form for every compatibility character outside the kept classes (rule 5): ~3,000
+    entries, built once per process (~0.3 s)."""
     table = {}
-    for cp in range(0xA0, 0x20000):  # above U+1FFFF only canonical (CJK compatibility ideograph) mappings
-        if 0xD800 <= cp <= 0xDFFF:
+    for cp in range(0xA0, 0x20000):  # above U+1FFFF there are only canonical (CJK compatibility) mappings
+        ch = chr(cp)
+        decomposition = unicodedata.decomposition(ch)
+        if not decomposition.startswith("<") or decomposition.split(" ", 1)[0] in _KEPT_TAGS:
             continue
-        decomposition = unicodedata.decomposition(chr(cp))
-        if not decomposition.startswith("<"):
-            continue
-        tag = decomposition.split(" ", 1)[0]
-        mapped = unicodedata.normalize("NFKC", chr(cp))
-        if tag in _KEPT_TAGS or mapped == chr(cp):
-            continue
-        if tag == "<wide>" and (cp == 0x3000 or not mapped.isalnum()):
-            continue  # full-width punctuation and the ideographic space are CJK's own
-        if 0x3131 <= cp <= 0x318E:
-            continue  # Hangul compatibility jamo
-        if len(mapped) > 1 and mapped[0] == " ":
-            continue  # spacing diacritics: NFKC would make them a space plus a combining mark
-        table[cp] = mapped
+        mapped = unicodedata.normalize("NFKC", ch)
+        if unicodedata.category(ch) == "Zs":
+            table[cp] = " "  # no-break, narrow, figure, ideographic spaces
+        elif any(c.isalnum() for c in mapped) and not 0x3131 <= cp <= 0x318E:  # not Hangul compatibility jamo
+            table[cp] = mapped
     return table
 
 

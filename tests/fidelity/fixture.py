@@ -84,7 +84,7 @@ def score(fixture: Fixture, text: str) -> Score:
     """Score stored text (all Documents joined) against a fixture: expected found, noise absent, ``once`` <= 1."""
     folded = fold(text)
     missing = tuple(p for p in fixture.expected if fold(p) not in folded)
-    bad = [n for n in fixture.noise if fold(n) in folded]
+    bad = [n for n in fixture.noise if (fold(n) in folded if fold(n) else n in text)]  # e.g. a lone NBSP
     bad += [f"twice: {p}" for p in fixture.once if folded.count(fold(p)) > 1]
     n_noise = len(fixture.noise) + len(fixture.once)
     return Score(found=len(fixture.expected) - len(missing), expected=len(fixture.expected),

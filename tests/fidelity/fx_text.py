@@ -30,7 +30,7 @@ MIXED = "Résumé of the 東京 meeting: budget approved, naïve estimate was 12
 def encodings() -> list[Fixture]:
     def fx(name: str, text: str, encoding: str, note: str, case: str | None = None,
            noise: tuple[str, ...] = ()) -> Fixture:
-        return Fixture(f"txt/{name}.txt", "txt", text.encode(encoding) + b"\n", expected=(text,), noise=noise,
+        return Fixture(f"txt/{name}.txt", "txt", (text + "\n").encode(encoding), expected=(text,), noise=noise,
                        source_case=case, note=note)
 
     return [
@@ -82,10 +82,10 @@ def compatibility() -> Fixture:
     return Fixture("txt/compatibility.txt", "txt", text.encode("utf-8"),
                    expected=("The final workflow was signed off by ABC株式会社 in 2024年.", "カタカナ forms",
                              "Chapter IV follow. Keep m² and H₂O and ½ cup as written.", "价格为120元，包含税。",
-                             "Q&A session at 9：30."),
+                             "Q＆A session at 9：30."),
                    noise=("\ufb01", "\ufb02", "\ufb00", "ＡＢＣ", "２０２４", "ｶ", "Ⅳ"),
                    note="ligatures, full-width Latin and digits, half-width katakana, Roman numeral: mapped; "
-                        "superscripts, subscripts, fractions and full-width CJK punctuation: kept")
+                        "superscripts, subscripts, fractions and full-width punctuation: kept")
 
 
 def base64_runs() -> list[Fixture]:

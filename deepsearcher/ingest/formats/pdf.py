@@ -4,7 +4,7 @@ Chosen by measurement on the fidelity suite (docs/benchmarks.md, "Ingestion fide
 all expected text on 10 of 11 fixtures with no noise, pypdf on 7 with NUL characters and ligature code points left
 in, pdfminer (markitdown) on 7. PDFium opens RC4 and AES-128/256 files with an empty user password itself (pypdf
 needs ``cryptography`` for AES), maps ligature glyphs to their letters, drops glyphs whose ToUnicode entry is U+0000,
-and marks a hyphen at a line end with U+0002 (the break removed): that marker becomes ``-`` plus a line break here, so
+and marks a hyphen at a line end with U+FFFE or U+0002 (the break removed): that marker becomes ``-`` plus a line break here, so
 the normalisation stage decides between hyphenation and compound (``deepsearcher.ingest.normalize``, rule 3).
 
 Any failure to open or read the file (a real user password, a truncated or corrupt file) is a ``SkipSource`` with
@@ -20,8 +20,8 @@ from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
 
-#: PDFium's marker for a hyphen at the end of a line (FPDFText_GetUnicode returns 0x02 for it).
-PDFIUM_LINE_END_HYPHEN = "\x02"
+#: PDFium's markers for a hyphen at the end of a line: FPDFText_GetUnicode gives U+0002, FPDFText_GetText U+FFFE.
+PDFIUM_LINE_END_HYPHENS = ("\x02", "\ufffe")
 
 
 def extract_pdf(data: bytes, source: str, *, title: str = "") -> list[Document]:
@@ -73,4 +73,6 @@ def _page_text(pdf, index: int) -> str:  # type: ignore[no-untyped-def]
             textpage.close()
     finally:
         page.close()
-    return text.replace(PDFIUM_LINE_END_HYPHEN, "-\n")
+    for marker in PDFIUM_LINE_END_HYPHENS:
+        text = text.replace(marker, "-\n")
+    return text
