@@ -102,6 +102,31 @@ def details(runs: list[Run], only: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def ablation(fixtures: list[Fixture]) -> str:
+    """New path with each normalisation rule switched off in turn, and with plain NFKC: recall / noise-absent."""
+    from functools import partial
+
+    from deepsearcher.ingest.normalize import RULES
+    from fidelity_candidates import new_formats
+
+    variants = [("all rules (default)", partial(new_formats))]
+    variants += [(f"without {rule}", partial(new_formats, skip=(rule,))) for rule in RULES]
+    variants += [("no normalisation", partial(new_formats, skip=RULES)),
+                 ("plain NFKC instead of the targeted mapping", partial(new_formats, skip=("compatibility",),
+                                                                        nfkc=True))]
+    formats = sorted({f.fmt for f in fixtures})
+    lines = ["| normalisation | " + " | ".join(formats) + " |", "|---|" + "---|" * len(formats)]
+    for label, fn in variants:
+        runs = [run_one(f, label, fn, ours=True) for f in fixtures]
+        cells = []
+        for fmt in formats:
+            rs = [r for r in runs if r.fixture.fmt == fmt]
+            cells.append(f"{sum(r.score.recall for r in rs) / len(rs):.1%} / "
+                         f"{sum(r.score.cleanliness for r in rs) / len(rs):.1%}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def write_section(path: Path, body: str) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
     pattern = re.compile(re.escape(SECTION) + r".*?(?=\n## |\Z)", re.S)
@@ -121,15 +146,15 @@ def main() -> int:
     runs = run_all(fixtures)
     summary = table(runs)
     ours = details(runs, only=OURS[-1][0])
+    rules = ablation(fixtures)
     print(summary)
+    print("\nNormalisation rules (expected found / noise absent, new extractors):\n" + rules)
     print(f"\n{len(fixtures)} fixtures, {len(runs)} runs in {time.perf_counter() - started:.1f} s")
     print("\nImperfect fixtures of the new path:\n" + ours)
     if args.details:
         print("\nAll imperfect pairs:\n" + details(runs))
     if args.out:
-        from fidelity_report import render  # the section's prose lives beside the numbers it explains
-
-        write_section(Path(args.out), render(SECTION, date.today().isoformat(), len(fixtures), summary, ours))
+        write_section(Path(args.out), render(date.today().isoformat(), fixtures, summary, rules, ours))
     return 0
 
 

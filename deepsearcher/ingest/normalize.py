@@ -50,7 +50,7 @@ import re
 import unicodedata
 from dataclasses import replace
 from functools import lru_cache
-from typing import Iterable
+from typing import Collection, Iterable
 
 from deepsearcher.types import Document
 
@@ -74,37 +74,52 @@ _TRAILING = re.compile(r"[ \t]+$", re.M)
 _BLANKS = re.compile(r"\n{3,}")
 
 
-def normalize_text(text: str, *, rejoin_hyphens: bool = False) -> str:
+#: Rule names (module docstring order), for ``skip=``: the fidelity bench switches each off in turn to measure it.
+RULES = ("data_uri", "base64", "hyphenation", "invisible", "compatibility", "whitespace")
+
+
+def normalize_text(text: str, *, rejoin_hyphens: bool = False, skip: Collection[str] = ()) -> str:
     """Apply rules 1-6 of the module docstring to one text.
 
     Args:
         text: extracted text (any format).
         rejoin_hyphens: also rejoin words hyphenated across line ends (PDF text only; see rule 3).
+        skip: names from ``RULES`` not to apply.
 
     Returns:
         The normalised text; may be empty when the input held only noise.
+
+    Raises:
+        ValueError: an unknown rule name in ``skip``.
     """
-    text = _DATA_URI.sub(_data_uri_placeholder, text)
-    text = _B64_BLOCK.sub(lambda m: _base64_placeholder(m, block=True), text)
-    text = _B64_TOKEN.sub(_base64_placeholder, text)
-    text = _SOFT_HYPHEN_BREAK.sub("", text)
-    if rejoin_hyphens:
-        text = rejoin_hyphenation(text)
-    text = text.replace("\f", "\n\n").replace("\u2029", "\n\n").replace("\v", "\n")
-    text = _REMOVE.sub("", text)
-    text = _JOINERS.sub(_keep_meaningful_joiner, text)
-    text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).translate(_compat_table()))
-    return _whitespace(text)
+    if not set(skip) <= set(RULES):
+        raise ValueError(f"unknown normalisation rule(s) {sorted(set(skip) - set(RULES))}; known: {RULES}")
+    if "data_uri" not in skip:
+        text = _DATA_URI.sub(_data_uri_placeholder, text)
+    if "base64" not in skip:
+        text = _B64_BLOCK.sub(lambda m: _base64_placeholder(m, block=True), text)
+        text = _B64_TOKEN.sub(_base64_placeholder, text)
+    if "hyphenation" not in skip:
+        text = _SOFT_HYPHEN_BREAK.sub("", text)
+        if rejoin_hyphens:
+            text = rejoin_hyphenation(text)
+    if "invisible" not in skip:
+        text = text.replace("\f", "\n\n").replace("\u2029", "\n\n").replace("\v", "\n")
+        text = _REMOVE.sub("", text)
+        text = _JOINERS.sub(_keep_meaningful_joiner, text)
+    if "compatibility" not in skip:
+        text = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).translate(_compat_table()))
+    return text if "whitespace" in skip else _whitespace(text)
 
 
-def normalize_documents(documents: Iterable[Document]) -> list[Document]:
+def normalize_documents(documents: Iterable[Document], *, skip: Collection[str] = ()) -> list[Document]:
     """Normalise every Document's text; Documents left blank are dropped.
 
     PDF Documents (``metadata["format"] == "pdf"``, set by ``deepsearcher.ingest.formats.pdf``) also get rule 3.
     """
     out = []
     for doc in documents:
-        text = normalize_text(doc.text, rejoin_hyphens=doc.metadata.get("format") == "pdf")
+        text = normalize_text(doc.text, rejoin_hyphens=doc.metadata.get("format") == "pdf", skip=skip)
         if text.strip():
             out.append(replace(doc, text=text) if text != doc.text else doc)
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import re
 import zipfile
 
 import docx
@@ -44,7 +45,8 @@ def _save(d: docx.document.Document) -> bytes:
 
 def _stable_zip(data: bytes, extra: dict[str, bytes] | None = None,
                 patch: dict[str, tuple[bytes, bytes]] | None = None) -> bytes:
-    """Rewrite a zip with fixed timestamps (deterministic bytes), adding parts and patching existing ones."""
+    """Rewrite a zip with fixed timestamps (deterministic bytes), adding parts and patching existing ones; document
+    dates in docProps/core.xml are pinned too (openpyxl stamps the save time)."""
     src = zipfile.ZipFile(io.BytesIO(data))
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
@@ -53,6 +55,8 @@ def _stable_zip(data: bytes, extra: dict[str, bytes] | None = None,
             if patch and item.filename in patch:
                 old, new = patch[item.filename]
                 body = body.replace(old, new)
+            if item.filename == "docProps/core.xml":
+                body = re.sub(rb"(<dcterms:(?:created|modified)[^>]*>)[^<]*", rb"\g<1>2024-01-01T00:00:00Z", body)
             z.writestr(zipfile.ZipInfo(item.filename, (2024, 1, 1, 0, 0, 0)), body, zipfile.ZIP_DEFLATED)
         for name, body in (extra or {}).items():
             z.writestr(zipfile.ZipInfo(name, (2024, 1, 1, 0, 0, 0)), body, zipfile.ZIP_DEFLATED)
