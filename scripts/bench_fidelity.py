@@ -91,7 +91,8 @@ def table(runs: list[Run]) -> str:
 
 
 def details(runs: list[Run], only: str | None = None) -> str:
-    lines = ["| fixture | extractor | found | noise absent | missing / noise present / error |", "|---|---|---|---|---|"]
+    lines = ["| fixture | extractor | found | noise absent | missing / noise present / error |",
+             "|---|---|---|---|---|"]
     for r in runs:
         if (only and r.candidate != only) or (r.score.perfect and not r.error):
             continue
@@ -125,6 +126,61 @@ def ablation(fixtures: list[Fixture]) -> str:
                          f"{sum(r.score.cleanliness for r in rs) / len(rs):.1%}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def render(day: str, fixtures: list[Fixture], summary: str, rules: str, imperfect: str) -> str:
+    """The docs/benchmarks.md section: method, the table, the choice per format, the rule ablation."""
+    counts: dict[str, int] = {}
+    for f in fixtures:
+        counts[f.fmt] = counts.get(f.fmt, 0) + 1
+    per_format = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    none_left = imperfect.count("\n") <= 1
+    return f"""{SECTION}
+
+Measured by `scripts/bench_fidelity.py --out docs/benchmarks.md` ({day}). The suite (`tests/fidelity/build.py`, also
+run by `tests/fidelity/test_fidelity.py`) is {len(fixtures)} small synthetic documents ({per_format}), among them
+every case of `../shared/cases/ingest` rebuilt, each with the phrases that must be stored and the noise that must not
+(base64 runs, NULs, soft hyphens, a text box stored twice, deleted revisions, front matter keys, navigation...).
+"expected text found" = mean share of a fixture's phrases present after whitespace folding; "noise absent" = mean
+share of its noise items absent (a phrase that must be stored once counts as noise when stored twice); "perfect" =
+fixtures with both at 100 %. Fixtures that must be skipped (a real user password, no text layer, a truncated file)
+score 1/1 when nothing is stored; "errors" counts exceptions other than deepsearcher's `SkipSource` (for the libraries:
+any exception on a fixture with text). Candidates read the whole file through their documented text API
+(`scripts/fidelity_candidates.py`).
+
+{summary}
+
+**Chosen per format** (`deepsearcher/ingest/formats/`, each module's docstring gives the same reason):
+- PDF: **pypdfium2**. Raw text: pypdfium2 10/11 fixtures perfect, pypdf 7/11 (NULs and ligature code points kept;
+  AES needs `cryptography`, without it the whole-folder `DependencyError` of issue #13; measured here with it
+  installed), pdfminer via markitdown 7/11. Today's loader's one error is the ligature-heavy page skipped as "binary
+  or corrupt". PDFium opens empty-password AES/RC4 files itself, maps ligatures, drops NUL glyphs and marks line-end
+  hyphens (U+FFFE), which the normalisation stage turns into joined words or kept compounds.
+- DOCX: **a WordprocessingML walk over the tree python-docx loads**. No library read every fixture: python-docx's
+  API, mammoth, docx2python and markitdown (mammoth to HTML) miss content controls, nested tables, notes or
+  non-breaking hyphens, or store text boxes twice; the walk stores all of it once.
+- PPTX: **python-pptx, shapes walked recursively** (groups at any depth, tables, notes with their slide); markitdown
+  is as complete but gives one text for the deck, without slide numbers.
+- HTML: **the page's own main container (`<main>`, `role=main`, one `<article>`) via html-text, else trafilatura
+  `favor_recall`**. trafilatura (default or favor_recall) drops the bare `<div>` line; html2txt, readability-lxml,
+  justext and markitdown keep navigation or drop paragraphs.
+- XLSX: **openpyxl** cell values (markitdown/pandas stores `NaN` and `Unnamed: 1`). EPUB: **markitdown**.
+- TXT/MD: charset-normalizer with two corrections (`formats/text.py`; short cp1252/Latin-1 right, CJK and Cyrillic
+  still detected: `tests/unit/test_text_decoding.py`), python-frontmatter for front matter. JSON: paths and counted
+  skips (`formats/json_records.py`).
+- `unstructured` is **not runnable here**: its current release (0.27) would downgrade `filelock` 4.3 to 3.x (a torch
+  dependency) in the shared environment; with `filelock` pinned pip falls back to 0.20, which downloads NLTK data at
+  first use, and 0.27 needs the spaCy model `en_core_web_sm` from GitHub; neither works offline.
+
+**Normalisation rules** (`deepsearcher/ingest/normalize.py`), new extractors with each rule switched off in turn
+(expected found / noise absent per format). No rule lowers any format's score; plain NFKC instead of the targeted
+compatibility mapping lowers TXT (it rewrites `…` and full-width punctuation that the fixtures expect kept). The
+whitespace rule cannot show here (the score folds whitespace); `tests/unit/test_normalize.py` covers it:
+
+{rules}
+
+Fixtures not perfect with the new extractors + normalisation: {"none." if none_left else chr(10) + chr(10) + imperfect}
+"""
 
 
 def write_section(path: Path, body: str) -> None:

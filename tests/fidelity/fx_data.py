@@ -151,11 +151,13 @@ def epub() -> list[Fixture]:
     return [
         Fixture("epub/field_manual.epub", "epub", manual, title="Field manual",
                 expected=("CHAPTER ONE pitch the tent with the door away from the wind.",
-                          "Peg the corners before the poles go in.", "CHAPTER TWO boil stream water for one full minute.",
+                          "Peg the corners before the poles go in.",
+                          "CHAPTER TWO boil stream water for one full minute.",
                           "TABLE altitude above 2000 m", "TABLE boil three minutes"),
                 note="two chapters, a table"),
         Fixture("epub/soft_hyphen_novel.epub", "epub", novel, title="Die Reise",
-                expected=("Die Reisegesellschaft erreichte das Bergdorf am späten Abend.", "öffnete trotzdem die Küche.",
+                expected=("Die Reisegesellschaft erreichte das Bergdorf am späten Abend.",
+                          "öffnete trotzdem die Küche.",
                           "FUSSNOTE der Wirt hieß Anton."), noise=("\u00ad",),
                 note="an e-book with soft hyphens and an EPUB 3 footnote (aside)"),
     ]

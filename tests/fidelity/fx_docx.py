@@ -146,7 +146,8 @@ def vml_text_box() -> Fixture:
     return Fixture("docx/vml_textbox.docx", "docx", _save(d),
                    expected=("Legacy layout paragraph.", "VML BOX the generator test is on the first Monday",
                              "Closing line.", "SECOND BOX fuel is ordered at 40 percent"),
-                   once=("VML BOX the generator test is on the first Monday", "SECOND BOX fuel is ordered at 40 percent"),
+                   once=("VML BOX the generator test is on the first Monday",
+                         "SECOND BOX fuel is ordered at 40 percent"),
                    noise=("paragraph.VML", "line.SECOND"),
                    note="a VML-only text box (older Word) and an AlternateContent one in the same document")
 

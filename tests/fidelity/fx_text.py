@@ -61,7 +61,8 @@ def invisible() -> list[Fixture]:
               "\ufeffSecond export: toner is ordered at 20 percent.\n")
     return [
         Fixture("txt/soft_hyphen.txt", "txt", shy.encode("utf-8"), source_case="soft_hyphen_zero_width",
-                expected=("Das Gesamtkonzept sieht einen Wertpapierindex mit Verwaltungskosten unter 0,2 Prozent vor.",),
+                expected=("Das Gesamtkonzept sieht einen Wertpapierindex mit Verwaltungskosten unter 0,2 "
+                          "Prozent vor.",),
                 noise=("\u00ad",), note="soft hyphens inside words (copied from a web page or an e-book)"),
         Fixture("txt/zero_width.txt", "txt", zw.encode("utf-8"),
                 expected=("The ReplicationControllerManager restarts pods; the cluster-wide quota file",
@@ -102,8 +103,8 @@ def base64_runs() -> list[Fixture]:
 
 def markdown() -> list[Fixture]:
     payload = _b64(57, 90_000)
-    note = ("# Backup rota\n\nThe backup rota: Anna covers Mondays, Ben covers Tuesdays, and restores are tested on the "
-            "first Friday of each month.\n\n"
+    note = ("# Backup rota\n\nThe backup rota: Anna covers Mondays, Ben covers Tuesdays, and restores are tested on "
+            "the first Friday of each month.\n\n"
             f"![diagram](data:image/png;base64,{payload})\n\n"
             "Escalations go to the storage team channel.\n")
     zw = ("# Controllers\n\nThe Replication\u200bController\u200bManager restarts pods that exit with code 137. "

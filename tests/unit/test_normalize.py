@@ -72,14 +72,15 @@ def test_line_end_hyphens_are_kept_outside_pdf_but_soft_hyphen_breaks_always_joi
 
 
 def test_only_pdf_documents_get_the_hyphenation_rule_and_blank_documents_are_dropped():
-    docs = [Document("infra-\nstructure", "/a.pdf", metadata={"format": "pdf"}), Document("infra-\nstructure", "/a.txt"),
-            Document("\x00\u200b \n", "/b.txt")]
+    docs = [Document("infra-\nstructure", "/a.pdf", metadata={"format": "pdf"}),
+            Document("infra-\nstructure", "/a.txt"), Document("\x00\u200b \n", "/b.txt")]
     assert [d.text for d in normalize_documents(docs)] == ["infrastructure", "infra-\nstructure"]
 
 
 # rule 4: control and invisible characters
 def test_controls_and_invisible_format_characters_are_removed():
-    text = "o\x00ce Gesamt\u00adkonzept Replication\u200bController word\u2060joiner \ufeffBOM l\u200eto\u200fr \u202aemb\u202c"
+    text = ("o\x00ce Gesamt\u00adkonzept Replication\u200bController word\u2060joiner \ufeffBOM "
+            "l\u200eto\u200fr \u202aemb\u202c")
     assert normalize_text(text) == "oce Gesamtkonzept ReplicationController wordjoiner BOM ltor emb"
 
 
@@ -110,7 +111,8 @@ def test_decomposed_accents_are_composed():
 
 # rule 6: whitespace
 def test_whitespace_is_tidied_without_merging_paragraphs():
-    text = "  Title  \r\n\r\nFirst   line\t\t of text.   \n    indented code\n\n\n\n\nNext paragraph.\fPage two.\u2028line"
+    text = ("  Title  \r\n\r\nFirst   line\t\t of text.   \n    indented code\n\n\n\n\nNext paragraph.\fPage two."
+            "\u2028line")
     assert normalize_text(text) == ("Title\n\nFirst line of text.\n    indented code\n\nNext paragraph.\n\nPage two."
                                     "\nline")
 

@@ -4,8 +4,8 @@ Chosen by measurement on the fidelity suite (docs/benchmarks.md, "Ingestion fide
 all expected text on 10 of 11 fixtures with no noise, pypdf on 7 with NUL characters and ligature code points left
 in, pdfminer (markitdown) on 7. PDFium opens RC4 and AES-128/256 files with an empty user password itself (pypdf
 needs ``cryptography`` for AES), maps ligature glyphs to their letters, drops glyphs whose ToUnicode entry is U+0000,
-and marks a hyphen at a line end with U+FFFE or U+0002 (the break removed): that marker becomes ``-`` plus a line break here, so
-the normalisation stage decides between hyphenation and compound (``deepsearcher.ingest.normalize``, rule 3).
+and marks a hyphen at a line end with U+FFFE or U+0002 (the break removed): that marker becomes ``-`` plus a line
+break here, so the normalisation stage decides between hyphenation and compound (``deepsearcher.ingest.normalize``, rule 3).
 
 Any failure to open or read the file (a real user password, a truncated or corrupt file) is a ``SkipSource`` with
 the reason: one bad PDF never stops a folder load.
