@@ -105,6 +105,11 @@ def test_html_paths_and_titles():
     assert doc.metadata["extractor"] == "trafilatura" and doc.title == "l"
     with pytest.raises(SkipSource):
         extract_html(b"<html><body><main>   </main></body></html>", "/e.html")
+    teaser = ("<html><body><div class='post'>" + "".join(f"<p>{'The migration moved every queue to the new broker. ' * 6}"
+                                                          "</p>" for _ in range(4)) +
+              "</div><aside><article><p>Read next: tips</p></article></aside></body></html>").encode()
+    (doc,) = extract_html(teaser, "/t.html")
+    assert doc.metadata["extractor"] == "trafilatura" and "migration moved every queue" in doc.text
 
 
 def test_xlsx_sheets_as_pages_and_empty_workbook():

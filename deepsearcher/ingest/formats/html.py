@@ -5,7 +5,8 @@ line inside ``<article>`` (adbar/trafilatura #622); its ``html2txt``, justext an
 or cookie text. When the page marks its main content (one ``<main>``, one ``role="main"`` element or one
 ``<article>``), that container is the content by the author's own markup, so all of its text is kept, laid out by
 html-text (block elements on their own lines, scripts and styles removed). Pages without such markup go to
-trafilatura with ``favor_recall=True`` (tables kept, comments dropped).
+trafilatura with ``favor_recall=True`` (tables kept, comments dropped), and so does a page whose marked container
+holds under a quarter of the page's text when trafilatura finds more (an ``<article>`` used for one teaser card).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from deepsearcher.ingest.loaders import SkipSource, decode_html
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
+
+#: A marked main container with less than this share of the page's text is checked against trafilatura.
+MIN_CONTAINER_SHARE = 0.25
 
 
 def extract_html(data: bytes, source: str, *, title: str = "", charset: str | None = None) -> list[Document]:
@@ -38,13 +42,18 @@ def extract_html(data: bytes, source: str, *, title: str = "", charset: str | No
     except Exception as exc:  # lxml raises ParserError/XMLSyntaxError on empty or odd documents
         raise SkipSource(f"unreadable HTML ({type(exc).__name__}: {exc})") from exc
     page_title = (tree.findtext(".//title") or "").strip()
+    text, extractor = "", "trafilatura"
     main = _main_container(tree)
     if main is not None:
         import html_text
 
         text, extractor = html_text.extract_text(main, guess_layout=True), "main-container"
+        if len(text) < MIN_CONTAINER_SHARE * len(html_text.extract_text(tree, guess_layout=True)):
+            fallback = _trafilatura(html, source)
+            if len(fallback) > len(text):
+                text, extractor = fallback, "trafilatura"
     else:
-        text, extractor = _trafilatura(html, source), "trafilatura"
+        text = _trafilatura(html, source)
     if not text.strip():
         raise SkipSource("no main text found in HTML")
     return [Document(text=text, source=source, title=page_title or title,

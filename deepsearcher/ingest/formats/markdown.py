@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import re
 from typing import Any
 
 from deepsearcher.ingest.formats.text import decode
@@ -64,9 +65,7 @@ def _scalar(value: Any) -> Any:
 class _TomlHandler:
     """TOML front matter with the standard library's tomllib (python-frontmatter's own needs the old ``toml``)."""
 
-    import re as _re
-
-    FM_BOUNDARY = _re.compile(r"^\+{3}\s*$", _re.MULTILINE)
+    FM_BOUNDARY = re.compile(r"^\+{3}\s*$", re.MULTILINE)
     START_DELIMITER = END_DELIMITER = "+++"
 
     def detect(self, text: str) -> bool:

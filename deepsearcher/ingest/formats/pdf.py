@@ -8,12 +8,14 @@ and marks a hyphen at a line end with U+FFFE or U+0002 (the break removed): that
 break here, so the normalisation stage decides between hyphenation and compound (``deepsearcher.ingest.normalize``, rule 3).
 
 Any failure to open or read the file (a real user password, a truncated or corrupt file) is a ``SkipSource`` with
-the reason: one bad PDF never stops a folder load.
+the reason: one bad PDF never stops a folder load. PDFium is not thread-safe (pypdfium2's documentation): calls are
+serialised by a lock, so extraction threads wait for each other here; processes (the ray engine) run in parallel.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 
 from deepsearcher.ingest.loaders import SkipSource
 from deepsearcher.types import Document
@@ -22,6 +24,7 @@ log = logging.getLogger(__name__)
 
 #: PDFium's markers for a hyphen at the end of a line: FPDFText_GetUnicode gives U+0002, FPDFText_GetText U+FFFE.
 PDFIUM_LINE_END_HYPHENS = ("\x02", "\ufffe")
+_PDFIUM_LOCK = threading.Lock()
 
 
 def extract_pdf(data: bytes, source: str, *, title: str = "") -> list[Document]:
@@ -38,6 +41,11 @@ def extract_pdf(data: bytes, source: str, *, title: str = "") -> list[Document]:
     Raises:
         SkipSource: needs a password, unreadable or corrupt, or no page has a text layer (a scan).
     """
+    with _PDFIUM_LOCK:
+        return _extract(data, source, title)
+
+
+def _extract(data: bytes, source: str, title: str) -> list[Document]:
     import pypdfium2
 
     try:
