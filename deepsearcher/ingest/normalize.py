@@ -52,9 +52,19 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Collection, Iterable
 
+from deepsearcher.errors import SkipSource
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
+
+#: Version of these rules; part of every source's version hash (raise it when a rule changes what is stored, so the
+#: next load re-normalises unchanged files).
+NORMALIZE_VERSION = "1"
+#: Share of control characters (other than tab, line breaks, form feed and NUL) above which extracted "text" is
+#: binary garbage: random bytes decode to text in some code page, and converters pass corrupt files through as-is.
+#: NUL is not counted: extractors leave it where a font maps ligature glyphs to U+0000 (pypdf #1351) and JSON
+#: writes ``\u0000``; rule 4 removes it, and an ordinary page with a few percent of them is text (issue #13).
+MAX_CONTROL_SHARE = 0.01
 
 BASE64_PLACEHOLDER = "[base64 data]"
 
@@ -68,6 +78,7 @@ _SOFT_HYPHEN_BREAK = re.compile(r"\u00ad[ \t]*\r?\n[ \t]*")
 _LINE_END_HYPHEN = re.compile(r"(\w+)[-\u2010][ \t]*\r?\n[ \t]*(\w+)")
 _REMOVE = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u00ad\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069"
                      "\ufeff\ufffc]")
+_GARBAGE = re.compile("[\x01-\x08\x0e-\x1f\x7f-\x9f\ufffd]")
 _JOINERS = re.compile("[\u200c\u200d]")
 _HSPACE = re.compile(r"(?<=\S)[ \t]{2,}")
 _TRAILING = re.compile(r"[ \t]+$", re.M)
@@ -125,6 +136,27 @@ def normalize_documents(documents: Iterable[Document], *, skip: Collection[str] 
         else:
             log.debug("%s page %s: nothing left after normalisation", doc.source, doc.page)
     return out
+
+
+def normalize_stage(documents: Iterable[Document], source: str) -> list[Document]:
+    """The load pipeline's normalisation stage, run on every loader's output before splitting.
+
+    Refuses binary garbage (``MAX_CONTROL_SHARE``), normalises every Document (``normalize_documents``) and keeps
+    those with text left.
+
+    Raises:
+        SkipSource: "binary or corrupt content (...)", or "no text extracted" when nothing is left.
+    """
+    docs = [d for d in documents if d.text and d.text.strip()]
+    text = "".join(d.text for d in docs)
+    control = len(_GARBAGE.findall(text))
+    if control > MAX_CONTROL_SHARE * len(text):
+        raise SkipSource(f"binary or corrupt content ({control} control characters in {len(text)})")
+    kept = normalize_documents(docs)
+    if not kept:
+        raise SkipSource("no text extracted")
+    log.debug("%s: %d document(s) normalised", source, len(kept))
+    return kept
 
 
 def _data_uri_placeholder(match: re.Match[str]) -> str:

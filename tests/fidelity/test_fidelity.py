@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from deepsearcher.ingest.formats import extract
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import SkipSource
 from deepsearcher.ingest.normalize import normalize_documents
 from tests.fidelity.build import all_fixtures, build
 from tests.fidelity.fixture import Fixture, fold, score

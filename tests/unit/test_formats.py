@@ -9,7 +9,7 @@ import pytest
 from deepsearcher.ingest.formats import (extract, extract_docx, extract_html, extract_json, extract_markdown,
                                          extract_pdf, extract_pptx, extract_xlsx)
 from deepsearcher.ingest.formats.json_records import describe_skipped, split_path
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import SkipSource
 from tests.fidelity import fx_data, fx_docx, fx_pdf, fx_pptx
 from tests.fidelity.pdfgen import build_pdf
 

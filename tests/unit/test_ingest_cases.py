@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from deepsearcher.ingest.formats import extract, extract_json, extract_pdf
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import SkipSource
 from deepsearcher.ingest.normalize import normalize_documents
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.types import Document

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import io
 import logging
-from typing import Iterator
+from typing import Any, Iterator
 
 from lxml import etree
 
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import SkipSource
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ def _note_blocks(root: etree._Element) -> Iterator[str]:
             yield text
 
 
-def _related_roots(part, kind: str) -> Iterator[etree._Element]:  # type: ignore[no-untyped-def]
+def _related_roots(part: Any, kind: str) -> Iterator[etree._Element]:
     for rel in part.rels.values():
         if rel.is_external or rel.reltype != RELS + kind:
             continue

@@ -12,8 +12,10 @@ holds under a quarter of the page's text when trafilatura finds more (an ``<arti
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-from deepsearcher.ingest.loaders import SkipSource, decode_html
+from deepsearcher.errors import SkipSource
+from deepsearcher.ingest.formats.text import decode
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,7 @@ def extract_html(data: bytes, source: str, *, title: str = "", charset: str | No
                      metadata={"format": "html", "content_type": "text/html", "extractor": extractor})]
 
 
-def _main_container(tree):  # type: ignore[no-untyped-def]
+def _main_container(tree: Any) -> Any:
     for xpath in ("//main", "//*[@role='main']", "//article"):
         found = tree.xpath(xpath)
         if len(found) == 1:
@@ -75,3 +77,35 @@ def _trafilatura(html: str, source: str) -> str:
 
     return trafilatura.extract(html, favor_recall=True, include_tables=True, include_comments=False,
                                url=source if source.startswith("http") else None) or ""
+
+
+def decode_html(data: bytes, charset: str | None = None) -> str:
+    """Decode HTML bytes: byte-order mark, then the HTTP header charset, then ``<meta charset>``, then UTF-8, then
+    detection (``formats.text.decode``) — the WHATWG order, so UTF-8 served with no charset anywhere is never
+    mojibake.
+
+    WHATWG maps the labels iso-8859-1 / us-ascii to windows-1252, which browsers (and pages) actually use.
+
+    Raises:
+        SkipSource: no encoding decodes the bytes.
+    """
+    from bs4.dammit import EncodingDetector
+
+    if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return decode(data)[0]
+    declared = EncodingDetector.find_declared_encoding(data[:4096], is_html=True)
+    for label in (charset, declared):
+        if not label:
+            continue
+        label = label.strip().lower()
+        for encoding in (_WHATWG_ALIASES.get(label), label):
+            if encoding:
+                try:
+                    return data.decode(encoding)
+                except (LookupError, UnicodeDecodeError):
+                    continue
+    return decode(data)[0]
+
+
+_WHATWG_ALIASES = {"iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "us-ascii": "cp1252",
+                   "ascii": "cp1252"}

@@ -16,10 +16,10 @@ import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from deepsearcher.ingest.formats.text import decode
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import SkipSource
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -43,16 +43,18 @@ class JsonExtraction:
 
 
 def extract_json(data: bytes, source: str, *, title: str = "", text_path: str = "text",
-                 title_path: str | None = "title", lines: bool | None = None) -> JsonExtraction:
+                 title_path: str | None = "title", lines: bool | None = None,
+                 charset: str | None = None) -> JsonExtraction:
     """Parse JSON (one value) or JSONL (one value per line) and take each record's text at ``text_path``.
 
     Args:
         lines: True for JSONL, False for JSON, None to try JSON first and fall back to JSONL.
+        charset: a declared charset (HTTP header); else the bytes' encoding is detected.
 
     Raises:
         SkipSource: invalid JSON, or no record has text (the reason names the counts and the path to set).
     """
-    roots, bad_lines = _parse(decode(data)[0], lines)
+    roots, bad_lines = _parse(decode(data, charset)[0], lines)
     record_path, inner = split_path(text_path)
     skipped: Counter[str] = Counter()
     if bad_lines:
@@ -79,10 +81,13 @@ def extract_json(data: bytes, source: str, *, title: str = "", text_path: str = 
     return JsonExtraction(documents=docs, skipped=dict(skipped))
 
 
-def describe_skipped(skipped: dict[str, int], total: int) -> str:
-    """``"2 of 4 records skipped: text is an object (1), text is a number (1)"``."""
+def describe_skipped(skipped: Mapping[str, int], total: int | None = None) -> str:
+    """``"2 of 4 records skipped: text is an object (1), text is a number (1)"`` (without "of N" when ``total`` is
+    None)."""
     parts = ", ".join(f"{reason} ({n})" for reason, n in sorted(skipped.items()))
-    return f"{sum(skipped.values())} of {total} records skipped: {parts}"
+    count = sum(skipped.values())
+    of = f" of {total}" if total is not None else ""
+    return f"{count}{of} record{'s' if (total or count) != 1 else ''} skipped: {parts}"
 
 
 def split_path(path: str | None) -> tuple[list[str], list[str]]:
@@ -105,16 +110,19 @@ def _parse(text: str, lines: bool | None) -> tuple[list[Any], int]:
         except json.JSONDecodeError as exc:
             if lines is False or "\n" not in text.strip():
                 raise SkipSource(f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
-    values, bad = [], 0
-    for line in text.splitlines():
+    values, bad = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 values.append(json.loads(line))
             except json.JSONDecodeError:
-                bad += 1  # one bad line must not lose the file's other records
+                bad.append(number)  # one bad line must not lose the file's other records
     if not values:
-        raise SkipSource("invalid JSON on every line")
-    return values, bad
+        raise SkipSource(f"invalid JSON on every line (first: line {bad[0] if bad else 1})")
+    if bad:
+        shown = ", ".join(map(str, bad[:10])) + (" …" if len(bad) > 10 else "")
+        log.debug("invalid JSON on line %s", shown)
+    return values, len(bad)
 
 
 def _walk(value: Any, steps: list[str]) -> list[Any]:

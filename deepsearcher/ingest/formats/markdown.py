@@ -39,7 +39,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     import frontmatter
 
     stripped = text.lstrip("\ufeff")
-    handler = frontmatter.detect_format(stripped, [frontmatter.YAMLHandler(), _TomlHandler()])
+    handler = frontmatter.detect_format(stripped, [frontmatter.YAMLHandler(), _toml_handler()])
     if handler is None:
         return {}, text
     try:
@@ -62,26 +62,25 @@ def _scalar(value: Any) -> Any:
     return str(value)
 
 
-class _TomlHandler:
-    """TOML front matter with the standard library's tomllib (python-frontmatter's own needs the old ``toml``)."""
+def _toml_handler() -> Any:
+    """A python-frontmatter handler for TOML front matter on the standard library's tomllib (python-frontmatter's
+    own needs the old ``toml`` package). On Python 3.10 (no tomllib) ``tomli`` is used when installed; without it a
+    TOML block does not parse and stays in the text."""
+    from frontmatter.default_handlers import BaseHandler
 
-    FM_BOUNDARY = re.compile(r"^\+{3}\s*$", re.MULTILINE)
-    START_DELIMITER = END_DELIMITER = "+++"
+    class TomlHandler(BaseHandler):
+        FM_BOUNDARY = re.compile(r"^\+{3}\s*$", re.MULTILINE)
+        START_DELIMITER = END_DELIMITER = "+++"
 
-    def detect(self, text: str) -> bool:
-        return text.startswith("+++") and bool(self.FM_BOUNDARY.match(text))
+        def detect(self, text: str) -> bool:
+            return text.startswith("+++") and super().detect(text)
 
-    def split(self, text: str) -> tuple[str, str]:
-        _, fm, content = self.FM_BOUNDARY.split(text, 2)
-        return fm, content
+        def load(self, fm: str, **kwargs: object) -> dict[str, Any]:
+            try:
+                import tomllib
+            except ModuleNotFoundError:  # Python 3.10
+                import tomli as tomllib
 
-    def load(self, fm: str, **kwargs: Any) -> dict[str, Any]:
-        import tomllib
+            return tomllib.loads(fm)
 
-        return tomllib.loads(fm)
-
-    def export(self, metadata: dict[str, Any], **kwargs: Any) -> str:
-        raise NotImplementedError("deepsearcher only reads front matter")
-
-    def format(self, post: Any, **kwargs: Any) -> str:
-        raise NotImplementedError("deepsearcher only reads front matter")
+    return TomlHandler()

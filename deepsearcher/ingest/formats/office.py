@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import logging
 
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import SkipSource
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,13 @@ def extract_epub(data: bytes, source: str, *, title: str = "") -> list[Document]
     Raises:
         SkipSource: markitdown is missing or cannot read the file, or the book holds no text.
     """
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as book:
+            book.getinfo("META-INF/container.xml")
+    except (zipfile.BadZipFile, KeyError) as exc:  # markitdown would store such bytes as text
+        raise SkipSource(f"unreadable EPUB (not an EPUB container: {exc})") from exc
     try:
         from markitdown import MarkItDown, StreamInfo
     except ModuleNotFoundError as exc:

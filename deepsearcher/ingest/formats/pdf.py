@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import SkipSource
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ def _extract(data: bytes, source: str, title: str) -> list[Document]:
     return docs
 
 
-def _page_text(pdf, index: int) -> str:  # type: ignore[no-untyped-def]
+def _page_text(pdf: Any, index: int) -> str:
     page = pdf[index]
     try:
         textpage = page.get_textpage()

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import io
 import logging
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import SkipSource
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def extract_pptx(data: bytes, source: str, *, title: str = "", include_notes: bo
     return docs
 
 
-def _shape_texts(shapes: Iterable) -> Iterator[str]:  # type: ignore[type-arg]
+def _shape_texts(shapes: Iterable[Any]) -> Iterator[str]:
     from pptx.enum.shapes import MSO_SHAPE_TYPE
 
     for shape in shapes:

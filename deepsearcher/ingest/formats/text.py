@@ -22,7 +22,7 @@ import codecs
 import logging
 import unicodedata
 
-from deepsearcher.ingest.loaders import SkipSource
+from deepsearcher.errors import SkipSource
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
