@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from deepsearcher.types import Chunk, Hit, Report, Source
+from deepsearcher.types import Chunk, Hit, OtherSource, Report, Source
 
 _SEP = r"\s*(?:,|，|;|、|-|–|and)\s*"
 #: A citation: ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】`` (not a Markdown link ``[1](…)``); group 1 holds the numbers.
@@ -88,26 +88,34 @@ def verify_citations(text: str, count: int) -> Verified:
 
 def cited_sources(verified: Verified, hits: Sequence[Hit]) -> list[Source]:
     """Sources for the renumbered citations (``hits[n - 1]`` was shown to the model as ``[n]``)."""
-    return [Source(i, hits[n - 1].chunk, hits[n - 1].collection) for i, n in enumerate(verified.cited, start=1)]
+    return [Source(i, hits[n - 1].chunk, hits[n - 1].collection, hits[n - 1].also_in)
+            for i, n in enumerate(verified.cited, start=1)]
 
 
 def consulted_sources(hits: Sequence[Hit]) -> list[Source]:
     """All chunks given to the model, numbered as in the prompt (used when an answer cites nothing)."""
-    return [Source(i, h.chunk, h.collection) for i, h in enumerate(hits, start=1)]
+    return [Source(i, h.chunk, h.collection, h.also_in) for i, h in enumerate(hits, start=1)]
 
 
-def location(chunk: Chunk) -> str:
-    """File (with page) or URL of a chunk, as a citation shows it."""
+def location(chunk: Chunk | OtherSource) -> str:
+    """File (with page) or URL of a chunk (or of another copy of its text), as a citation shows it."""
     return f"{chunk.source}, p. {chunk.page}" if chunk.page is not None else chunk.source
 
 
+def also_in_text(others: Sequence[OtherSource]) -> str:
+    """``"also in /b/policy.md, /c/policy.md"`` for the other copies of a text ("" when there are none)."""
+    return "also in " + ", ".join(location(o) for o in others) if others else ""
+
+
 def source_line(source: Source) -> str:
-    """``[n] location — title`` (title omitted when empty or equal to the file name)."""
+    """``[n] location — title (also in …)`` (title omitted when empty or equal to the file name)."""
     where = location(source.chunk)
     title = source.chunk.title.strip()
     shown = f"[{source.number}] {where}"
     if title and title not in where:
         shown += f" — {title}"
+    if source.also_in:
+        shown += f" ({also_in_text(source.also_in)})"
     return shown
 
 

@@ -78,7 +78,7 @@ async function loadCollections() {
       box.value = c.name;
       box.name = "collection";
       label.append(box, el("span", c.name), el("span", `${c.chunk_count} chunks`, "muted small"));
-      li.append(label, el("span", c.description, "desc"));
+      li.append(label, el("span", c.description + (c.description_generated ? " (generated)" : ""), "desc"));
       list.append(li);
     }
   } catch (err) {
@@ -159,6 +159,9 @@ function sourceLocation(chunk) {
   return chunk.page !== null && chunk.page !== undefined ? `${chunk.source}, p. ${chunk.page}` : chunk.source;
 }
 
+// other sources holding the same text: they took no slot of their own (Hit.also_in)
+const alsoIn = (others) => "also in " + others.map(sourceLocation).join(", ");
+
 function showReport(report) {
   state.report = report;
   $("answer-stream").textContent = "";
@@ -174,6 +177,7 @@ function showReport(report) {
     a.className = "source-link";
     a.href = `#source-${s.number}`;
     li.append(a);
+    if ((s.also_in || []).length) li.append(el("span", ` (${alsoIn(s.also_in)})`, "also-in"));
     sources.append(li);
   }
   $("sources-title").hidden = !(report.sources || []).length;
@@ -204,6 +208,7 @@ function openSource(number) {
     where.textContent = sourceLocation(c);
   }
   $("source-collection").textContent = source.collection;
+  $("source-also-in").textContent = (source.also_in || []).length ? alsoIn(source.also_in) : "—";
   $("source-text").textContent = c.text;
   document.querySelectorAll("a.cite.active").forEach((a) => a.classList.remove("active"));
   document.querySelectorAll(`a.cite[data-source="${source.number}"]`).forEach((a) => a.classList.add("active"));

@@ -146,7 +146,7 @@ def test_model_mismatch_refused_before_any_write(make_app, docs: Path):
     app = make_app()
     app.load([str(docs / "consistency.md")], "docs")
     before = app.store.count("docs")
-    from deepsearcher.vectordb.milvus import PROP_MODEL
+    from deepsearcher.vectordb.milvus_lite import PROP_MODEL
 
     app.store.client.alter_collection_properties("docs", properties={PROP_MODEL: "other-model"})
     with pytest.raises(CollectionError, match="other-model"):
@@ -187,7 +187,7 @@ def test_force_new_with_nothing_loadable_keeps_the_old_collection(make_app, docs
 
 
 def test_force_new_rebuilds_with_another_model(make_app, docs: Path):
-    from deepsearcher.vectordb.milvus import PROP_MODEL
+    from deepsearcher.vectordb.milvus_lite import PROP_MODEL
 
     app = make_app()
     app.load([str(docs / "consistency.md")], "docs")
