@@ -44,7 +44,7 @@ def register(registry: Registry) -> None:
          "Milvus: a Milvus Lite file, a Milvus server or Zilliz Cloud (one code path)."),
         ("loader", "builtin", "deepsearcher.ingest.loaders:BuiltinLoader", S + "LoaderSettings",
          "Whole-document extractors per format: pypdfium2, python-docx body walk, python-pptx (groups, notes), "
-         "html-text/trafilatura, openpyxl, JSON(L) paths, front matter, markitdown."),
+         "trafilatura, openpyxl, JSON(L) paths, front matter, markitdown."),
         ("loader", "unstructured", "deepsearcher.ingest.unstructured_loader:UnstructuredLoader",
          S + "LoaderSettings", "The `unstructured` library (extra `unstructured`; needs its spaCy model)."),
         ("crawler", "builtin", "deepsearcher.ingest.crawler:BuiltinCrawler", S + "BuiltinCrawler",

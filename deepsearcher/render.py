@@ -186,22 +186,32 @@ def _escape(match: re.Match[str]) -> str:
     return named.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
 
 
+#: The load table lists every source up to this many; above, only skipped ones and those with dropped records.
+MAX_LISTED = 60
+
+
 def render_load_summary(console: Console, summary: LoadSummary) -> None:
     """Summary table: loaded / unchanged / skipped (with reasons, and JSON records dropped), chunks written, seconds;
     then the description of a collection this load created."""
     from deepsearcher.ingest.formats.json_records import describe_skipped
 
-    table = Table(title=Text(f"Loaded into collection {summary.collection}"), show_lines=False)
+    # a long list shows only what needs attention: skipped files and files with dropped records
+    shown = summary.files if len(summary.files) <= MAX_LISTED else [
+        f for f in summary.files if f.status == "skipped" or f.skipped_records]
+    hidden = len(summary.files) - len(shown)
+    title = f"Loaded into collection {summary.collection}" + (
+        f" ({hidden} loaded or unchanged sources not listed)" if hidden else "")
+    table = Table(title=Text(title), show_lines=False)
     table.add_column("status")
-    table.add_column("source")
+    table.add_column("source", overflow="fold")  # wrapped, never cut: the file name is at the end
     table.add_column("chunks", justify="right")
     table.add_column("reason")
-    for res in summary.files:
+    for res in shown:
         colour = {"loaded": "green", "unchanged": "dim", "skipped": "yellow"}[res.status]
         reason = res.reason or (describe_skipped(res.skipped_records) if res.skipped_records else "")
         table.add_row(Text(res.status, style=colour), Text(printable(res.source)),
                       str(res.chunks) if res.chunks else "", Text(printable(reason)))
-    if len(summary.files) <= 60:
+    if shown:
         console.print(table)
     counts = Counter(f.status for f in summary.files)
     records = sum(sum(f.skipped_records.values()) for f in summary.files)

@@ -90,6 +90,23 @@ def table(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
+def side_by_side(runs: list[Run]) -> str:
+    """Per format: the built-in loader, markitdown and unstructured, as "found / noise absent (perfect)"."""
+    columns = [("deepsearcher builtin", lambda c: c == OURS[-1][0]), ("markitdown", lambda c: "markitdown" in c),
+               ("unstructured", lambda c: c.startswith("unstructured"))]
+    formats = list(dict.fromkeys(r.fixture.fmt for r in runs))
+    lines = ["| format | " + " | ".join(name for name, _ in columns) + " |", "|---|" + "---|" * len(columns)]
+    for fmt in formats:
+        cells = []
+        for _, pick in columns:
+            rs = [r for r in runs if r.fixture.fmt == fmt and pick(r.candidate)]
+            perfect = sum(r.score.perfect and not r.error for r in rs)
+            cells.append(f"{sum(r.score.recall for r in rs) / len(rs):.0%} / "
+                         f"{sum(r.score.cleanliness for r in rs) / len(rs):.0%} ({perfect}/{len(rs)})" if rs else "–")
+        lines.append(f"| {fmt} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def details(runs: list[Run], only: str | None = None) -> str:
     lines = ["| fixture | extractor | found | noise absent | missing / noise present / error |",
              "|---|---|---|---|---|"]
@@ -128,7 +145,28 @@ def ablation(fixtures: list[Fixture]) -> str:
     return "\n".join(lines)
 
 
-def render(day: str, fixtures: list[Fixture], summary: str, rules: str, imperfect: str) -> str:
+def unstructured_note(runs: list[Run]) -> str:
+    """What the unstructured rows show: the fixtures it could read, and its errors counted by kind."""
+    rs = [r for r in runs if r.candidate.startswith("unstructured")]
+    if not rs or all(r.error and r.error.startswith("skipped: UNSTRUCTURED_PYTHON") for r in rs):
+        return "not run (set `UNSTRUCTURED_PYTHON` to the python of a venv with unstructured installed)."
+    errors: dict[str, int] = {}
+    for r in rs:
+        if r.error:
+            key = r.error.split(" from ")[0].split(" because ")[0].split(" (")[0][:90]
+            errors[key] = errors.get(key, 0) + 1
+    listed = "; ".join(f"`{e}` ({n})" for e, n in sorted(errors.items(), key=lambda kv: -kv[1]))
+    return (f"**cannot run offline** for most formats: `partition(strategy=\"fast\")` raised on "
+            f"{sum(errors.values())} of the {sum(not r.fixture.skip for r in rs)} fixtures with text: {listed}. Measured with unstructured 0.27 in its own "
+            "venv (`UNSTRUCTURED_PYTHON`; in the project's venv its install would downgrade `filelock` 4.3 to 3.x, a "
+            "torch dependency) with the extras docx, pptx, md, xlsx, epub. Every text format (TXT, MD, HTML, DOCX, "
+            "PPTX, EPUB) downloads the spaCy model `en_core_web_sm` from GitHub at first use; PDF needs the `pdf` "
+            "extra (unstructured-inference, torch). The spaCy model exists on PyPI only as third-party re-uploads, "
+            "which were not installed. JSON (its own element schema) and part of XLSX ran.")
+
+
+def render(day: str, fixtures: list[Fixture], summary: str, rules: str, imperfect: str, unstructured: str,
+           compact: str) -> str:
     """The docs/benchmarks.md section: method, the table, the choice per format, the rule ablation."""
     counts: dict[str, int] = {}
     for f in fixtures:
@@ -148,12 +186,18 @@ score 1/1 when nothing is stored; "errors" counts exceptions other than deepsear
 any exception on a fixture with text). Candidates read the whole file through their documented text API
 (`scripts/fidelity_candidates.py`).
 
+Side by side (expected text found / noise absent, perfect fixtures):
+
+{compact}
+
+Every candidate per format:
+
 {summary}
 
 **Chosen per format** (`deepsearcher/ingest/formats/`, each module's docstring gives the same reason):
 - PDF: **pypdfium2**. Raw text: pypdfium2 10/11 fixtures perfect, pypdf 7/11 (NULs and ligature code points kept;
   AES needs `cryptography`, without it the whole-folder `DependencyError` of issue #13; measured here with it
-  installed), pdfminer via markitdown 7/11. Today's loader's one error is the ligature-heavy page skipped as "binary
+  installed), pdfminer via markitdown 7/11. The loader before #13 errs on the ligature-heavy page skipped as "binary
   or corrupt". PDFium opens empty-password AES/RC4 files itself, maps ligatures, drops NUL glyphs and marks line-end
   hyphens (U+FFFE), which the normalisation stage turns into joined words or kept compounds.
 - DOCX: **a WordprocessingML walk over the tree python-docx loads**. No library read every fixture: python-docx's
@@ -161,25 +205,25 @@ any exception on a fixture with text). Candidates read the whole file through th
   non-breaking hyphens, or store text boxes twice; the walk stores all of it once.
 - PPTX: **python-pptx, shapes walked recursively** (groups at any depth, tables, notes with their slide); markitdown
   is as complete but gives one text for the deck, without slide numbers.
-- HTML: **the page's own main container (`<main>`, `role=main`, one `<article>`) via html-text, else trafilatura
-  `favor_recall`**. trafilatura (default or favor_recall) drops the bare `<div>` line; html2txt, readability-lxml,
-  justext and markitdown keep navigation or drop paragraphs.
+- HTML: **trafilatura `favor_recall` on the page with bare text made into paragraphs** (`formats/html.py`).
+  trafilatura alone drops text that sits directly in a `<div>`/`<section>` (the bare `<div>` line, a line after a
+  heading); reading the page's `<main>`/`<article>` whole with html-text keeps those lines but stores MediaWiki's
+  page tools, language list and categories that sit inside `<main>` (html/wiki_like.html); html2txt,
+  readability-lxml, justext and markitdown keep navigation or drop paragraphs.
 - XLSX: **openpyxl** cell values (markitdown/pandas stores `NaN` and `Unnamed: 1`). EPUB: **markitdown**.
 - TXT/MD: charset-normalizer with two corrections (`formats/text.py`; short cp1252/Latin-1 right, CJK and Cyrillic
   still detected: `tests/unit/test_text_decoding.py`), python-frontmatter for front matter. JSON: paths and counted
   skips (`formats/json_records.py`).
-- `unstructured` is **not runnable here**: its current release (0.27) would downgrade `filelock` 4.3 to 3.x (a torch
-  dependency) in the shared environment; with `filelock` pinned pip falls back to 0.20, which downloads NLTK data at
-  first use, and 0.27 needs the spaCy model `en_core_web_sm` from GitHub; neither works offline.
+- `unstructured`: {unstructured}
 
-**Normalisation rules** (`deepsearcher/ingest/normalize.py`), new extractors with each rule switched off in turn
+**Normalisation rules** (`deepsearcher/ingest/normalize.py`), the extractors with each rule switched off in turn
 (expected found / noise absent per format). No rule lowers any format's score; plain NFKC instead of the targeted
 compatibility mapping lowers TXT (it rewrites `…` and full-width punctuation that the fixtures expect kept). The
 whitespace rule cannot show here (the score folds whitespace); `tests/unit/test_normalize.py` covers it:
 
 {rules}
 
-Fixtures not perfect with the new extractors + normalisation: {"none." if none_left else chr(10) + chr(10) + imperfect}
+Fixtures not perfect with the built-in loader (load_bytes + normalisation stage): {"none." if none_left else chr(10) + chr(10) + imperfect}
 """
 
 
@@ -203,14 +247,15 @@ def main() -> int:
     summary = table(runs)
     ours = details(runs, only=OURS[-1][0])
     rules = ablation(fixtures)
-    print(summary)
+    print(side_by_side(runs) + "\n\n" + summary)
     print("\nNormalisation rules (expected found / noise absent, new extractors):\n" + rules)
     print(f"\n{len(fixtures)} fixtures, {len(runs)} runs in {time.perf_counter() - started:.1f} s")
     print("\nImperfect fixtures of the new path:\n" + ours)
     if args.details:
         print("\nAll imperfect pairs:\n" + details(runs))
     if args.out:
-        write_section(Path(args.out), render(date.today().isoformat(), fixtures, summary, rules, ours))
+        write_section(Path(args.out), render(date.today().isoformat(), fixtures, summary, rules, ours,
+                                             unstructured_note(runs), side_by_side(runs)))
     return 0
 
 

@@ -10,7 +10,8 @@ import io
 import os
 import unicodedata
 from dataclasses import replace
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
@@ -22,34 +23,80 @@ class Skipped(Exception):
 
 
 def builtin(data: bytes, suffix: str, options: dict) -> str:
-    """The loader on main today: ``deepsearcher.ingest.loaders.load_bytes``."""
-    from deepsearcher.ingest.loaders import SkipSource, load_bytes
+    """The built-in loader as the load pipeline runs it: ``loaders.load_bytes`` then the normalisation stage."""
+    from deepsearcher.errors import SkipSource
+    from deepsearcher.ingest.loaders import load_bytes
+    from deepsearcher.ingest.normalize import normalize_stage
+    from deepsearcher.settings import LoaderSettings
 
+    settings = LoaderSettings(json_text_path=options.get("text_path", "text"),
+                              json_title_path=options.get("title_path", "title"),
+                              docx_headers_footers=options.get("include_headers", False))
     try:
-        return "\n\n".join(d.text for d in load_bytes(data, "fixture" + suffix, suffix=suffix))
+        docs = normalize_stage(load_bytes(data, "fixture" + suffix, suffix=suffix, options=settings), "fixture")
     except SkipSource as exc:
         raise Skipped(str(exc)) from exc
+    return "\n\n".join(d.text for d in docs)
 
 
-def builtin_normalised(data: bytes, suffix: str, options: dict) -> str:
-    """Today's loader followed by the normalisation stage (``deepsearcher.ingest.normalize``)."""
-    from deepsearcher.ingest.loaders import SkipSource, load_bytes
+def _before_13() -> Any:
+    """The loader of main before issue #13 (commit b09afdc), read from git into a throw-away module."""
+    import importlib.util
+    import subprocess
+    import sys
+    import tempfile
+
+    if "_loaders_b09afdc" in sys.modules:
+        return sys.modules["_loaders_b09afdc"]
+    try:
+        source = subprocess.run(["git", "show", f"{BEFORE}:deepsearcher/ingest/loaders.py"], capture_output=True,
+                                text=True, check=True, cwd=Path(__file__).resolve().parent).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise Skipped(f"git show {BEFORE} failed: {exc}") from exc
+    path = Path(tempfile.mkdtemp()) / "_loaders_b09afdc.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("_loaders_b09afdc", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules["_loaders_b09afdc"] = module
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+#: main before issue #13
+BEFORE = "b09afdc"
+
+
+def before(data: bytes, suffix: str, options: dict, normalise: bool = False) -> str:
+    """The loader before issue #13 (its own binary check included), optionally followed by today's normalisation."""
+    from types import SimpleNamespace
+
     from deepsearcher.ingest.normalize import normalize_documents
 
+    old = _before_13()
+    settings = SimpleNamespace(json_text_key="text", json_title_key="title")
     try:
-        docs = load_bytes(data, "fixture" + suffix, suffix=suffix)
-    except SkipSource as exc:
-        raise Skipped(str(exc)) from exc
-    if suffix == ".pdf":  # today's PDF loader does not tag its Documents; the hyphenation rule needs the tag
-        docs = [replace(d, metadata={**d.metadata, "format": "pdf"}) for d in docs]
-    return "\n\n".join(d.text for d in normalize_documents(docs))
+        docs = old.load_bytes(data, "fixture" + suffix, suffix=suffix, options=settings)
+    except Exception as exc:
+        if type(exc).__name__ == "SkipSource":
+            raise Skipped(str(exc)) from exc
+        raise
+    if normalise:
+        if suffix == ".pdf":  # the old PDF loader does not tag its Documents; the hyphenation rule needs the tag
+            docs = [replace(d, metadata={**d.metadata, "format": "pdf"}) for d in docs]
+        docs = normalize_documents(docs)
+    return "\n\n".join(d.text for d in docs)
+
+
+def before_normalised(data: bytes, suffix: str, options: dict) -> str:
+    """The loader before issue #13 followed by the normalisation stage."""
+    return before(data, suffix, options, normalise=True)
 
 
 def new_formats(data: bytes, suffix: str, options: dict, skip: tuple[str, ...] = (), nfkc: bool = False) -> str:
-    """The new per-format extractors (``deepsearcher.ingest.formats``) followed by normalisation (``skip``: rules
+    """The per-format extractors (``deepsearcher.ingest.formats``) followed by normalisation (``skip``: rules
     switched off; ``nfkc``: plain NFKC instead of the targeted compatibility mapping)."""
+    from deepsearcher.errors import SkipSource
     from deepsearcher.ingest.formats import extract
-    from deepsearcher.ingest.loaders import SkipSource
     from deepsearcher.ingest.normalize import normalize_documents
 
     try:
@@ -60,9 +107,9 @@ def new_formats(data: bytes, suffix: str, options: dict, skip: tuple[str, ...] =
 
 
 def new_formats_raw(data: bytes, suffix: str, options: dict) -> str:
-    """The new per-format extractors without normalisation (to measure what the stage adds)."""
+    """The per-format extractors without normalisation (to measure what the stage adds)."""
+    from deepsearcher.errors import SkipSource
     from deepsearcher.ingest.formats import extract
-    from deepsearcher.ingest.loaders import SkipSource
 
     try:
         return "\n\n".join(d.text for d in extract(data, "fixture" + suffix, suffix=suffix, **options).documents)
@@ -152,9 +199,26 @@ def openpyxl_cells(data: bytes, suffix: str, options: dict) -> str:
 
 
 def _html(data: bytes) -> str:
-    from deepsearcher.ingest.loaders import decode_html
+    from deepsearcher.ingest.formats import decode_html
 
     return decode_html(data)
+
+
+def html_text_main_container(data: bytes, suffix: str, options: dict) -> str:
+    """The page's one <main> / role=main / <article> read whole by html-text, else trafilatura favor_recall (the
+    prep branch's HTML choice, kept to show why it was replaced)."""
+    import html_text
+    import lxml.html
+    import trafilatura
+
+    tree = lxml.html.document_fromstring(_html(data))
+    for xpath in ("//main", "//*[@role='main']", "//article"):
+        found = tree.xpath(xpath)
+        if len(found) == 1:
+            return html_text.extract_text(found[0], guess_layout=True)
+        if found:
+            break
+    return trafilatura.extract(_html(data), favor_recall=True, include_tables=True, include_comments=False) or ""
 
 
 def trafilatura_default(data: bytes, suffix: str, options: dict) -> str:
@@ -198,23 +262,66 @@ def charset_normalizer_text(data: bytes, suffix: str, options: dict) -> str:
     return str(best) if best is not None else ""
 
 
+_UNSTRUCTURED: dict[str, dict[str, str]] = {}
+
+
+def unstructured_fast(data: bytes, suffix: str, options: dict) -> str:
+    """unstructured's ``partition(strategy="fast")``, run by scripts/unstructured_partition.py under the interpreter
+    ``UNSTRUCTURED_PYTHON`` names (its own venv), once for the whole suite."""
+    import hashlib
+    import json
+    import subprocess
+    import tempfile
+
+    python = os.environ.get("UNSTRUCTURED_PYTHON")
+    if not python:
+        raise Skipped("UNSTRUCTURED_PYTHON is not set")
+    def partition(files: dict[str, bytes]) -> None:
+        folder = Path(tempfile.mkdtemp())
+        paths = {}
+        for name, content in files.items():
+            path = folder / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+            paths[str(path)] = hashlib.sha256(content).hexdigest()
+        script = Path(__file__).resolve().parent / "unstructured_partition.py"
+        done = subprocess.run([python, str(script), *paths], capture_output=True, text=True, timeout=3600,
+                              env={**os.environ, "PYTHONPATH": ""})
+        _UNSTRUCTURED.update({paths[p]: r for p, r in json.loads(done.stdout or "{}").items()})
+
+    key = hashlib.sha256(data).hexdigest()
+    if not _UNSTRUCTURED:  # one process for the whole suite: unstructured's import takes seconds
+        from tests.fidelity.build import all_fixtures
+
+        partition({f.name: f.data for f in all_fixtures()})
+    if key not in _UNSTRUCTURED:  # an encrypted PDF (random keys: other bytes each build)
+        partition({"file" + suffix: data})
+    result = _UNSTRUCTURED.get(key, {"error": "Error: not run"})
+    if "error" in result:
+        kind, _, message = result["error"].partition(": ")
+        raise type(kind, (Exception,), {})(message)  # reported as the library's own exception type
+    return result["text"]
+
+
 #: format -> [(candidate name, function)]; "deepsearcher ..." rows are the project's own paths.
-OURS: list[tuple[str, Candidate]] = [("deepsearcher today (load_bytes)", builtin),
-                                     ("deepsearcher today + normalise", builtin_normalised),
-                                     ("new extractors (raw)", new_formats_raw),
-                                     ("**new extractors + normalise**", new_formats)]
+OURS: list[tuple[str, Candidate]] = [("before #13 (b09afdc)", before),
+                                     ("before #13 + normalise", before_normalised),
+                                     ("extractors without normalise", new_formats_raw),
+                                     ("**deepsearcher builtin (load_bytes + normalise)**", builtin)]
+UNSTRUCTURED = ("unstructured (fast)", unstructured_fast)
 CANDIDATES: dict[str, list[tuple[str, Candidate]]] = {
-    "pdf": [("pypdf", pypdf_text), ("pypdfium2", pypdfium2_text), ("markitdown (pdfminer)", markitdown)],
+    "pdf": [("pypdf", pypdf_text), ("pypdfium2", pypdfium2_text), ("markitdown (pdfminer)", markitdown), UNSTRUCTURED],
     "docx": [("python-docx API", python_docx_api), ("mammoth", mammoth_text), ("docx2python", docx2python_text),
-             ("markitdown (mammoth)", markitdown)],
-    "pptx": [("python-pptx API (top-level shapes)", python_pptx_api), ("markitdown", markitdown)],
-    "xlsx": [("openpyxl cells", openpyxl_cells), ("markitdown (pandas)", markitdown)],
+             ("markitdown (mammoth)", markitdown), UNSTRUCTURED],
+    "pptx": [("python-pptx API (top-level shapes)", python_pptx_api), ("markitdown", markitdown), UNSTRUCTURED],
+    "xlsx": [("openpyxl cells", openpyxl_cells), ("markitdown (pandas)", markitdown), UNSTRUCTURED],
     "html": [("trafilatura default", trafilatura_default),
              ("trafilatura favor_recall + formatting", trafilatura_recall),
              ("trafilatura html2txt", trafilatura_html2txt), ("readability-lxml + html-text", readability_html_text),
-             ("justext", justext_text), ("markitdown", markitdown)],
-    "md": [("charset-normalizer", charset_normalizer_text), ("markitdown", markitdown)],
-    "txt": [("charset-normalizer", charset_normalizer_text), ("markitdown", markitdown)],
-    "json": [("markitdown", markitdown)],
-    "epub": [("markitdown", markitdown)],
+             ("html-text on `<main>`/`<article>`", html_text_main_container),
+             ("justext", justext_text), ("markitdown", markitdown), UNSTRUCTURED],
+    "md": [("charset-normalizer", charset_normalizer_text), ("markitdown", markitdown), UNSTRUCTURED],
+    "txt": [("charset-normalizer", charset_normalizer_text), ("markitdown", markitdown), UNSTRUCTURED],
+    "json": [("markitdown", markitdown), UNSTRUCTURED],
+    "epub": [("markitdown", markitdown), UNSTRUCTURED],
 }

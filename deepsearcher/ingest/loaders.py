@@ -8,7 +8,7 @@
 | PPTX | python-pptx, one Document per slide: groups at any depth, tables, speaker notes |
 | XLSX | openpyxl cell values, one Document per sheet |
 | EPUB | markitdown, spine order |
-| HTML | the page's main container via html-text, else trafilatura ``favor_recall`` |
+| HTML | trafilatura ``favor_recall``, bare text in ``<div>``/``<section>`` made into paragraphs first |
 | Markdown | text as written; front matter becomes the title and metadata |
 | TXT/RST/... | plain text; BOM, UTF-8, else detection that gets short Windows-1252 right |
 | JSON / JSONL | one Document per record, found by ``loader.json_text_path``; dropped records counted by reason |

@@ -131,6 +131,94 @@ def no_semantic_tags() -> Fixture:
                    note="a page without <article>/<main>")
 
 
+LANGUAGES = ["Afrikaans", "Alemannisch", "Asturianu", "Brezhoneg", "Català", "Čeština", "Cymraeg", "Dansk",
+             "Deutsch", "Eesti", "Español", "Esperanto", "Euskara", "Français", "Gaeilge", "Galego", "Hrvatski",
+             "Italiano", "Latina", "Lietuvių", "Magyar", "Nederlands", "Norsk bokmål", "Polski", "Português",
+             "Română", "Slovenčina", "Suomi", "Svenska", "Türkçe"]
+WIKI_BODY = ("The grey heron is a long-legged wading bird of the heron family, native throughout temperate Europe "
+             "and Asia and also parts of Africa. It feeds mostly on aquatic creatures which it catches after "
+             "standing stationary beside or in the water or stalking its prey through the shallows.")
+WIKI_BREEDING = ("Breeding starts in February; the nest is a bulky platform of sticks built high in a tree, and "
+                 "both parents incubate the three to five eggs for about 25 days.")
+
+
+def wiki_like() -> Fixture:
+    """A Wikipedia-style page (MediaWiki's Vector skin): <main> also holds the page tools, a language list and
+    the category box; a bare text line sits in a <div> between paragraphs."""
+    langs = "".join(f'<li class="interlanguage-link"><a href="https://x.org/{i}" lang="x">{name}</a></li>'
+                    for i, name in enumerate(LANGUAGES))
+    tools = "".join(f'<li class="mw-list-item"><a href="/w/index.php?t={i}"><span>{name}</span></a></li>'
+                    for i, name in enumerate(["What links here", "Related changes", "Upload file",
+                                              "Permanent link", "Get shortened URL", "Download QR code"]))
+    html = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Grey heron - Wikipedia</title></head>
+<body class="skin-vector">
+<div class="mw-page-container"><div class="mw-page-container-inner">
+<div class="vector-main-menu-container"><nav id="mw-panel" class="vector-main-menu-landmark">
+<ul><li><a href="/wiki/Main_Page">Main page</a></li><li><a href="/wiki/Contents">Contents</a></li>
+<li><a href="/wiki/Random">Random article</a></li></ul></nav></div>
+<div class="mw-content-container">
+<main id="content" class="mw-body">
+<header class="mw-body-header vector-page-titlebar">
+<button class="vector-toc-toggle">Toggle the table of contents</button>
+<h1 id="firstHeading" class="firstHeading mw-first-heading"><span class="mw-page-title-main">Grey heron</span></h1>
+<div id="p-lang-btn" class="vector-dropdown mw-portlet mw-portlet-lang">
+<input type="checkbox" id="p-lang-btn-checkbox" role="button" class="vector-dropdown-checkbox"
+ aria-label="Go to an article in another language. Available in 30 languages">
+<label id="p-lang-btn-label" for="p-lang-btn-checkbox" class="vector-dropdown-label cdx-button" aria-hidden="true">
+<span class="vector-icon mw-ui-icon-language-progressive"></span>
+<span class="vector-dropdown-label-text">30 languages</span></label>
+<div class="vector-dropdown-content"><div class="vector-menu-content"><ul class="vector-menu-content-list">{langs}</ul>
+</div></div></div>
+</header>
+<div class="vector-page-toolbar"><nav class="vector-page-tools-landmark" aria-label="Page tools">
+<div id="vector-page-tools" class="vector-page-tools"><div id="p-tb" class="vector-menu mw-portlet mw-portlet-tb">
+<div class="vector-menu-heading">General</div><div class="vector-menu-content"><ul class="vector-menu-content-list">
+{tools}</ul></div></div></div></nav></div>
+<div id="bodyContent" class="vector-body">
+<div id="siteSub" class="noprint">From Wikipedia, the free encyclopedia</div>
+<div id="mw-content-text" class="mw-body-content"><div class="mw-content-ltr mw-parser-output" lang="en" dir="ltr">
+<table class="infobox biota"><tbody><tr><th colspan="2">Grey heron</th></tr>
+<tr><td>Order:</td><td>Pelecaniformes</td></tr><tr><td>Family:</td><td>Ardeidae</td></tr></tbody></table>
+<p>{WIKI_BODY}<sup class="reference"><a href="#cite_note-1">[1]</a></sup></p>
+<div>WINGSPAN LINE the wingspan is 155 to 195 cm and adults weigh 1 to 2 kg.</div>
+<h2><span class="mw-headline" id="Breeding">Breeding</span></h2>
+<p>{WIKI_BREEDING}</p>
+<h2><span class="mw-headline" id="References">References</span></h2>
+<ol class="references"><li id="cite_note-1">Cramp, S. (1977). <i>Handbook of the Birds of Europe</i>.</li></ol>
+</div></div>
+<div id="catlinks" class="catlinks"><div id="mw-normal-catlinks" class="mw-normal-catlinks">
+<a href="/wiki/Help:Category">Categories</a>: <ul><li><a href="/wiki/Category:Ardea">Ardea</a></li></ul></div>
+<div id="mw-hidden-catlinks" class="mw-hidden-catlinks mw-hidden-cats-hidden">Hidden categories:
+<ul><li><a href="/wiki/Category:Articles_with_short_description">Articles with short description</a></li>
+</ul></div></div>
+</div>
+</main>
+</div></div></div>
+<footer id="footer" class="mw-footer"><ul><li>This page was last edited on 1 March 2024.</li>
+<li><a href="/wiki/Privacy">Privacy policy</a></li></ul></footer>
+</body></html>
+"""
+    return Fixture("html/wiki_like.html", "html", html.encode(), title="Grey heron - Wikipedia",
+                   expected=("Grey heron", WIKI_BODY, "WINGSPAN LINE the wingspan is 155 to 195 cm and adults "
+                             "weigh 1 to 2 kg.", "Breeding", WIKI_BREEDING),
+                   noise=("Get shortened URL", "Download QR code", "What links here", "Afrikaans", "Norsk bokmål",
+                          "30 languages", "Toggle the table of contents", "Hidden categories", "Random article",
+                          "Privacy policy"),
+                   note="a MediaWiki page: <main> also holds page tools, languages and categories (a whole-"
+                        "<main> extraction stores them)")
+
+
+def bare_text_between_blocks() -> Fixture:
+    steps = ["STEP ONE unplug the unit before opening the case.", "STEP TWO lift the tray by the two green tabs.",
+             "STEP THREE the fan filter is washable in lukewarm water."]
+    body = (f"<section><h1>Cleaning the fan filter</h1>{steps[0]}<h2>Tray</h2><p>{LOREM}</p>{steps[1]}"
+            f"<div class='note'><p>{LOREM}</p>{steps[2]}</div></section>")
+    return Fixture("html/bare_text.html", "html", _page(body, "Cleaning the fan filter").encode(),
+                   expected=("Cleaning the fan filter", *steps, LOREM.strip()), noise=("Log in", "Cookie settings"),
+                   note="bare text between block elements (after a heading, after a paragraph) in a section/div")
+
+
 def all_fixtures() -> list[Fixture]:
     return [docs_page(), soft_hyphens(), data_uris(), table_and_lists(), *legacy_charsets(), invisible_entities(),
-            no_semantic_tags()]
+            no_semantic_tags(), wiki_like(), bare_text_between_blocks()]

@@ -1,12 +1,14 @@
-"""HTML: the page's main container read whole (html-text), else trafilatura with recall-oriented settings.
+"""HTML: trafilatura with recall-oriented settings, on the page with bare text made into paragraphs.
 
-Measured on the fidelity suite (docs/benchmarks.md): trafilatura, default or ``favor_recall``, drops a bare ``<div>``
-line inside ``<article>`` (adbar/trafilatura #622); its ``html2txt``, justext and markitdown keep navigation, footer
-or cookie text. When the page marks its main content (one ``<main>``, one ``role="main"`` element or one
-``<article>``), that container is the content by the author's own markup, so all of its text is kept, laid out by
-html-text (block elements on their own lines, scripts and styles removed). Pages without such markup go to
-trafilatura with ``favor_recall=True`` (tables kept, comments dropped), and so does a page whose marked container
-holds under a quarter of the page's text when trafilatura finds more (an ``<article>`` used for one teaser card).
+Measured on the fidelity suite (docs/benchmarks.md): trafilatura, default or ``favor_recall``, keeps the content
+and drops the page's chrome best, but it drops text that sits directly in a ``<div>`` or ``<section>`` instead of a
+``<p>``: a bare ``<div>`` line inside ``<article>`` (adbar/trafilatura #622), a line between a heading and a
+paragraph. So before trafilatura runs, such text becomes a paragraph (``bare_text_to_paragraphs``): a ``<div>``
+holding only text and inline elements becomes a ``<p>``, and text between block elements of a ``div``, ``section``,
+``article`` or ``main`` is wrapped in a ``<p>``. Reading the page's ``<main>`` or ``<article>`` whole instead (with
+html-text) kept those lines but also stored MediaWiki's page tools, language list and categories, which sit inside
+``<main>`` (html/wiki_like.html; 27 kB of a Wikipedia page's 22 kB of text). html2txt, justext, readability-lxml
+and markitdown keep navigation or drop paragraphs. Tables are kept, comments dropped.
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
 
-#: A marked main container with less than this share of the page's text is checked against trafilatura.
-MIN_CONTAINER_SHARE = 0.25
+#: Elements that start a block: text next to them is not part of an inline run.
+BLOCK_TAGS = frozenset({
+    "address", "article", "aside", "blockquote", "details", "dialog", "dd", "div", "dl", "dt", "fieldset",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "li",
+    "main", "nav", "ol", "p", "pre", "section", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"})
+#: Containers whose bare text (between block children) is wrapped in paragraphs.
+CONTAINER_TAGS = ("div", "section", "article", "main")
 
 
 def extract_html(data: bytes, source: str, *, title: str = "", charset: str | None = None) -> list[Document]:
-    """Extract a page's main text as one Document (``metadata["extractor"]`` names the path taken).
+    """Extract a page's main text as one Document.
 
     Args:
         data: the page's bytes.
@@ -37,46 +44,41 @@ def extract_html(data: bytes, source: str, *, title: str = "", charset: str | No
         SkipSource: undecodable, or no text found.
     """
     import lxml.html
+    import trafilatura
 
-    html = decode_html(data, charset)
     try:
-        tree = lxml.html.document_fromstring(html)
+        tree = lxml.html.document_fromstring(decode_html(data, charset))
     except Exception as exc:  # lxml raises ParserError/XMLSyntaxError on empty or odd documents
         raise SkipSource(f"unreadable HTML ({type(exc).__name__}: {exc})") from exc
-    page_title = (tree.findtext(".//title") or "").strip()
-    text, extractor = "", "trafilatura"
-    main = _main_container(tree)
-    if main is not None:
-        import html_text
-
-        text, extractor = html_text.extract_text(main, guess_layout=True), "main-container"
-        if len(text) < MIN_CONTAINER_SHARE * len(html_text.extract_text(tree, guess_layout=True)):
-            fallback = _trafilatura(html, source)
-            if len(fallback) > len(text):
-                text, extractor = fallback, "trafilatura"
-    else:
-        text = _trafilatura(html, source)
+    page_title = " ".join((tree.findtext(".//title") or "").split())
+    bare_text_to_paragraphs(tree)
+    text = trafilatura.extract(tree, favor_recall=True, include_tables=True, include_comments=False,
+                               url=source if source.startswith("http") else None) or ""
     if not text.strip():
         raise SkipSource("no main text found in HTML")
     return [Document(text=text, source=source, title=page_title or title,
-                     metadata={"format": "html", "content_type": "text/html", "extractor": extractor})]
+                     metadata={"format": "html", "content_type": "text/html"})]
 
 
-def _main_container(tree: Any) -> Any:
-    for xpath in ("//main", "//*[@role='main']", "//article"):
-        found = tree.xpath(xpath)
-        if len(found) == 1:
-            return found[0]
-        if len(found) > 1:
-            return None  # several articles: a listing page; let trafilatura choose
-    return None
+def bare_text_to_paragraphs(tree: Any) -> None:
+    """Make text that sits directly in a container a paragraph, in place (see the module docstring)."""
+    from lxml import etree
 
-
-def _trafilatura(html: str, source: str) -> str:
-    import trafilatura
-
-    return trafilatura.extract(html, favor_recall=True, include_tables=True, include_comments=False,
-                               url=source if source.startswith("http") else None) or ""
+    for container in list(tree.iter(*CONTAINER_TAGS)):
+        children = [c for c in container if isinstance(c.tag, str)]
+        if not any(c.tag in BLOCK_TAGS for c in children):
+            if container.tag == "div" and container.text_content().strip():
+                container.tag = "p"  # text and inline elements only: a paragraph by another name
+            continue
+        if container.text and container.text.strip():
+            para = etree.Element("p")
+            para.text, container.text = container.text, None
+            container.insert(0, para)
+        for child in children:
+            if child.tag in BLOCK_TAGS and child.tail and child.tail.strip():
+                para = etree.Element("p")
+                para.text, child.tail = child.tail, None
+                child.addnext(para)
 
 
 def decode_html(data: bytes, charset: str | None = None) -> str:
