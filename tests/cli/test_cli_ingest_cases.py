@@ -119,3 +119,6 @@ def test_a_folder_of_every_failing_case_loads_with_exit_code_0(tmp_path: Path) -
     assert len(policies) == 1  # one slot; the other copy is named on it
     assert {Path(policies[0]["source"]).parent.name, Path(policies[0]["also_in"][0]["source"]).parent.name} == {
         "md", "copies"}
+    plain = runner.invoke(main, ["--config", str(cfg), "retrieve", "travel policy trains flights", "-k", "3", "-c",
+                                 "cases"], catch_exceptions=False, env={"COLUMNS": "300"})
+    assert f"(also in {policies[0]['also_in'][0]['source']})" in plain.stdout

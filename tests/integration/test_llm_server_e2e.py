@@ -85,25 +85,27 @@ def llama_server(tmp_path: Path) -> Iterator[LlamaServer]:
         server.stop()
 
 
-def test_query_against_a_real_llama_cpp_server(llama_server: LlamaServer, tmp_path: Path):
+def write_config(tmp_path: Path, server: LlamaServer, max_tokens: int, more: str = "") -> Path:
+    """A config.yaml for the server's model (short replies, one retry) and a Milvus Lite file in tmp_path."""
     cfg = tmp_path / "config.yaml"
     cfg.write_text(f"""
 llm:
   provider: openai_compatible
-  base_url: {llama_server.base_url}
+  base_url: {server.base_url}
   model: gemma-3-270m
   api_key_env: null
-  max_tokens: 64
+  max_tokens: {max_tokens}
   timeout_s: 120
   max_retries: 1
 vector_db:
   uri: ./milvus.db
-query:
-  agent: deep_search
-  max_iter: 1
-  top_k: 2
-  max_sub_queries: 1
-""", encoding="utf-8")
+{more}""", encoding="utf-8")
+    return cfg
+
+
+def test_query_against_a_real_llama_cpp_server(llama_server: LlamaServer, tmp_path: Path):
+    cfg = write_config(tmp_path, llama_server, 64, "query:\n  agent: deep_search\n  max_iter: 1\n  top_k: 2\n"
+                                                   "  max_sub_queries: 1\n")
     runner = CliRunner()
     started = time.monotonic()
     loaded = runner.invoke(main, ["--config", str(cfg), "load", str(DATA), "-c", "samples",
@@ -134,6 +136,27 @@ query:
     served = llama_server.log.read_text(errors="replace").count("POST /v1/chat/completions")
     assert served >= calls  # the calls really went to the server (a refused response_format adds one)
     print(f"\ne2e: {seconds:.0f} s for load + query, {usage}")
+
+
+def test_a_load_without_a_description_gets_one_from_the_llm_server(llama_server: LlamaServer, tmp_path: Path):
+    """Issue #13: one LLM call writes the description of a collection loaded without -d; stored marked generated."""
+    cfg = write_config(tmp_path, llama_server, 96)
+    llama_server.wait_ready()
+    runner = CliRunner()
+    loaded = runner.invoke(main, ["--config", str(cfg), "load", str(DATA / "milvus_docs"), "-c", "milvus", "--json"],
+                           catch_exceptions=False)
+    assert loaded.exit_code == 0, loaded.output
+    described = json.loads(loaded.stdout)["description"]
+    assert described["origin"] == "llm" and described["note"] == "", described
+    assert described["text"].strip() and not described["text"].startswith("Files:")
+    listed = json.loads(runner.invoke(main, ["--config", str(cfg), "collections", "--json"]).stdout)
+    assert listed[0]["description"] == described["text"] and listed[0]["description_generated"] is True
+    served = llama_server.log.read_text(errors="replace").count("POST /v1/chat/completions")
+    assert served == 1  # one call
+    again = runner.invoke(main, ["--config", str(cfg), "collections", "describe", "milvus", "--refresh", "--json"],
+                          catch_exceptions=False)
+    assert again.exit_code == 0 and json.loads(again.stdout)["origin"] == "llm"
+    print(f"\ngenerated description: {described['text']}")
 
 
 def test_in_process_llama_cpp_provider(tmp_path: Path):

@@ -54,7 +54,7 @@ def test_load_formats_skip_bad_and_reload_is_noop(make_app, docs: Path):
         "consistency.md", "WhatisMilvus.pdf", "Duck.html", "handbook-1p.docx", "sample-presentation.pptx",
         "notes.txt"}
     assert status["empty.txt"] == ("skipped", "empty file")
-    assert status["scanned.pdf"] == ("skipped", "no text layer (scanned?)")
+    assert status["scanned.pdf"] == ("skipped", "no text layer in any page (scanned? run OCR first)")
     assert status["blob.bin"][0] == "skipped" and "unsupported" in status["blob.bin"][1]
     count = app.store.count("docs")
     assert count == summary.chunks_written > 0

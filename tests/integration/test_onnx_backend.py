@@ -95,6 +95,7 @@ def test_the_first_export_shows_users_no_developer_warnings(tiny_model: Path, tm
 
     import transformers.utils.logging as hf_logging
 
+    bar_before = hf_logging.is_progress_bar_enabled()
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")  # a user running with -W default would see every warning
         ensure_export(tiny_model, int8=True, cache_dir=tmp_path)
@@ -102,7 +103,7 @@ def test_the_first_export_shows_users_no_developer_warnings(tiny_model: Path, tm
     assert not seen, [str(w.message)[:80] for w in seen]
     for noise in ("TracerWarning", "consider to run pre-processing", "Loading weights", "aten::index"):
         assert noise not in said
-    assert hf_logging.is_progress_bar_enabled()
+    assert hf_logging.is_progress_bar_enabled() == bar_before
     import logging
 
     assert not any(type(f).__name__ == "_DropMessage" for f in logging.getLogger().filters)
