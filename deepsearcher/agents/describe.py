@@ -86,7 +86,7 @@ def describe_collection(store: VectorStore, name: str, llm: ChatModel | None, *,
             log.warning("describing %s: the LLM failed (%s); describing it from file names and titles", name, exc)
             text, note = "", f"the LLM failed: {exc.args[0] if exc.args else exc}"
         else:
-            note = "" if text else "the LLM's reply was empty"
+            note = "" if text else "the LLM's reply was unusable (empty, or a copy of the prompt)"
         if text:
             store.set_description(name, text, generated=True)
             return CollectionDescription(name, text, "llm")
@@ -118,13 +118,18 @@ def clean_description(text: str) -> str:
     dropped, cut at a sentence end within ``MAX_DESCRIPTION_CHARS``; "" for an empty or placeholder reply."""
     text = " ".join(text.replace("**", "").replace("__", "").split())
     text = re.sub(r"^(?:collection\s+)?description\s*[:：]\s*", "", text, flags=re.I).strip().strip("\"'“”«»").strip()
-    if prompts.is_placeholder(text):
-        return ""
+    if prompts.is_placeholder(text) or any(echo in text for echo in _PROMPT_ECHOES):
+        return ""  # small models sometimes repeat the prompt instead of answering
     if len(text) > MAX_DESCRIPTION_CHARS:
         cut = text[:MAX_DESCRIPTION_CHARS]
         end = max(cut.rfind(". "), cut.rfind("。"), cut.rfind("! "), cut.rfind("? "))
         text = cut[:end + 1] if end > MAX_DESCRIPTION_CHARS // 3 else cut.rsplit(" ", 1)[0] + " …"
     return text
+
+
+#: Pieces of the prompt that a real description never contains.
+_PROMPT_ECHOES = (" ".join(prompts.DESCRIBE_COLLECTION.split())[:40], " ".join(prompts.SYSTEM.split())[:40],
+                  "<<SYS>>", "[INST]")
 
 
 def files_description(sample: CollectionSample) -> str:

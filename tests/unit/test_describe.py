@@ -87,7 +87,8 @@ def test_a_failing_llm_never_fails_the_load(tmp_path: Path):
     assert summary.description.origin == "files"
     assert summary.description.note.startswith("the LLM failed: cannot reach the LLM server")
     empty = _app(ScriptedChatModel(["<think>hmm</think>   "]))
-    assert empty.load([str(_folder(tmp_path))], "notes").description.note == "the LLM's reply was empty"  # type: ignore[union-attr]
+    note = empty.load([str(_folder(tmp_path))], "notes").description.note  # type: ignore[union-attr]
+    assert note == "the LLM's reply was unusable (empty, or a copy of the prompt)"
 
 
 def test_a_given_description_or_switching_the_llm_off_makes_no_call(tmp_path: Path):
@@ -132,6 +133,8 @@ def test_sample_and_file_description_shapes():
     ('"Handbooks on travel and expenses."', "Handbooks on travel and expenses."),
     ("**Description:** Ausschreibungen und Verträge\nder Stadtwerke.", "Ausschreibungen und Verträge der Stadtwerke."),
     ("<description>", ""),
+    ("<<SYS>> You are DeepSearcher, a careful research assistant. You work only from the documents", ""),
+    ("Below is a sample of a document collection: its file names, document titles", ""),
     ("...", ""),
     ("word " * 200, ("word " * 80).strip() + " …"),
 ])
