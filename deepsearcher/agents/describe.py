@@ -117,7 +117,8 @@ def clean_description(text: str) -> str:
     """The model's reply as one line: a leading label ("Description:") and wrapping quotes removed, Markdown emphasis
     dropped, cut at a sentence end within ``MAX_DESCRIPTION_CHARS``; "" for an empty or placeholder reply."""
     text = " ".join(text.replace("**", "").replace("__", "").split())
-    text = re.sub(r"^(?:collection\s+)?description\s*[:：]\s*", "", text, flags=re.I).strip().strip("\"'“”«»").strip()
+    text = re.sub(r"^(?:collection\s+)?description\s*[:：]\s*", "", text, flags=re.I)
+    text = text.strip().strip("\"'“”«»").strip()
     if prompts.is_placeholder(text) or any(echo in text for echo in _PROMPT_ECHOES):
         return ""  # small models sometimes repeat the prompt instead of answering
     if len(text) > MAX_DESCRIPTION_CHARS:

@@ -39,8 +39,8 @@ JSON_SUFFIXES = {".json"} | JSONL_SUFFIXES
 _ZIP_FORMATS = ((".docx", "wordprocessingml", "docx"), (".pptx", "presentationml", "pptx"),
                 (".xlsx", "spreadsheetml", "xlsx"), (".epub", "epub+zip", "epub"))
 
-__all__ = ["BuiltinLoader", "HTML_SUFFIXES", "JSON_SUFFIXES", "SkipSource", "TEXT_SUFFIXES", "decode_html", "load_bytes",
-           "load_path", "sniff"]
+__all__ = ["BuiltinLoader", "HTML_SUFFIXES", "JSON_SUFFIXES", "SkipSource", "TEXT_SUFFIXES", "decode_html",
+           "load_bytes", "load_path", "sniff"]
 
 
 class BuiltinLoader:

@@ -123,7 +123,8 @@ def test_a_collection_loaded_without_d_describes_itself_and_can_be_described(run
     assert json.loads(invoke(runner, cfg, "collections", "--json").stdout)[0]["description_generated"] is True
 
     changed = invoke(runner, cfg, "collections", "describe", "milvus_docs", "--set", "Milvus limits and consistency")
-    assert changed.exit_code == 0 and "Description of milvus_docs (set): Milvus limits and consistency" in changed.stdout
+    assert changed.exit_code == 0
+    assert "Description of milvus_docs (set): Milvus limits and consistency" in changed.stdout
     shown = json.loads(invoke(runner, cfg, "collections", "describe", "milvus_docs", "--json").stdout)
     assert shown == {"collection": "milvus_docs", "text": "Milvus limits and consistency", "generated": False}
     refreshed = json.loads(invoke(runner, cfg, "collections", "describe", "milvus_docs", "--refresh", "--json").stdout)

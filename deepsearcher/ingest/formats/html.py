@@ -7,8 +7,9 @@ paragraph. So before trafilatura runs, such text becomes a paragraph (``bare_tex
 holding only text and inline elements becomes a ``<p>``, and text between block elements of a ``div``, ``section``,
 ``article`` or ``main`` is wrapped in a ``<p>``. Reading the page's ``<main>`` or ``<article>`` whole instead (with
 html-text) kept those lines but also stored MediaWiki's page tools, language list and categories, which sit inside
-``<main>`` (html/wiki_like.html; 27 kB of a Wikipedia page's 22 kB of text). html2txt, justext, readability-lxml
-and markitdown keep navigation or drop paragraphs. Tables are kept, comments dropped.
+``<main>`` (html/wiki_like.html; on data/html/Duck.html 27 kB of text instead of 23 kB, 136 language names among
+it). html2txt, justext, readability-lxml and markitdown keep navigation or drop paragraphs. Tables are kept, comments
+dropped.
 """
 
 from __future__ import annotations
