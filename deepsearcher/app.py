@@ -7,15 +7,16 @@ Nothing here prints: progress goes to the ``on_event`` callback, failures are ``
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Sequence
 
-from deepsearcher.errors import CollectionError, ConfigError
-from deepsearcher.events import EventCallback, QueryReport, QueryStart, ignore_event
+from deepsearcher.errors import CollectionError, ConfigError, DeepSearcherError
+from deepsearcher.events import EventCallback, LoadDescribe, QueryReport, QueryStart, ignore_event
 from deepsearcher.protocols import ChatModel, Embedder, Loader, SearchMode, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
 from deepsearcher.settings import ProviderOptions, Settings
-from deepsearcher.types import CollectionInfo, Hit, LoadSummary, Report
+from deepsearcher.types import CollectionDescription, CollectionInfo, Hit, LoadSummary, Report
 
 if TYPE_CHECKING:
     from deepsearcher.ingest.sources import PathAllowed
@@ -163,10 +164,60 @@ class DeepSearcher:
         """
         from deepsearcher.ingest.load import load_sources
 
-        return load_sources(inputs, collection, description, settings=self.settings, store=self.store,
-                            embedder=self.embedder, loader=self.loader, registry=self.registry, force_new=force_new,
-                            batch_size=batch_size, path_allowed=path_allowed,
-                            allow_private_urls=allow_private_urls, on_event=on_event or self.on_event)
+        emit = on_event or self.on_event
+        summary = load_sources(inputs, collection, description, settings=self.settings, store=self.store,
+                               embedder=self.embedder, loader=self.loader, registry=self.registry,
+                               force_new=force_new, batch_size=batch_size, path_allowed=path_allowed,
+                               allow_private_urls=allow_private_urls, on_event=emit)
+        if summary.created and description is None:
+            summary = replace(summary, description=self.describe_collection(summary.collection, on_event=emit))
+        return summary
+
+    def describe_collection(self, name: str, text: str | None = None, *,
+                            on_event: EventCallback | None = None) -> CollectionDescription:
+        """Set a collection's description to ``text``, or (None) write one: by the configured LLM from a sample of
+        its chunks (one call; when ``ingest.describe_with_llm``), else from file names and titles
+        (``agents.describe``). A generated description is stored marked as generated.
+
+        Args:
+            name: an existing collection.
+            text: the new description (a user's), or None to generate one.
+            on_event: receives ``LoadDescribe`` before a description is generated.
+
+        Returns:
+            What was stored, with its origin ("given", "llm" or "files") and why the LLM did not write it.
+
+        Raises:
+            CollectionError: no such collection.
+            ConfigError: ``text`` is blank.
+        """
+        from deepsearcher.agents.describe import describe_collection
+
+        if not self.store.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+        if text is not None:
+            text = " ".join(text.split())
+            if not text:
+                raise ConfigError("the description is empty", hint='--set "what these documents are about"')
+            self.store.set_description(name, text, generated=False)
+            return CollectionDescription(name, text, "given")
+        llm, why_not = self._describing_llm()
+        (on_event or self.on_event)(LoadDescribe(collection=name, by="llm" if llm is not None else "files"))
+        return describe_collection(self.store, name, llm, no_llm_note=why_not)
+
+    def _describing_llm(self) -> tuple[ChatModel | None, str]:
+        """The LLM to describe a collection with, or None and why not (never raises: describing must not fail a
+        load)."""
+        if not self.settings.ingest.describe_with_llm:
+            return None, "ingest.describe_with_llm is false"
+        if self._llm is None and self.settings.llm is None:
+            return None, "no LLM is configured"
+        try:
+            self.check_llm()
+            return self.llm, ""
+        except DeepSearcherError as exc:
+            log.warning("not describing with the LLM: %s", exc)
+            return None, f"the LLM is not usable: {exc.args[0] if exc.args else exc}"
 
     # --- collections ---------------------------------------------------------------------------------------------
     def collections(self) -> list[CollectionInfo]:
@@ -194,22 +245,40 @@ class DeepSearcher:
             mode: "dense", "bm25" or "hybrid" (default from ``query.hybrid``).
 
         Returns:
-            Hits across the collections, best first (per-collection lists fused by reciprocal rank when several).
+            Hits across the collections, best first (per-collection lists fused by reciprocal rank when several);
+            chunks with identical text take one slot, the other copies listed in ``Hit.also_in``.
 
         Raises:
             CollectionError: a named collection does not exist, there is none at all, or one was built with
                 another embedding model.
         """
+        from deepsearcher.vectordb.collapse import collapse_identical
         from deepsearcher.vectordb.fusion import fuse_ranked
 
         k = top_k or self.settings.query.top_k
         chosen: SearchMode = mode or ("hybrid" if self.settings.query.hybrid else "dense")
         names = self.resolve_collections(collections)
         vector = None if chosen == "bm25" else self.embedder.embed_query(query)
-        per_collection = [self.store.search(name, vector, query, k, mode=chosen) for name in names]
+        per_collection = [self.search(name, vector, query, k, chosen) for name in names]
         if len(per_collection) == 1:
             return per_collection[0]
-        return fuse_ranked(per_collection, k)
+        return collapse_identical(fuse_ranked(per_collection, sum(map(len, per_collection))))[:k]
+
+    def search(self, collection: str, vector: Any, query: str, top_k: int, mode: SearchMode) -> list[Hit]:
+        """Top-k hits of one collection with identical texts collapsed (``vectordb.collapse.search_distinct``): the
+        one search that ``retrieve`` and the agents use.
+
+        Args:
+            collection: an existing collection.
+            vector: the query embedding, shape (dim,), or None in "bm25" mode.
+            query: the query text.
+            top_k: distinct texts wanted.
+            mode: "dense", "bm25" or "hybrid".
+        """
+        from deepsearcher.vectordb.collapse import search_distinct
+
+        store = self.store
+        return search_distinct(lambda limit: store.search(collection, vector, query, limit, mode=mode), top_k)
 
     def resolve_collections(self, collections: Sequence[str] | None) -> list[str]:
         """Validate requested collection names (all when None) and their embedding models.
@@ -281,7 +350,7 @@ class DeepSearcher:
         store = self.store
 
         def search(text: str, collection: str, top_k: int) -> list[Hit]:
-            return store.search(collection, embed(text), text, top_k, mode=mode)
+            return self.search(collection, embed(text), text, top_k, mode)
 
         emit = on_event or self.on_event
         ctx = QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],

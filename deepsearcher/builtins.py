@@ -43,7 +43,8 @@ def register(registry: Registry) -> None:
         ("vector_db", "milvus", milvus_store, S + "MilvusSettings",
          "Milvus: a Milvus Lite file, a Milvus server or Zilliz Cloud (one code path)."),
         ("loader", "builtin", "deepsearcher.ingest.loaders:BuiltinLoader", S + "LoaderSettings",
-         "Per-format libraries: pypdf, python-docx, python-pptx, trafilatura, JSON(L), markitdown."),
+         "Whole-document extractors per format: pypdfium2, python-docx body walk, python-pptx (groups, notes), "
+         "trafilatura, openpyxl, JSON(L) paths, front matter, markitdown."),
         ("loader", "unstructured", "deepsearcher.ingest.unstructured_loader:UnstructuredLoader",
          S + "LoaderSettings", "The `unstructured` library (extra `unstructured`; needs its spaCy model)."),
         ("crawler", "builtin", "deepsearcher.ingest.crawler:BuiltinCrawler", S + "BuiltinCrawler",

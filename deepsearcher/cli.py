@@ -14,6 +14,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from deepsearcher.errors import DeepSearcherError
 from deepsearcher.safe_text import plain, printable, safe
@@ -169,9 +170,47 @@ def collections(ctx: click.Context, as_json: bool) -> None:
     for col in ("name", "chunks", "embedding model", "description"):
         table.add_column(col, justify="right" if col == "chunks" else "left")
     for info in infos:
+        description = plain(info.description)
+        if info.description_generated:
+            description.append(" (generated)", style="dim")
         table.add_row(plain(info.name), str(info.chunk_count),
-                      plain(f"{info.embedding_model} ({info.embedding_dim}d)"), plain(info.description))
+                      plain(f"{info.embedding_model} ({info.embedding_dim}d)"), description)
     out.print(table)
+
+
+@collections.command("describe")
+@click.argument("name")
+@click.option("--refresh", is_flag=True,
+              help="Write a new description: by the configured LLM from a sample of the chunks, else from file names "
+                   "and titles.")
+@click.option("--set", "text", default=None, metavar="TEXT", help="Set the description to TEXT.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def collections_describe(ctx: click.Context, name: str, refresh: bool, text: str | None, as_json: bool) -> None:
+    """Show a collection's description, or change it (--set TEXT, or --refresh to generate one).
+
+    Routing sends each sub-query to the collections whose descriptions fit it.
+    """
+    from deepsearcher.render import render_description
+
+    if refresh and text is not None:
+        raise click.UsageError("give --refresh or --set, not both")
+    app = make_app(ctx)
+    if not refresh and text is None:
+        info = app.store.describe(name)
+        if as_json:
+            out.print_json(json.dumps({"collection": name, "text": info.description,
+                                       "generated": info.description_generated}, ensure_ascii=False))
+        else:
+            out.print(Text.assemble((f"{name}: ", "bold"), info.description,
+                                    (" (generated)" if info.description_generated else "", "dim")))
+        return
+    with console.status(f"Describing {name}…", spinner="dots"):
+        described = app.describe_collection(name, text)
+    if as_json:
+        out.print_json(json.dumps(described.__dict__, ensure_ascii=False))
+    else:
+        render_description(out, described)
 
 
 @collections.command("drop")
@@ -259,7 +298,8 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
     hits = app.retrieve(query, top_k=top_k, collections=list(collection_names) or None, mode=mode)
     if as_json:
         out.print_json(json.dumps([{"rank": i + 1, "score": h.score, "collection": h.collection,
-                                    **h.chunk.__dict__} for i, h in enumerate(hits)], ensure_ascii=False))
+                                    **h.chunk.__dict__, "also_in": [o.__dict__ for o in h.also_in]}
+                                   for i, h in enumerate(hits)], ensure_ascii=False))
     else:
         render_hits(out, hits)
 
@@ -352,12 +392,14 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
               help="Retrieval mode (default: hybrid when query.hybrid is true, else dense).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Run the first N questions only.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Output folder (default: ./eval_runs/DATASET-MODE-RETRIEVAL).")
+              help="Output folder (default: ./eval_runs/QUESTIONFILE-DATASET-MODE-RETRIEVAL).")
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Corpus file (default: the *_corpus.json beside the questions).")
 @click.option("--subset", default=None, help="Dataset name to keep when the question file holds several.")
 @click.option("--collection", "-c", default=None, help="Collection for the corpus (default: eval_DATASET).")
-@click.option("--restart", is_flag=True, help="Discard earlier rows in the output folder instead of resuming.")
+@click.option("--force", "--restart", "restart", is_flag=True,
+              help="Discard the rows already in the output folder instead of resuming (needed when they belong to "
+                   "another question file or other settings).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context
 def eval_cmd(ctx: click.Context, dataset: str, mode: str, retrieval: str | None, limit: int | None,
@@ -369,15 +411,16 @@ def eval_cmd(ctx: click.Context, dataset: str, mode: str, retrieval: str | None,
     summary.json, and resumes where an interrupted run stopped.
     """
     from deepsearcher.eval import EvalHarness, load_dataset
+    from deepsearcher.eval.datasets import default_run_folder
     from deepsearcher.eval.render import EvalProgress, render_eval_summary
 
     retrieval = retrieval or ("hybrid" if get_settings(ctx).query.hybrid else "dense")
-    overrides: dict[str, Any] = {"loader": {"json_text_key": "text", "json_title_key": "title"}}
+    overrides: dict[str, Any] = {"loader": {"json_text_path": "text", "json_title_path": "title"}}
     if mode != "retrieve":
         overrides["query"] = {"hybrid": retrieval == "hybrid"}
     app = make_app(ctx, overrides)
     data = load_dataset(dataset, subset=subset, corpus=corpus)
-    out_path = out_dir or f"eval_runs/{data.name}-{mode}-{retrieval}"
+    out_path = out_dir or default_run_folder(data, mode, retrieval)
     with EvalProgress(console, quiet=as_json) as progress:
         harness = EvalHarness(app, data, out_path, mode=mode, retrieval=retrieval, limit=limit,
                               collection=collection, restart=restart, on_event=progress.on_event)

@@ -67,6 +67,8 @@ class LoadSource(Event):
     status: Literal["loaded", "unchanged", "skipped"] = _doc("what happened to it")
     reason: str = _doc("why it was skipped ('' otherwise)")
     chunks: int = _doc("chunks it produced (0 when unchanged or skipped)")
+    skipped_records: dict[str, int] = _doc("JSON/JSONL: reason -> records of a loaded file that gave no text",
+                                           default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,17 @@ class LoadBatch(Event):
     group: ClassVar[str] = "load"
     chunks: int = _doc("chunks in this batch")
     written: int = _doc("chunks written so far in this load")
+    queued: int = _doc("chunks split so far in this load (written or waiting to be embedded)", default=0)
+
+
+@dataclass(frozen=True)
+class LoadDescribe(Event):
+    """The load created its collection without a description and now writes one (after every chunk is stored)."""
+
+    kind: ClassVar[str] = "load.describe"
+    group: ClassVar[str] = "load"
+    collection: str = _doc("the new collection")
+    by: Literal["llm", "files"] = _doc("llm: one call to the configured LLM; files: from file names and titles")
 
 
 # --- crawl ---------------------------------------------------------------------------------------------------------

@@ -166,9 +166,31 @@ class LoaderSettings(ProviderOptions):
         default_factory=lambda: ["**/.git/**", "**/__pycache__/**", "**/.*"],
         description="Glob patterns of files to skip (folders).",
     )
-    json_text_key: str = Field("text", description="JSON/JSONL: key holding the text.")
-    json_title_key: str | None = Field("title", description="JSON/JSONL: key holding the title.")
+    json_text_path: str = Field(
+        "text", description="JSON/JSONL: path to each record's text: keys joined by dots, [] for each element of a "
+                            "list, e.g. text, body.text or data[].body (records under data). A list of strings is "
+                            "joined as paragraphs. Old name: json_text_key.")
+    json_title_path: str | None = Field(
+        "title", description="JSON/JSONL: path to the title inside a record (e.g. meta.title); null = none. Old "
+                             "name: json_title_key.")
+    docx_headers_footers: bool = Field(
+        False, description="DOCX: also store page headers and footers (they repeat on every page, so off).")
     unstructured_strategy: Literal["fast", "auto"] = Field("fast", description="unstructured partition strategy.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_key_names(cls, data: Any) -> Any:
+        """Accept the old ``json_text_key`` / ``json_title_key`` (a key is a one-step path)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for old, new in (("json_text_key", "json_text_path"), ("json_title_key", "json_title_path")):
+            if old in data:
+                value = data.pop(old)
+                if new in data and data[new] != value:
+                    raise ValueError(f"{old} is the old name of {new}; give only {new}")
+                data[new] = value
+        return data
 
 
 class CrawlScope(ProviderOptions):
@@ -237,6 +259,10 @@ class IngestSettings(_Model):
     chunk_size_tokens: int = Field(240, gt=16, description="Chunk size in the embedder's own tokens.")
     chunk_overlap_tokens: int = Field(32, ge=0, description="Overlap between consecutive chunks, in tokens.")
     batch_size: int = Field(256, gt=0, description="Chunks embedded and upserted per batch.")
+    describe_with_llm: bool = Field(
+        True, description="When a load creates a collection without a description (no -d), let the configured LLM "
+                          "write one from a sample of its chunks (one call); false, or no LLM: built from file names "
+                          "and titles.")
 
 
 class QuerySettings(_Model):

@@ -70,6 +70,7 @@ class HashEmbedder:
 class _Collection:
     def __init__(self, description: str, model_name: str, dim: int) -> None:
         self.description = description
+        self.generated = False
         self.model_name = model_name
         self.dim = dim
         self.rows: dict[str, tuple[Chunk, np.ndarray, int]] = {}  # id -> (chunk, vector, doc_chunks)
@@ -113,7 +114,14 @@ class MemoryStore:
 
     def describe(self, name: str) -> CollectionInfo:
         col = self._get(name)
-        return CollectionInfo(name, col.description, len(col.rows), col.model_name, col.dim)
+        return CollectionInfo(name, col.description, len(col.rows), col.model_name, col.dim, col.generated)
+
+    def set_description(self, name: str, description: str, *, generated: bool = False) -> None:
+        col = self._get(name)
+        col.description, col.generated = description, generated
+
+    def sample(self, name: str, limit: int) -> list[Chunk]:
+        return [c for c, _, _ in self._get(name).rows.values() if c.chunk_index == 0][:limit]
 
     def check_embedding(self, name: str, model_name: str, dim: int) -> None:
         col = self._get(name)

@@ -12,6 +12,8 @@ from typing import Iterable, Iterator, Sequence
 
 from deepsearcher.errors import IngestError
 from deepsearcher.events import EventCallback, ignore_event
+from deepsearcher.ingest.formats import EXTRACTION_VERSION
+from deepsearcher.ingest.normalize import NORMALIZE_VERSION
 from deepsearcher.ingest.pipeline import LoadPipeline
 from deepsearcher.ingest.sources import PathAllowed, SourceItem, expand_paths, file_items, is_url
 from deepsearcher.ingest.splitter import Splitter
@@ -22,10 +24,13 @@ from deepsearcher.types import LoadSummary
 from deepsearcher.vectordb.names import validate_collection_name
 
 def split_signature(settings: Settings, embedder: Embedder) -> str:
-    """Settings that change chunk boundaries; part of every source's version hash (a change re-splits files)."""
+    """What decides the stored chunks besides a source's bytes: split and loader settings and the extractor and
+    normaliser versions. Part of every source's version hash, so changing one (or upgrading to new extractors)
+    re-extracts unchanged files once."""
     ing, ld = settings.ingest, settings.loader
     return (f"{ing.chunk_size_tokens}/{ing.chunk_overlap_tokens}/{embedder.model_name}/{ld.provider}/"
-            f"{ld.json_text_key}/{ld.json_title_key}")
+            f"{ld.json_text_path}/{ld.json_title_path}/{int(ld.docx_headers_footers)}/"
+            f"x{EXTRACTION_VERSION}/n{NORMALIZE_VERSION}")
 
 
 def make_splitter(settings: Settings, embedder: Embedder) -> Splitter:

@@ -32,7 +32,7 @@ from deepsearcher.types import Document, FetchedPage, FileResult, LoadSummary
 
 log = logging.getLogger(__name__)
 
-_KNOWN_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | JSON_SUFFIXES | {".pdf", ".docx", ".pptx"}
+_KNOWN_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | JSON_SUFFIXES | {".pdf", ".docx", ".pptx", ".xlsx", ".epub"}
 
 
 def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event: EventCallback,

@@ -4,9 +4,10 @@ Schema (one collection per user collection): ``id`` VARCHAR primary key (content
 FLOAT_VECTOR (L2-normalised, COSINE), ``text`` VARCHAR with an analyzer feeding a BM25 function into ``sparse``
 (full-text search for hybrid retrieval), ``source``, ``title``, ``page`` (-1 = none), ``chunk_index``, ``doc_hash``,
 ``doc_chunks`` (chunks of the whole source, to tell a complete load from an interrupted one) and ``metadata`` JSON.
-The collection description is the user's; collection properties record the embedding model and dimension. Milvus
-Lite 2.x (the C++ engine, ``pip install "milvus-lite==2.5.1"``) has no collection properties: there the three values
-are kept as a JSON object in the collection description instead.
+The collection description is the user's (or a generated one, marked so); collection properties record it with the
+embedding model and dimension. Milvus Lite 2.x (the C++ engine, ``pip install "milvus-lite==2.5.1"``) has no
+collection properties: there they are kept as a JSON object in the collection description, and a description changed
+later in a file beside the database (``deepsearcher.vectordb.milvus_lite``).
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ import numpy as np
 from deepsearcher.errors import CollectionError, ProviderError, StoreInUseError
 from deepsearcher.types import MAX_CHUNK_BYTES, Chunk, CollectionInfo, Hit, StoreCapabilities
 from deepsearcher.vectordb.fusion import HYBRID_DEPTH, fuse_hybrid
+from deepsearcher.vectordb.milvus_lite import (
+    PROP_DESC, PROP_DESC_GENERATED, PROP_DIM, PROP_MODEL, check_lite_format, collection_props, lite_engine_major,
+    lite_file_locked, lite_version, read_descriptions, write_description,
+)
 from deepsearcher.vectordb.names import validate_collection_name
 
 log = logging.getLogger(__name__)
 
-PROP_MODEL = "deepsearcher.embedding_model"
-PROP_DIM = "deepsearcher.embedding_dim"
-PROP_DESC = "deepsearcher.description"
 OUTPUT_FIELDS = ["id", "text", "source", "title", "page", "chunk_index", "doc_hash", "metadata"]
 MAX_SOURCE_BYTES = 4096  # VARCHAR max_length counts UTF-8 bytes (Milvus docs, "String Field")
 MAX_TITLE_BYTES = 2048
@@ -74,9 +76,9 @@ class MilvusStore:
     def capabilities(self) -> StoreCapabilities:
         """Milvus Lite (both engines): exact search, BM25 and hybrid, one process per file; a server: HNSW."""
         if self.is_lite:
-            major = _lite_engine_major()
+            major = lite_engine_major()
             return StoreCapabilities(dense=True, bm25=True, hybrid=True, engine=f"lite-{major}", index_type="FLAT",
-                                     version=_lite_version(), file_lock=True)
+                                     version=lite_version(), file_lock=True)
         return StoreCapabilities(dense=True, bm25=True, hybrid=True, engine="server", index_type="HNSW")
 
     @property
@@ -107,10 +109,10 @@ class MilvusStore:
             except OSError as exc:
                 raise ProviderError(f"cannot create the Milvus Lite file {self.uri}: {exc.strerror or exc}",
                                     hint="set vector_db.uri to a path in a writable folder") from exc
-            _check_lite_format(Path(self.uri))
+            check_lite_format(Path(self.uri))
             # milvus-lite's in-process gRPC server logs unimplemented optional RPCs (AllocTimestamp) at ERROR
             logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
-            if self.uri not in _OPENED_IN_THIS_PROCESS and _lite_file_locked(Path(self.uri)):
+            if self.uri not in _OPENED_IN_THIS_PROCESS and lite_file_locked(Path(self.uri)):
                 raise StoreInUseError(f"the Milvus Lite file {self.uri} is in use by another process",
                                       hint="wait for the other deepsearcher process to finish (Milvus Lite allows "
                                            "one process per file), use another vector_db.uri, or run a Milvus "
@@ -153,7 +155,7 @@ class MilvusStore:
         client = self.client
         props = {PROP_MODEL: model_name, PROP_DIM: str(dim), PROP_DESC: description}
         # Milvus Lite 2.x has no collection properties: there they are kept as JSON in the (schema) description
-        legacy_lite = self.is_lite and _lite_engine_major() < 3
+        legacy_lite = self._legacy_lite
         schema = client.create_schema(auto_id=False, enable_dynamic_field=False,
                                       description=json.dumps(props) if legacy_lite else description)
         schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
@@ -175,6 +177,8 @@ class MilvusStore:
         index.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         client.create_collection(name, schema=schema, index_params=index,
                                  **({} if legacy_lite else {"description": description, "properties": props}))
+        if legacy_lite:
+            write_description(self.uri, name, None)  # a changed description of an earlier collection of that name
         self._loaded.add(name)
         log.info("created collection %s (dim=%d, model=%s)", name, dim, model_name)
 
@@ -183,6 +187,8 @@ class MilvusStore:
             raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
         self.client.drop_collection(name)
         self._loaded.discard(name)
+        if self._legacy_lite:
+            write_description(self.uri, name, None)
 
     def list_collections(self) -> list[str]:
         return sorted(self.client.list_collections())
@@ -196,10 +202,44 @@ class MilvusStore:
         if not self.has_collection(name):
             raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
         desc = self.client.describe_collection(name)
-        props = _collection_props(desc)
+        props = collection_props(desc)
+        if self._legacy_lite:
+            props.update(read_descriptions(self.uri).get(name, {}))
         return CollectionInfo(name=name, description=props.get(PROP_DESC, desc.get("description", "")) or "",
                               chunk_count=self.count(name), embedding_model=props.get(PROP_MODEL, "?"),
-                              embedding_dim=int(props.get(PROP_DIM, 0) or 0))
+                              embedding_dim=int(props.get(PROP_DIM, 0) or 0),
+                              description_generated=props.get(PROP_DESC_GENERATED) == "1")
+
+    def set_description(self, name: str, description: str, *, generated: bool = False) -> None:
+        """Replace a collection's description (a collection property; on Lite 2.x, the file beside the database).
+
+        Raises:
+            CollectionError: no such collection.
+        """
+        if not self.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+        props = {PROP_DESC: description, PROP_DESC_GENERATED: "1" if generated else "0"}
+        if self._legacy_lite:
+            write_description(self.uri, name, props)
+        else:
+            self.client.alter_collection_properties(name, properties=props)
+
+    def sample(self, name: str, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks with ``chunk_index == 0`` (each opens a file, page or record).
+
+        Raises:
+            CollectionError: no such collection.
+        """
+        if not self.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+        self._ready(name)
+        rows = self.client.query(name, filter="chunk_index == 0", output_fields=OUTPUT_FIELDS, limit=limit)
+        return [_to_chunk(row) for row in rows]
+
+    @property
+    def _legacy_lite(self) -> bool:
+        """Milvus Lite 2.x: no collection properties."""
+        return self.is_lite and lite_engine_major() < 3
 
     def check_embedding(self, name: str, model_name: str, dim: int) -> None:
         """Refuse to mix embedding models in one collection.
@@ -210,7 +250,7 @@ class MilvusStore:
         # properties only: describe() also counts rows, which costs a scan on every query
         if not self.has_collection(name):
             raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
-        props = _collection_props(self.client.describe_collection(name))
+        props = collection_props(self.client.describe_collection(name))
         stored_model, stored_dim = props.get(PROP_MODEL, "?"), int(props.get(PROP_DIM, 0) or 0)
         if stored_model != model_name or (stored_dim and stored_dim != dim):
             raise CollectionError(
@@ -331,88 +371,18 @@ def stored_source(source: str) -> str:
     return fit_bytes(source, MAX_SOURCE_BYTES - 33) + "#" + digest
 
 
-def _lite_engine_major() -> int:
-    """Major version of the installed milvus-lite (read once per process): 3+ is pure Python, 2.x the C++ engine."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return int(version("milvus-lite").split(".")[0])
-    except (PackageNotFoundError, ValueError):
-        return 3
-
-
-@functools.cache
-def _lite_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("milvus-lite")
-    except PackageNotFoundError:
-        return ""
-
-
-def _check_lite_format(path: Path) -> None:
-    """Refuse a Lite database written by the other engine (3.x: a folder; 2.x: one file) with the way out.
-
-    Raises:
-        ProviderError: the file's format does not match the installed milvus-lite.
-    """
-    major = _lite_engine_major()
-    if major < 3 and path.is_dir():
-        raise ProviderError(f"{path} is a Milvus Lite 3.x database (a folder), but milvus-lite 2.x is installed",
-                            hint="point vector_db.uri at a new file for the 2.x engine and load again, or "
-                                 "pip install 'milvus-lite>=3.2'")
-    if major >= 3 and path.is_file():
-        raise ProviderError(f"{path} is a Milvus Lite 2.x database (one file), but milvus-lite 3.x is installed",
-                            hint="pip install 'milvus-lite==2.5.1' 'setuptools<81' to open it, or point "
-                                 "vector_db.uri at a new path and load again")
-
-
-def _collection_props(desc: dict[str, Any]) -> dict[str, str]:
-    """A collection's deepsearcher properties, from its properties or (Milvus Lite 2.x) its JSON description."""
-    props = dict(desc.get("properties") or {})
-    if PROP_MODEL not in props:
-        try:
-            stored = json.loads(desc.get("description") or "")
-        except ValueError:
-            stored = None
-        if isinstance(stored, dict) and PROP_MODEL in stored:
-            props.update({k: str(v) for k, v in stored.items()})
-    return props
-
-
-def _lite_file_locked(path: Path) -> bool:
-    """True when another process holds Milvus Lite's lock on the file.
-
-    Milvus Lite 3.x takes an advisory ``flock`` on ``<file>/LOCK`` (the file is a folder); 2.x a POSIX ``lockf`` on
-    ``.<file>.lock`` beside it.
-    """
-    try:
-        import fcntl
-    except ModuleNotFoundError:  # Windows: let milvus-lite report it
-        return False
-    probes = ((path / "LOCK", fcntl.flock), (path.parent / f".{path.name}.lock", fcntl.lockf))
-    for lock, take in probes:
-        if not lock.is_file():
-            continue
-        mode = "rb" if take is fcntl.flock else "ab"  # lockf needs a descriptor open for writing
-        with lock.open(mode) as fh:
-            try:
-                take(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                return True
-            take(fh.fileno(), fcntl.LOCK_UN)
-    return False
+def _to_chunk(item: Any) -> Chunk:
+    """A Chunk from a search result (fields under ``entity``) or a query row (fields at the top)."""
+    entity = item.get("entity", item)
+    page = entity.get("page", -1)
+    return Chunk(id=str(item.get("id", entity.get("id"))), text=entity.get("text", ""),
+                 source=entity.get("source", ""), title=entity.get("title", ""),
+                 page=None if page is None or page < 0 else int(page), chunk_index=int(entity.get("chunk_index", 0)),
+                 doc_hash=entity.get("doc_hash", ""), metadata=entity.get("metadata") or {})
 
 
 def _to_hit(item: Any, collection: str) -> Hit:
-    entity = item.get("entity", item)
-    page = entity.get("page", -1)
-    chunk = Chunk(id=str(item.get("id", entity.get("id"))), text=entity.get("text", ""),
-                  source=entity.get("source", ""), title=entity.get("title", ""),
-                  page=None if page is None or page < 0 else int(page), chunk_index=int(entity.get("chunk_index", 0)),
-                  doc_hash=entity.get("doc_hash", ""), metadata=entity.get("metadata") or {})
-    return Hit(chunk=chunk, score=float(item.get("distance", 0.0)), collection=collection)
+    return Hit(chunk=_to_chunk(item), score=float(item.get("distance", 0.0)), collection=collection)
 
 
 def iter_batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:

@@ -78,7 +78,7 @@ async function loadCollections() {
       box.value = c.name;
       box.name = "collection";
       label.append(box, el("span", c.name), el("span", `${c.chunk_count} chunks`, "muted small"));
-      li.append(label, el("span", c.description, "desc"));
+      li.append(label, el("span", c.description + (c.description_generated ? " (generated)" : ""), "desc"));
       list.append(li);
     }
   } catch (err) {
@@ -164,6 +164,9 @@ function sourceLocation(chunk) {
   return chunk.page !== null && chunk.page !== undefined ? `${chunk.source}, p. ${chunk.page}` : chunk.source;
 }
 
+// other sources holding the same text: they took no slot of their own (Hit.also_in)
+const alsoIn = (others) => "also in " + others.map(sourceLocation).join(", ");
+
 function showReport(report) {
   state.report = report;
   $("answer-stream").textContent = "";
@@ -174,6 +177,7 @@ function showReport(report) {
   for (const g of report.source_groups || []) {
     const li = el("li");
     li.append(el("span", g.source + (g.title ? " — " + g.title : "") + ": ", "source-file"));
+    const others = [];
     g.sources.forEach((s, i) => {
       const a = el("a", `[${s.number}]` + (s.page !== null && s.page !== undefined ? ` p. ${s.page}` : ""));
       a.id = `source-${s.number}`;
@@ -182,7 +186,9 @@ function showReport(report) {
       a.href = `#source-${s.number}`;
       if (i) li.append(", ");
       li.append(a);
+      for (const o of s.also_in || []) if (!others.some((x) => x.source === o.source && x.page === o.page)) others.push(o);
     });
+    if (others.length) li.append(el("span", ` (${alsoIn(others)})`, "also-in"));
     sources.append(li);
   }
   $("sources-title").hidden = !(report.sources || []).length;
@@ -213,6 +219,7 @@ function openSource(number) {
     where.textContent = sourceLocation(c);
   }
   $("source-collection").textContent = source.collection;
+  $("source-also-in").textContent = (source.also_in || []).length ? alsoIn(source.also_in) : "—";
   $("source-text").textContent = c.text;
   document.querySelectorAll("a.cite.active").forEach((a) => a.classList.remove("active"));
   document.querySelectorAll(`a.cite[data-source="${source.number}"]`).forEach((a) => a.classList.add("active"));

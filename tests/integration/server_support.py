@@ -16,6 +16,7 @@ import numpy as np
 from deepsearcher.testing import HashEmbedder  # noqa: F401  (re-exported for the server tests)
 
 QUESTION = "What is Milvus Lite?"
+DESCRIPTION = "Notes on vector search: Milvus Lite and hybrid retrieval."
 ANSWER = ("Milvus Lite is the embedded edition of the Milvus vector database that runs inside a Python process "
           "and stores everything in one local file [1].\n\n- It needs **no server** [1].")
 
@@ -65,6 +66,8 @@ def responder(gate: threading.Event | None = None, slow_word: str = "slowly") ->
             return ANSWER
         if prompt.startswith("Choose the best strategy"):
             return json.dumps({"agent": "deep_search"})
+        if prompt.startswith("Below is a sample of a document collection"):  # a load without a description
+            return DESCRIPTION
         raise AssertionError(f"unexpected prompt: {prompt[:200]}")
 
     return reply

@@ -19,7 +19,7 @@ import httpx  # noqa: E402
 from deepsearcher.errors import ConfigError  # noqa: E402
 from deepsearcher.settings import load_settings  # noqa: E402
 from tests.integration.server_support import (  # noqa: E402
-    QUESTION, HashEmbedder, LiveServer, scripted_llm, sse_events, write_corpus,
+    DESCRIPTION, QUESTION, HashEmbedder, LiveServer, scripted_llm, sse_events, write_corpus,
 )
 
 pytestmark = pytest.mark.integration
@@ -122,6 +122,12 @@ def test_load_fetches_urls_when_the_server_is_on_loopback(live: Live, tmp_path: 
         assert reply.status_code == 200, reply.text
         files = reply.json()["files"]
         assert [f["status"] for f in files] == ["loaded"] and files[0]["source"].startswith(url.rsplit("/", 1)[0])
+        # created without a description: the server's LLM wrote one (issue #13), listed as generated
+        assert reply.json()["description"] == {"collection": "web_notes", "text": DESCRIPTION, "origin": "llm",
+                                               "note": ""}
+        with live.client() as client:
+            listed = {c["name"]: c for c in client.get("/api/collections").json()}
+        assert listed["web_notes"]["description"] == DESCRIPTION and listed["web_notes"]["description_generated"]
     finally:
         site.shutdown()
         live.searcher.drop_collection("web_notes")
