@@ -59,3 +59,7 @@ def register(registry: Registry) -> None:
     ]
     for kind, name, factory, options, description in table:
         registry.register(kind, name, factory, options, description=description)
+    from deepsearcher.websearch import PROVIDERS  # options models only: httpx loads when a provider is built
+
+    for name, (target, model, description) in PROVIDERS.items():
+        registry.register("web_search", name, target, model, description=description)

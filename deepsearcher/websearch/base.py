@@ -1,60 +1,30 @@
-"""Web search at query time: the result type, the provider protocol and each provider's options model.
+"""Web search at query time: each provider's options model (the result type ``WebResult`` lives in
+``deepsearcher.types`` and the ``WebSearch`` protocol in ``deepsearcher.protocols``; both are re-exported here).
 
 Every provider sends only the search query text to the search service, never a document or a chunk. The options
-models are import-light (pydantic only) so config validation never imports httpx or a provider module; the
+models subclass ``deepsearcher.settings.ProviderOptions`` and are import-light (no httpx, no provider module), so
+config validation never loads the HTTP stack; the
 ``provider:`` value selects the model, as for every other kind in the registry. Secrets never live in the config
 file: ``api_key_env`` names the environment variable that holds the key (as ``llm.api_key_env`` does).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from deepsearcher.protocols import WebSearch
+from deepsearcher.settings import ProviderOptions
+from deepsearcher.types import WebResult
 
-@dataclass(frozen=True)
-class WebResult:
-    """One web search hit, cleaned and deduplicated.
-
-    Attributes:
-        title: page title as the provider reports it, HTML tags and entities resolved ("" when absent).
-        url: normalised http(s) URL (lower-case scheme and host, tracking parameters and fragment removed); the
-            identity of the result within one search, and what a citation shows.
-        snippet: the provider's text excerpt as plain text (tags stripped, white space collapsed).
-        provider: the ``provider:`` name that found it ("searxng", "brave", "tavily", "jina").
-        rank: 1-based position in the cleaned list (the provider's order, after duplicates were dropped).
-        published: publication date as the provider gives it (ISO 8601 text where documented), or None.
-    """
-
-    title: str
-    url: str
-    snippet: str
-    provider: str
-    rank: int
-    published: str | None = None
+__all__ = ["BraveOptions", "JinaOptions", "SearxngOptions", "TavilyOptions", "WebResult", "WebSearch",
+           "WebSearchOptions", "WebSearchOptionsBase"]
 
 
-@runtime_checkable
-class WebSearch(Protocol):
-    """A web search provider: one query in, at most ``max_results`` cleaned results out.
-
-    ``search`` raises ``deepsearcher.errors.ProviderError`` (with a hint saying what to do) for every failure of the
-    service: missing or refused key, rate limit after retries, timeout, unreachable host, a reply that is not the
-    documented JSON. It returns ``[]`` when the service found nothing.
-    """
-
-    name: str
-
-    def search(self, query: str, *, max_results: int = 10) -> list[WebResult]: ...
-
-
-class WebSearchOptionsBase(BaseModel):
+class WebSearchOptionsBase(ProviderOptions):
     """What every web search provider accepts: where, which key, and how long to wait and retry (plugins may
     subclass it too)."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     base_url: str = Field(..., description="API base URL (override it for a proxy, a self-hosted service or tests).")
     api_key_env: str | None = Field(None, description="Environment variable holding the API key.")

@@ -13,7 +13,6 @@ import json
 import socket
 import time
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 from typing import Any, Callable, Iterator
 from urllib.parse import parse_qs, urlsplit
@@ -21,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from deepsearcher.errors import ProviderError
+from deepsearcher.registry import registry
 from deepsearcher.websearch import PROVIDERS, WebResult, WebSearch
 from deepsearcher.websearch.http_provider import HttpWebSearch
 from tests.integration.http_site import Request, Route, Site, json_route
@@ -135,12 +135,13 @@ def service(case: Case, services: dict[str, FakeService], monkeypatch: pytest.Mo
 
 
 def build(case: Case, base_url: str, **options: Any) -> HttpWebSearch:
-    """The provider named by ``case`` through ``PROVIDERS`` (as the registry will build it), fast retries."""
-    target, options_model = PROVIDERS[case.provider]
-    module, _, cls = target.partition(":")
+    """The provider named by ``case``, built by the registry from its options model, with fast retries."""
+    entry = registry.get("web_search", case.provider)
+    options_model = entry.options_model()
+    assert options_model is PROVIDERS[case.provider][1]
     settings = {"base_url": base_url, "retry_backoff_s": 0.01, "timeout_s": 2, **options}
-    provider = getattr(import_module(module), cls)(options_model(**settings))
-    assert isinstance(provider, WebSearch)
+    provider = entry.create(options_model(**settings))
+    assert isinstance(provider, WebSearch) and isinstance(provider, HttpWebSearch)
     return provider
 
 

@@ -31,9 +31,14 @@ def test_unknown_keys_and_non_http_base_urls_are_errors(model) -> None:
 
 
 def test_every_field_is_described_and_names_match_the_registry() -> None:
-    for name, (target, model) in PROVIDERS.items():
-        assert model.model_fields["provider"].default == name
-        assert target.startswith(f"deepsearcher.websearch.{name}:")
+    from deepsearcher.registry import registry
+    from deepsearcher.settings import ProviderOptions
+
+    assert registry.names("web_search") == list(PROVIDERS)
+    for name, (target, model, description) in PROVIDERS.items():
+        assert model.model_fields["provider"].default == name and issubclass(model, ProviderOptions)
+        assert target.startswith(f"deepsearcher.websearch.{name}:") and description
+        assert registry.get("web_search", name).options_model() is model
         undocumented = [f for f, info in model.model_fields.items() if f != "provider" and not info.description]
         assert undocumented == [], (name, undocumented)
 
