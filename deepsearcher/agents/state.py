@@ -15,6 +15,7 @@ from deepsearcher.settings import QuerySettings
 from deepsearcher.types import CollectionInfo, Hit, Report
 
 if TYPE_CHECKING:
+    from deepsearcher.agents.research.tools import ResearchTools
     from deepsearcher.registry import Registry
 
 SearchFn = Callable[[str, str, int], list[Hit]]
@@ -41,6 +42,8 @@ class QueryContext:
         emit: event callback.
         registry: where agents are looked up (the agent router); None = the process-wide registry.
         agent_options: ``name -> options`` of an agent (its ``agents.<name>`` config section), or None.
+        research: what DeepResearch can reach besides ``search`` (web search, page reader, a chunk's neighbours);
+            None = the collections only.
     """
 
     question: str
@@ -52,6 +55,7 @@ class QueryContext:
     emit: EventCallback = field(default=lambda event: None)
     registry: Registry | None = None
     agent_options: Callable[[str], BaseModel | None] = _no_options
+    research: ResearchTools | None = None
 
     def event(self, event: Event) -> None:
         """Emit ``event`` (the same as ``emit``; kept for readability at call sites)."""

@@ -14,7 +14,7 @@ from deepsearcher.agents import prompts
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.errors import ContextWindowError
 from deepsearcher.events import ChunkRef, QueryAnswerToken, QueryFallback, QueryReasoning
-from deepsearcher.llm.output import Structured, ask_structured
+from deepsearcher.llm.output import Structured, TextReply, ask_structured
 from deepsearcher.types import Hit, Source
 
 log = logging.getLogger(__name__)
@@ -101,6 +101,24 @@ def _fold(text: str) -> str:
 
 def _embedding(ctx: QueryContext, text: str) -> np.ndarray:
     return np.asarray(ctx.embed(text), dtype=np.float32).reshape(-1)
+
+
+def write_text(ctx: QueryContext, step: str, prompt: str, *, stream: bool = True) -> TextReply:
+    """Run one free-text step (a cited answer, a report section, the coherence pass): ask, stream the visible text as
+    ``query.answer_token`` when ``stream``, emit the reasoning. The one door for free-text calls besides
+    ``synthesise``.
+
+    Raises:
+        ContextWindowError: the prompt is longer than the model's window (callers shrink it and retry).
+        ProviderError: the server failed.
+    """
+    from deepsearcher.llm.output import ask_text
+
+    on_token = (lambda text: ctx.emit(QueryAnswerToken(text=text))) if stream else None
+    reply = ask_text(ctx.llm, prompts.messages(prompt), on_token=on_token)
+    if reply.reasoning:
+        ctx.emit(QueryReasoning(step=step, text=reply.reasoning))
+    return reply
 
 
 # --- synthesis, shared by every agent ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from deepsearcher.events import EventCallback, ignore_event
 from deepsearcher.ingest.pipeline import LoadPipeline
 from deepsearcher.ingest.sources import SourceItem, expand_paths, file_items, is_url
 from deepsearcher.ingest.splitter import Splitter
-from deepsearcher.protocols import Embedder, Loader, VectorStore
+from deepsearcher.protocols import Crawler, Embedder, Loader, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.settings import Settings
 from deepsearcher.types import FileResult, LoadSummary
@@ -49,7 +49,7 @@ def default_description(inputs: Sequence[str]) -> str:
 def load_sources(inputs: Sequence[str], collection: str | None, description: str | None, *, settings: Settings,
                  store: VectorStore, embedder: Embedder, loader: Loader, registry: Registry,
                  force_new: bool = False, batch_size: int | None = None, path_filter: PathFilter | None = None,
-                 on_event: EventCallback = ignore_event) -> LoadSummary:
+                 on_event: EventCallback = ignore_event, crawler: Crawler | None = None) -> LoadSummary:
     """Load files, folders, glob patterns and URLs into a collection.
 
     Args:
@@ -64,6 +64,8 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
         batch_size: chunks per embed/upsert batch (default ``ingest.batch_size``).
         path_filter: called for each expanded file; a returned reason skips it (listed in the summary).
         on_event: receives load and crawl events.
+        crawler: a ready crawler for the URLs instead of the configured one (``query --save-to`` passes the query's
+            page reader, which replays the pages it read without fetching them again).
 
     Returns:
         A LoadSummary with one FileResult per source.
@@ -96,7 +98,7 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
     if urls:
         from deepsearcher.ingest.web import url_items
 
-        web = url_items(urls, settings, signature, on_event, registry)  # validates before any write
+        web = url_items(urls, settings, signature, on_event, registry, crawler)  # validates before any write
         items = _chain(items, web)
     pipeline = LoadPipeline(store, embedder, make_splitter(settings, embedder),
                             batch_size or settings.ingest.batch_size, on_event)

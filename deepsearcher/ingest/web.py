@@ -36,7 +36,7 @@ _KNOWN_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | JSON_SUFFIXES | {".pdf", ".doc
 
 
 def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event: EventCallback,
-              registry: Registry) -> UrlItems:
+              registry: Registry, crawler: Crawler | None = None) -> UrlItems:
     """SourceItems for http(s) start URLs, crawled by the configured provider.
 
     The provider is built and the URLs are validated here, before the pipeline writes anything; fetching starts when
@@ -48,6 +48,7 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event:
         signature: split settings mixed into every version hash.
         on_event: receives ``CrawlQueued`` / ``CrawlFetched`` events.
         registry: where the crawler provider is looked up.
+        crawler: a ready crawler instead of the configured one (a query's page reader replaying the pages it read).
 
     Raises:
         IngestError: a start URL is malformed.
@@ -67,7 +68,8 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event:
         raise IngestError("not a valid http(s) URL: " + ", ".join(bad),
                           hint="give a full address such as https://example.com/docs/; nothing was written")
     starts = list(by_key.values())
-    crawler: Crawler = registry.create("crawler", settings.crawler.resolved(settings.resolve_path))
+    if crawler is None:
+        crawler = registry.create("crawler", settings.crawler.resolved(settings.resolve_path))
     return UrlItems(crawler, starts, settings.loader, signature, on_event)
 
 

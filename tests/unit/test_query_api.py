@@ -29,7 +29,8 @@ def test_query_runs_the_configured_agent_and_emits_the_documented_events():
         "query.report"]
     assert {e.kind for e in events} <= set(QUERY_EVENT_KINDS)
     assert events[0].data == {"question": "How long do I bake bread?", "agent": "deep_search",
-                              "collections": ["milvus", "recipes"], "max_iter": 3}
+                              "collections": ["milvus", "recipes"], "max_iter": 3, "web": None,
+                              "report": "short"}
     assert events[-1].data == report.to_dict()
     for event in events:
         json.dumps(event.data)
