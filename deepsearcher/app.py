@@ -300,12 +300,15 @@ class DeepSearcher:
         ctx.emit(QueryStart(question=question, agent=requested, collections=names, max_iter=qs.max_iter,
                             web=tools.web.name if tools.web is not None else None,
                             report=report))  # type: ignore[arg-type]
-        if sections_by is not None:
-            result = write_long_report(ctx, sections_by, outline)
-        else:
-            result = agent_router.run(ctx, requested)
-        if save_to is not None:
-            self._save_pages(tools, save_to, emit)
+        try:
+            if sections_by is not None:
+                result = write_long_report(ctx, sections_by, outline)
+            else:
+                result = agent_router.run(ctx, requested)
+            if save_to is not None:
+                self._save_pages(tools, save_to, emit)
+        finally:
+            tools.close()
         emit(QueryReport(report=result))
         return result
 

@@ -132,16 +132,17 @@ def decide(run: Run, allowed: list[Action]) -> tuple[StepBase, bool]:
                                     queries=store.queries, where=run.where, language=run.ctx.language,
                                     excerpt_chars=run.options.excerpt_chars)
 
+    usable = True
     if "search" in allowed:
         fallback, text = schema.model_validate({"action": "search", "queries": [state.current]}), \
             "searching the current question"
     elif "read" in allowed:
         fallback, text = schema.model_validate({"action": "read", "items": [i.number for i in unread[:3]]}), \
             "reading the first unopened items"
-    else:
-        fallback, text = schema.model_construct(action=allowed[0]), "writing the final answer now"
+    else:  # only reflect or answer left, and neither can be made up: the final answer is forced
+        usable, fallback, text = False, schema.model_construct(action=allowed[0]), "writing the final answer now"
     reply = run.ask("research_step", build, schema, fallback, text)
-    if reply.fell_back and text == "writing the final answer now":
+    if reply.fell_back and not usable:
         raise BeastMode("no_action")
     return reply.value, reply.fell_back
 

@@ -420,3 +420,18 @@ def test_query_api_runs_deep_research_from_the_registry() -> None:
     assert events[0].data["web"] is None  # nothing configured: nothing goes to the web
     with pytest.raises(Exception, match="does not search the web"):
         app.query(Q, agent="deep_search", web=True)
+
+
+def test_a_model_that_never_writes_usable_json_still_ends_with_a_report() -> None:
+    """What a tiny model does: every structured reply is prose or cut-off JSON. Steps fall back (search the
+    question, then read), search switches itself off, and the run ends in one forced answer."""
+    events: list[Event] = []
+    llm = ScriptedChatModel([ChatResult(text='{"action": "sea', finish_reason="length")] * 200)
+    report = run_agent(llm, events=events)
+    steps = steps_of(events)
+    assert steps and all(s["fell_back"] for s in steps)
+    assert [s["action"] for s in steps][:3] == ["search", "search", "search"]
+    assert of_kind(events, "query.beast_mode")[0]["reason"] in ("no_action", "max_steps")
+    assert llm.history[-1].schema is None and llm.prompts[-1].startswith("Research time is over")
+    assert report.beast_mode and report.answer and report.sources
+    assert len(llm.history) <= 2 * 12 + 1  # two tries per step at most, then the one forced answer

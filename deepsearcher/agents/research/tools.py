@@ -133,6 +133,12 @@ class ResearchTools:
     pages: PageReader | None = None
     chunks_around: ChunksAround | None = None
 
+    def close(self) -> None:
+        """Release the web search provider's connections (providers with a ``close`` method)."""
+        close = getattr(self.web, "close", None)
+        if callable(close):
+            close()
+
 
 def build_tools(settings: Settings, registry: Registry, store: VectorStore, embedder: Embedder, *,
                 web: bool) -> ResearchTools:
