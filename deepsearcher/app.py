@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Sequence
 
-from deepsearcher.errors import CollectionError, ConfigError, DeepSearcherError
-from deepsearcher.events import EventCallback, QueryReport, QuerySaved, QueryStart, ignore_event
+from deepsearcher.errors import CollectionError, ConfigError
+from deepsearcher.events import EventCallback, QueryReport, QueryStart, ignore_event
 from deepsearcher.protocols import ChatModel, Crawler, Embedder, Loader, SearchMode, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
@@ -265,7 +265,7 @@ class DeepSearcher:
         """
         from deepsearcher.agents import agent_router
         from deepsearcher.agents.long_report import section_agent, write_long_report
-        from deepsearcher.agents.research.tools import build_tools
+        from deepsearcher.agents.research.tools import build_tools, save_pages
 
         question = question.strip()
         if not question:
@@ -306,7 +306,7 @@ class DeepSearcher:
             else:
                 result = agent_router.run(ctx, requested)
             if save_to is not None:
-                self._save_pages(tools, save_to, emit)
+                save_pages(self.load, tools, save_to, emit)
         finally:
             tools.close()
         emit(QueryReport(report=result))
@@ -352,19 +352,3 @@ class DeepSearcher:
         return QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],
                             search=search, embed=embed, settings=qs, emit=emit, registry=self.registry,
                             agent_options=self.settings.agent_options, research=tools)
-
-    def _save_pages(self, tools: ResearchTools, collection: str, emit: EventCallback) -> None:
-        """Store the pages the query read into ``collection`` through the one ingestion entry point, replayed by the
-        page reader (nothing is fetched again); the outcome is a ``QuerySaved`` event, never an exception."""
-        pages = tools.pages.pages_read if tools.pages is not None else []
-        if not pages or tools.pages is None:
-            emit(QuerySaved(collection=collection, pages=0, chunks=0, error="no web page was read in this query"))
-            return
-        try:
-            summary = self.load(pages, collection, f"Web pages read by deepsearcher queries ({pages[0]} …)",
-                                on_event=ignore_event, crawler=tools.pages)
-        except DeepSearcherError as exc:
-            emit(QuerySaved(collection=collection, pages=0, chunks=0, error=str(exc).split("\n")[0]))
-            return
-        kept = len(summary.loaded) + len(summary.unchanged)
-        emit(QuerySaved(collection=collection, pages=kept, chunks=summary.chunks_written, error=""))

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
 
 from deepsearcher.errors import ConfigError, DeepSearcherError, SkipSource
-from deepsearcher.events import EventCallback, ignore_event
+from deepsearcher.events import EventCallback, QuerySaved, ignore_event
 from deepsearcher.ingest.ids import bytes_hash
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.ingest.web import normalize_url, page_documents, url_key
 from deepsearcher.protocols import Crawler, Embedder, VectorStore, WebSearch
 from deepsearcher.registry import Registry
 from deepsearcher.settings import LoaderSettings, Settings
-from deepsearcher.types import Chunk, FetchedPage
+from deepsearcher.types import Chunk, FetchedPage, LoadSummary
 
 log = logging.getLogger(__name__)
 
@@ -162,3 +162,21 @@ def build_tools(settings: Settings, registry: Registry, store: VectorStore, embe
     crawler: Crawler = registry.create("crawler", one_page.resolved(settings.resolve_path))
     reader = PageReader(crawler, settings.loader, make_splitter(settings, embedder))
     return ResearchTools(web=provider, pages=reader, chunks_around=around)
+
+
+def save_pages(load: Callable[..., LoadSummary], tools: ResearchTools, collection: str, emit: EventCallback) -> None:
+    """Store the pages a query read into ``collection`` through the one ingestion entry point (``load`` is
+    ``DeepSearcher.load``), replayed by the page reader so nothing is fetched again; the outcome is a ``QuerySaved``
+    event, never an exception."""
+    pages = tools.pages.pages_read if tools.pages is not None else []
+    if not pages:
+        emit(QuerySaved(collection=collection, pages=0, chunks=0, error="no web page was read in this query"))
+        return
+    try:
+        summary = load(pages, collection, f"Web pages read by deepsearcher queries ({pages[0]} …)",
+                       on_event=ignore_event, crawler=tools.pages)
+    except DeepSearcherError as exc:
+        emit(QuerySaved(collection=collection, pages=0, chunks=0, error=str(exc).split("\n")[0]))
+        return
+    emit(QuerySaved(collection=collection, pages=len(summary.loaded) + len(summary.unchanged),
+                    chunks=summary.chunks_written, error=""))
