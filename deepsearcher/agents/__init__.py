@@ -1,7 +1,9 @@
 """Query agents: DeepSearch (decompose → route → retrieve → filter → reflect → repeat → synthesise), NaiveRAG,
-ChainOfRAG, and the agent router. ``DeepSearcher.query`` is the entry point.
+ChainOfRAG, DeepResearch (a budgeted loop of model-chosen actions with an answer evaluator; ``research/``), the agent
+router, and long reports (``long_report``: outline → sections → coherence pass). ``DeepSearcher.query`` is the entry
+point; docs/agents.md compares them.
 
-Agents are registry providers of kind ``agent`` (``deepsearcher.builtins`` registers these three; plugins add more).
+Agents are registry providers of kind ``agent`` (``deepsearcher.builtins`` registers these four; plugins add more).
 An agent receives a ``QueryContext`` (``state``), uses the shared steps (``steps``: structured asks with fallbacks,
 retrieval, dedup, synthesis) and reports progress as typed query events (``deepsearcher.events``, listed in
 docs/events.md); the run ends with a ``QueryReport``.

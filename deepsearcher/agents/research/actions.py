@@ -64,7 +64,8 @@ def search(run: Run, queries: Sequence[str]) -> Outcome:
                              dropped=where.dropped, fell_back=where.fell_back))
         hits = retrieve(ctx, query, where.collections)
         new = [(hit, item) for hit in hits for item, is_new in [store.add_hit(hit, state.current)] if is_new]
-        ctx.emit(QueryAccepted(iteration=state.step, sub_query=query, retrieved=len(hits), accepted=len(new),
+        # every new chunk becomes knowledge (no relevance call: the step prompt shows the most similar items)
+        ctx.emit(QueryAccepted(iteration=state.step, sub_query=query, retrieved=len(new), accepted=len(new),
                                chunks=[chunk_ref(hit) for hit, _ in new], fell_back=False))
         added += [item for _, item in new]
         added += _web_search(run, query)
