@@ -35,7 +35,7 @@ PromptBuilder = Callable[[int], str]
 def fit_window(ctx: QueryContext, step: str, build: PromptBuilder, call: Callable[[str], R], limit: int) -> R:
     """``call(build(limit))``; when the server refuses the prompt as longer than the model's window, build it again
     with half the knowledge items (down to none) before giving up. The one place DeepResearch and long reports fit a
-    prompt to the window (``agents11``'s token counting can replace the retry by counting before the call).
+    prompt to the window (counting tokens before the call can replace this retry).
 
     Raises:
         ContextWindowError: even the prompt without knowledge does not fit.
