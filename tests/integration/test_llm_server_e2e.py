@@ -207,3 +207,64 @@ def test_in_process_llama_cpp_provider(tmp_path: Path):
     assert err.value.limit == 1024
     window = resolve_window(llm)
     assert window.size == 1024 and window.exact and window.count("Milvus Lite") < 6  # the model's own tokenizer
+
+
+def test_deep_research_and_a_long_report_against_a_real_llama_cpp_server(llama_server: LlamaServer, tmp_path: Path):
+    """``--agent deep_research`` and ``--report long`` finish with a report, sources and usage whatever the tiny
+    model replies (unusable steps fall back; a prompt over the 2048-token window is shrunk; the budget, bad
+    attempts or steps end in one forced answer)."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"""
+llm:
+  provider: openai_compatible
+  base_url: {llama_server.base_url}
+  model: gemma-3-270m
+  api_key_env: null
+  max_tokens: 96
+  timeout_s: 120
+  max_retries: 1
+vector_db:
+  uri: ./milvus.db
+query:
+  max_iter: 1
+  top_k: 2
+  max_sub_queries: 1
+agents:
+  deep_research:
+    max_steps: 2
+    prompt_items: 4
+    excerpt_chars: 300
+    token_budget: 30000
+""", encoding="utf-8")
+    runner = CliRunner()
+    loaded = runner.invoke(main, ["--config", str(cfg), "load", str(DATA / "milvus_docs"), "-c", "samples",
+                                  "-d", "Milvus documentation", "--json"], catch_exceptions=False)
+    assert loaded.exit_code == 0, loaded.output
+    llama_server.wait_ready()
+
+    started = time.monotonic()
+    short = runner.invoke(main, ["--config", str(cfg), "query", "--agent", "deep_research", "What is Milvus Lite?"],
+                          catch_exceptions=False)
+    short_s = time.monotonic() - started
+    assert short.exit_code == 0, short.output
+    assert "Traceback" not in short.output and "Unexpected error" not in short.output
+    assert "Step 1: " in short.stderr
+    assert "## Sources" in short.stdout
+    assert [line for line in short.stdout.splitlines() if line.startswith("- [")]
+    usage = next(line for line in short.stderr.splitlines() if line.startswith("Usage: "))
+    assert int(usage.split()[1]) >= 2
+
+    started = time.monotonic()
+    report_path = tmp_path / "long.md"
+    long = runner.invoke(main, ["--config", str(cfg), "query", "--report", "long", "--agent", "deep_research",
+                                "What is Milvus Lite and what are its limits?", "--output", str(report_path)],
+                         catch_exceptions=False)
+    long_s = time.monotonic() - started
+    assert long.exit_code == 0, long.output
+    assert "Traceback" not in long.output and "Unexpected error" not in long.output
+    assert "Outline: " in long.stderr and "Section 1/" in long.stderr
+    text = report_path.read_text(encoding="utf-8")
+    assert text.startswith("# ") and "## Contents" in text and "## Contradictions and open questions" in text
+    assert "## Sources" in text
+    long_usage = next(line for line in long.stderr.splitlines() if line.startswith("Usage: "))
+    print(f"\ne2e deep_research: {short_s:.0f} s, {usage}\ne2e long report: {long_s:.0f} s, {long_usage}")
