@@ -361,9 +361,9 @@ def write_outline(app: Any, question: str, collections: list[str] | None, path: 
 
     outline = app.plan_outline(question, collections=collections)
     Path(str(path)).write_text(outline_markdown(outline), encoding="utf-8")
-    out.print(outline_markdown(outline), markup=False, highlight=False, soft_wrap=True)
-    console.print(f"Outline written to {path}: edit it, then run the same query with --report long --outline {path}",
-                  highlight=False, soft_wrap=True)
+    out.print(plain(outline_markdown(outline), multiline=True), highlight=False, soft_wrap=True)
+    console.print(plain(f"Outline written to {path}: edit it, then run the same query with --report long --outline "
+                        f"{path}"), highlight=False, soft_wrap=True)
 
 
 # --- serve ---------------------------------------------------------------------------------------------------------

@@ -253,15 +253,16 @@ class QueryCutOff(Event):
 
 @dataclass(frozen=True)
 class QueryBudget(Event):
-    """Research stopped on the token budget: a call would have overrun ``query.token_budget`` with the report's
-    reserve kept; the report is written from what was found so far."""
+    """Research stopped on the token budget: a call would have overrun the budget with the final answer's reserve
+    kept; the report (DeepResearch: the forced final answer) is written from what was found so far."""
 
     kind: ClassVar[str] = "query.budget"
     group: ClassVar[str] = "query"
     step: str = _doc("the step whose call was not made")
     used: int = _doc("LLM tokens used so far")
-    budget: int = _doc("query.token_budget")
-    reserve: int = _doc("tokens kept for the final report")
+    budget: int = _doc("the budget in force: query.token_budget, or a DeepResearch run's "
+                       "agents.deep_research.token_budget (tokens counted from the run's start)")
+    reserve: int = _doc("tokens kept for the final report or answer")
 
 
 @dataclass(frozen=True)
@@ -335,7 +336,8 @@ class QueryEvaluation(Event):
 
 @dataclass(frozen=True)
 class QueryBeastMode(Event):
-    """The budget or the bad-attempt limit is spent: all actions are off and one final answer is forced from all
+    """DeepResearch must stop: the token budget (``query.budget`` came just before), the rejected answers allowed or
+    the steps are spent, or no action is left; all actions are off and one final answer is forced from all
     knowledge."""
 
     kind: ClassVar[str] = "query.beast_mode"

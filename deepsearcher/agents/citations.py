@@ -293,8 +293,8 @@ def research_note(report: Report) -> str:
     """One italic line on how the answer was checked: the evaluator's checks, or that beast mode forced it ("" for
     an answer no evaluator saw)."""
     if report.beast_mode:
-        return ("*Forced final answer: the research budget ran out before an answer passed the evaluator "
-                "(beast mode).*")
+        return ("*Forced final answer (beast mode): research ended on its budget or limits before an answer passed "
+                "the evaluator.*")
     if report.checks:
         marks = {True: "passed", False: "failed", None: "not run"}
         return "*Evaluator checks: " + ", ".join(f"{name} {marks[ok]}" for name, ok in report.checks.items()) + ".*"

@@ -17,28 +17,32 @@ answer      an answer citing knowledge as [n] → the evaluator (``evaluator``) 
 ==========  ====================================================================  ===================================
 
 An accepted answer to the original question ends the run; to a gap question, it becomes knowledge; a rejected one is
-kept with its critique and plan. Before every LLM call ``Run.guard`` checks the hard token budget (all but
-``final_reserve`` of ``token_budget``) and the bad-attempt limit; when either is spent, or ``max_steps`` steps ran, or
-no action is allowed, beast mode writes one forced final answer from all knowledge. An unusable step reply (after one
-retry) falls back to searching the current question, else to reading the first unopened items, else to beast mode.
+kept with its critique and plan. The run has its own hard token budget (``token_budget``, ``final_reserve`` of it kept
+for the final answer; ``research.run.research_context``), which every call checks before it is made
+(``ctx.model(step)``, ``agents.budget``): a call that would eat into the reserve raises ``BudgetExhausted``. Then, or
+when ``max_bad_attempts`` answers were rejected, ``max_steps`` steps ran, or no action is allowed, beast mode writes
+one forced final answer from all knowledge. An unusable step reply (after one retry) falls back to searching the
+current question, else to reading the first unopened items, else to beast mode.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
+from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import gaps_note, verify_citations
 from deepsearcher.agents.research import actions
 from deepsearcher.agents.research import prompts as rprompts
 from deepsearcher.agents.research.evaluator import Verdict
-from deepsearcher.agents.research.knowledge import KnowledgeStore
+from deepsearcher.agents.research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.research.options import DeepResearchOptions
 from deepsearcher.agents.research.run import BeastMode, Run, final_answer
 from deepsearcher.agents.research.schemas import StepBase, step_model
 from deepsearcher.agents.research.state import Action, StopReason, allowed_actions
 from deepsearcher.agents.research.tools import ResearchTools
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.events import QueryStep
+from deepsearcher.events import QueryBudget, QueryStep
 from deepsearcher.types import Report, Source
 
 NAME = "deep_research"
@@ -71,6 +75,7 @@ def research(ctx: QueryContext, options: DeepResearchOptions, tools: ResearchToo
     question passes the evaluator or beast mode forces one."""
     run = Run.start(ctx, options, tools, store)
     first_query = len(store.queries)
+    reason: StopReason
     try:
         while True:
             final, verdict = step(run)
@@ -78,8 +83,13 @@ def research(ctx: QueryContext, options: DeepResearchOptions, tools: ResearchToo
                 return Finding(final, verdict, None, run.state.step, run.state.open_gaps(),
                                store.queries[first_query:])
     except BeastMode as stop:
-        text = final_answer(run, stop.reason)
-        return Finding(text, None, stop.reason, run.state.step, run.state.open_gaps(), store.queries[first_query:])
+        reason = stop.reason
+    except BudgetExhausted as exc:
+        budget = run.ctx.budget
+        run.ctx.emit(QueryBudget(step=exc.step, used=exc.used, budget=exc.limit, reserve=budget.reserve))
+        reason = "token_budget"
+    text = final_answer(run, reason)
+    return Finding(text, None, reason, run.state.step, run.state.open_gaps(), store.queries[first_query:])
 
 
 def step(run: Run) -> tuple[str | None, Verdict | None]:
@@ -89,10 +99,12 @@ def step(run: Run) -> tuple[str | None, Verdict | None]:
         ``(accepted answer to the original question, its verdict)``, or ``(None, None)`` to go on.
 
     Raises:
-        BeastMode: the budget, the bad attempts or the steps are spent, or no action is possible.
+        BeastMode: the bad attempts or the steps are spent, or no action is possible.
+        BudgetExhausted: a call of the step would eat into the reserve kept for the final answer.
     """
     state, options = run.state, run.options
-    run.guard()
+    if state.bad_attempts >= options.max_bad_attempts:
+        raise BeastMode("bad_attempts")
     if state.step >= options.max_steps:
         raise BeastMode("max_steps")
     question = state.next_question()
@@ -100,7 +112,11 @@ def step(run: Run) -> tuple[str | None, Verdict | None]:
     allowed = [action for action, why in rules.items() if not why]
     if not allowed:
         raise BeastMode("no_action")
-    reply, fell_back = decide(run, allowed)
+    try:
+        reply, fell_back = decide(run, allowed)
+    except BudgetExhausted:
+        state.undo_step()  # no action was chosen: the step did not run
+        raise
     action: Action = getattr(reply, "action")
     run.ctx.emit(QueryStep(step=state.step, question=question, original=state.is_original(question), action=action,
                            allowed=list(allowed), disabled={a: why for a, why in rules.items() if why},
@@ -126,11 +142,11 @@ def decide(run: Run, allowed: list[Action]) -> tuple[StepBase, bool]:
     state, store = run.state, run.store
     schema = step_model(tuple(allowed))
     unread = store.unread(chunks=run.tools.chunks_around is not None)
+    items, priority = run.shown(state.current)
 
-    def build(limit: int) -> str:
-        return rprompts.step_prompt(state, allowed, run.shown(state.current, limit), unread=unread,
-                                    queries=store.queries, where=run.where, language=run.ctx.language,
-                                    excerpt_chars=run.options.excerpt_chars)
+    def render(shown: Sequence[KnowledgeItem], cap: int | None) -> str:
+        return rprompts.step_prompt(state, allowed, shown, unread=unread, queries=store.queries, where=run.where,
+                                    language=run.ctx.language, excerpt_chars=cap)
 
     usable = True
     if "search" in allowed:
@@ -141,7 +157,7 @@ def decide(run: Run, allowed: list[Action]) -> tuple[StepBase, bool]:
             "reading the first unopened items"
     else:  # only reflect or answer left, and neither can be made up: the final answer is forced
         usable, fallback, text = False, schema.model_construct(action=allowed[0]), "writing the final answer now"
-    reply = run.ask("research_step", build, schema, fallback, text)
+    reply = run.ask("research_step", render, items, priority, schema, fallback, text)
     if reply.fell_back and not usable:
         raise BeastMode("no_action")
     return reply.value, reply.fell_back

@@ -10,8 +10,14 @@ numbers → one coherence pass → one Markdown report with a table of contents 
    appearance, so a source has one number everywhere.
 4. **Coherence pass** (one call): removes repetition, aligns terms, writes the introduction and the conclusion, and
    adds "Contradictions and open questions" (sources that disagree, with their citations; the gaps left open). Its
-   citations are verified again. When its reply is unusable (too long for the window, cut off, or sections missing)
-   the draft is kept and the section lists the open gaps.
+   citations are verified again. It is not asked for when the draft does not fit the window or is longer than the
+   reply the model can give (``llm.max_tokens``, the window, the budget); when it cannot be made or its reply is
+   unusable (cut off, or sections missing) the draft is kept and the section lists the open gaps.
+
+Every prompt (outline, section, editing pass, and DeepResearch's) is fitted to the model's window and every call is
+checked against the token budget by the machinery all agents share (``steps``, ``report.write_fitted``, ``budget``):
+a DeepResearch section runs on its own budget (``agents.deep_research.token_budget``), a DeepSearch section on a
+share of ``query.token_budget``; the editing pass may use what is left.
 """
 
 from __future__ import annotations
@@ -22,19 +28,22 @@ from functools import lru_cache
 from typing import Sequence
 
 from deepsearcher.agents import deep_search
+from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import location, verify_citations
 from deepsearcher.agents.deep_research import research
+from deepsearcher.agents.report import (
+    Evidence, budget_too_small, choose_evidence, cut_off, empty_answer, write_fitted,
+)
 from deepsearcher.agents.research import prompts as rprompts
-from deepsearcher.agents.research.knowledge import KnowledgeStore
+from deepsearcher.agents.research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.research.options import DeepResearchOptions
 from deepsearcher.agents.research.outline import Outline, Section, plan_outline
-from deepsearcher.agents.research.run import fit_window
 from deepsearcher.agents.research.tools import ResearchTools
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import answer_hits, write_text
+from deepsearcher.agents.steps import fused_priority
 from deepsearcher.errors import ConfigError, ContextWindowError
 from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
-from deepsearcher.types import Hit, Report, Source
+from deepsearcher.types import Report, Source
 
 SECTION_AGENTS = ("deep_research", "deep_search")
 CONTRADICTIONS = "Contradictions and open questions"
@@ -88,9 +97,11 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
             text, found_gaps, found_queries, found_steps = finding.answer, finding.gaps, finding.queries, \
                 finding.steps
         else:
+            sub = replace(sub, budget=ctx.budget.share(None, ctx.budget.setting))  # its reserve is its own
             found = deep_search.research(sub)
-            hits = answer_hits(sub, found.accepted, found.rankings)
-            text = write_section(sub, outline, section, store, hits)
+            text = write_section(sub, outline, section, store,
+                                 Evidence(found.accepted, found.rankings, found.searched,
+                                          stopped_on_budget=found.stopped_on_budget, unjudged=found.unjudged))
             found_gaps, found_queries, found_steps = found.open_gaps, found.searched, found.iterations
         text = store.expand_answers(text)
         written.append((section, text))
@@ -112,19 +123,31 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
 
 
 def write_section(ctx: QueryContext, outline: Outline, section: Section, store: KnowledgeStore,
-                  hits: Sequence[Hit]) -> str:
-    """Write one section from DeepSearch's chunks, added to the store and shown with their store numbers."""
-    unique = {item.id: item for item in (store.add_hit(hit, section.question)[0] for hit in hits)}
-    items = sorted(unique.values(), key=lambda item: item.number)
-    if not items:
-        return "No relevant information was found in the searched collections for this section."
+                  evidence: Evidence) -> str:
+    """Write one section from DeepSearch's evidence (the chunks ``report.choose_evidence`` picks), added to the
+    store and shown with their store numbers; the prompt is fitted to the window and the budget
+    (``report.write_fitted``; the chunks of worst fused rank are left out first)."""
+    chosen = choose_evidence(ctx, evidence)
+    if chosen.answer is not None:
+        return chosen.answer
+    rank = fused_priority(chosen.hits, evidence.rankings)
+    best: dict[str, tuple[KnowledgeItem, float]] = {}
+    for hit, priority in zip(chosen.hits, rank):
+        item = store.add_hit(hit, section.question)[0]
+        if item.id not in best or priority < best[item.id][1]:
+            best[item.id] = (item, priority)
+    ordered = sorted(best.values(), key=lambda pair: pair[0].number)
 
-    def build(limit: int) -> str:
-        return rprompts.section_prompt(outline.title or ctx.question, section.title, section.question,
-                                       items[:limit], language=ctx.language)
+    def render(items: Sequence[KnowledgeItem], cap: int | None) -> str:
+        return rprompts.section_prompt(outline.title or ctx.question, section.title, section.question, items,
+                                       language=ctx.language, excerpt_chars=cap)
 
-    reply = fit_window(ctx, "section", build, lambda prompt: write_text(ctx, "section", prompt), len(items))
-    return reply.text or "The model returned an empty section."
+    try:
+        reply, _ = write_fitted(ctx, "section", render, [i for i, _ in ordered], [p for _, p in ordered])
+    except BudgetExhausted:
+        return budget_too_small(ctx, []).answer
+    text = (reply.text or empty_answer(reply)) + cut_off(ctx, "section", reply)
+    return f"{chosen.warning}\n\n{text}" if chosen.warning else text
 
 
 def assemble(written: Sequence[tuple[Section, str]]) -> str:
@@ -134,29 +157,47 @@ def assemble(written: Sequence[tuple[Section, str]]) -> str:
 
 def coherence(ctx: QueryContext, outline: Outline, draft: str, sources: Sequence[Source], gaps: Sequence[str]) -> str:
     """The one editing pass over the whole draft (see the module docstring); the draft plus a gaps section when the
-    reply is unusable."""
+    pass cannot be made (the draft does not fit the window, or is longer than the reply the model can give, or the
+    budget is spent) or its reply is unusable (cut off, or sections missing)."""
     listed = {s.number: f"{s.chunk.title + ' — ' if s.chunk.title else ''}{location(s.chunk)}" for s in sources}
     ctx.emit(QuerySection(index=0, total=len(outline.sections), title=outline.title or ctx.question,
                           question=ctx.question, status="editing", sources=len(sources)))
     prompt = rprompts.coherence_prompt(ctx.question, draft, listed, gaps, language=ctx.language)
-    problem = ""
-    try:
-        reply = write_text(ctx, "coherence", prompt)
-        text = reply.text.strip()
-        missing = [s.title for s in outline.sections if not re.search(rf"^##\s+{re.escape(s.title)}\s*$", text,
-                                                                      re.MULTILINE)]
-        if reply.finish_reason == "length":
-            problem = "the edited report was cut off at the model's max_tokens"
-        elif missing:
-            problem = f"the edited report lost section(s): {', '.join(missing)}"
-    except ContextWindowError:
-        problem = "the draft exceeds the model's context window"
+    problem = editing_room_problem(ctx, prompt, draft)
+    text = ""
+    if not problem:
+        try:
+            reply, _ = write_fitted(ctx, "coherence", lambda items, cap: prompt, [], None)
+            text = reply.text.strip()
+            missing = [s.title for s in outline.sections
+                       if not re.search(rf"^##\s+{re.escape(s.title)}\s*$", text, re.MULTILINE)]
+            if reply.cut_off:
+                problem = "the edited report was cut off at its token limit"
+            elif missing:
+                problem = f"the edited report lost section(s): {', '.join(missing)}"
+        except ContextWindowError:
+            problem = "the draft exceeds the model's context window"
+        except BudgetExhausted:
+            problem = "the token budget left cannot pay for the editing pass"
     if problem:
         ctx.emit(QueryFallback(step="coherence", error=problem, fallback="keeping the sections as written"))
         return f"{draft}\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=False)}"
     if not re.search(rf"^##\s+{CONTRADICTIONS}", text, re.MULTILINE | re.IGNORECASE):
         text += f"\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=True)}"
     return text
+
+
+def editing_room_problem(ctx: QueryContext, prompt: str, draft: str) -> str:
+    """Why the editing pass cannot be asked for ("" when it can): the edited report is about as long as the draft,
+    so a reply limit (``llm.max_tokens``, the room the window leaves after the prompt, the token budget) shorter
+    than the draft would only cut it off."""
+    messages = ctx.messages(prompt)
+    room = min(ctx.window.reply_tokens, ctx.model("coherence", final=True).reply_room(messages))
+    need = ctx.window.count(draft)
+    if need > room:
+        return (f"the draft ({need:,} tokens) is longer than the reply the model can give ({max(room, 0):,} tokens: "
+                "llm.max_tokens, the context window and the token budget limit it)")
+    return ""
 
 
 def _open_questions(gaps: Sequence[str], *, checked: bool) -> str:

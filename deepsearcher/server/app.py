@@ -197,7 +197,8 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
         def run(on_event: EventCallback) -> Report:
             return service.searcher.query(body.question, collections=body.collections, agent=body.agent,
                                          max_iter=body.max_iter, on_event=on_event, report=body.report,
-                                         outline=outline, web=body.web, save_to=body.save_to)
+                                         outline=outline, web=body.web, save_to=body.save_to,
+                                         allow_private_urls=policy.allow_private_urls)
 
         def precheck() -> None:
             """Fail with a plain HTTP error, before any stream starts: a wrong collection, no LLM, LLM unreachable."""

@@ -70,7 +70,8 @@ def test_deep_research_shows_steps_verdicts_and_the_checks(llm: ScriptedChatMode
     assert "✓ kept 3 of 3 new chunks for: Milvus Lite" in err
     assert "evaluator (definitive ✓, attribution ✓): accepted" in err
     assert out.startswith("Milvus Lite runs in your Python process [1].")
-    assert "*Evaluator checks: definitive passed, attribution passed.*" in out and "## Sources\n\n- [1]" in out
+    assert "*Evaluator checks: definitive passed, attribution passed.*" in out
+    assert "## Sources\n\n- /d/lite.md: [1]" in out
     assert "Usage: 4 LLM calls" in err
 
 
@@ -94,7 +95,7 @@ def test_long_report_with_an_outline_file_writes_one_markdown_report(llm: Script
     assert text.startswith("# Milvus Lite notes\n\n## Contents\n\n1. [Introduction](#introduction)\n2. [Basics]"
                            "(#basics)\n3. [Names](#names)\n4. [Conclusion](#conclusion)\n5. [Contradictions and "
                            "open questions](#contradictions-and-open-questions)")
-    assert "## Basics\n\nAs the documents say [" in text and "\n## Sources\n\n- [1] " in text
+    assert "## Basics\n\nAs the documents say [" in text and "\n## Sources\n\n- /d/lite.md: [1]" in text
     assert not any(p.startswith("Plan the table of contents") for p in llm.prompts)
 
 

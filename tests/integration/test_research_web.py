@@ -161,7 +161,7 @@ def test_web_results_are_read_through_the_crawler_and_cited_by_url(provider: str
     assert cited.collection == "web" and cited.chunk.source == pages.url("/mallard")
     assert "dabble for water plants" in cited.chunk.text and cited.chunk.title == "Mallard"
     assert report.answer.startswith("Mallards live on ponds and lakes and eat plants [1].")
-    assert f"## Sources\n\n- [1] {pages.url('/mallard')} — Mallard" in report_markdown(report)
+    assert f"## Sources\n\n- {pages.url('/mallard')} — Mallard: [1]" in report_markdown(report)
     assert pages.paths().count("/mallard") == before + 1
 
 
@@ -271,6 +271,6 @@ def test_cli_says_when_a_query_goes_to_the_web(pages: Site, service_for: Any, ma
     assert "; web search: searxng" in err
     assert "Step 1: search" in err and "↗ web (searxng): mallard duck habitat → 2 results (2 new)" in err
     assert f"✓ read 1 item(s)" in err and "evaluator (definitive ✓, attribution ✓): accepted" in err
-    assert f"- [1] {pages.url('/mallard')} — Mallard" in out
+    assert f"- {pages.url('/mallard')} — Mallard: [1]" in out
     assert "*Evaluator checks: definitive passed, attribution passed.*" in out
     assert "Usage: 5 LLM calls" in err and "Traceback" not in result.output

@@ -13,9 +13,10 @@ from deepsearcher.agents.citations import report_markdown
 from deepsearcher.agents.deep_research import DeepResearchAgent, research
 from deepsearcher.agents.research.knowledge import KnowledgeStore
 from deepsearcher.agents.research.options import DeepResearchOptions
-from deepsearcher.agents.research.state import ResearchState, allowed_actions, over_budget
+from deepsearcher.agents.research.run import research_context
+from deepsearcher.agents.research.state import ResearchState, allowed_actions
 from deepsearcher.agents.research.tools import ResearchTools
-from deepsearcher.agents.steps import NOTHING_FOUND
+from deepsearcher.agents.report import nothing_found
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
 from deepsearcher.llm.scripted import ScriptedChatModel
@@ -288,43 +289,70 @@ def test_an_unusable_evaluator_reply_accepts_the_answer_unverified() -> None:
 
 # --- beast mode ----------------------------------------------------------------------------------------------------
 def test_beast_mode_at_the_token_budget_makes_exactly_one_forced_call() -> None:
+    """The run's budget (10,000 tokens, 40 % kept for the final answer) trips when step 3's call would eat into the
+    reserve; no call is made between the trip and the one forced answer, which may use the reserve."""
     events: list[Event] = []
     llm = ScriptedChatModel([
         search("Milvus Lite"),
-        ChatResult(text=search("Milvus Lite file"), prompt_tokens=900, completion_tokens=10),  # budget trips here
+        ChatResult(text=search("Milvus Lite file"), prompt_tokens=5_800, completion_tokens=10),  # past 6,000 used
         "Forced: Milvus Lite runs in-process [1].",
     ])
-    report = run_agent(llm, events=events, token_budget=1000, final_reserve=0.15)
+    report = run_agent(llm, events=events, token_budget=10_000, final_reserve=0.4)
     assert llm.remaining == 0 and len(llm.history) == 3  # no call between the trip and the forced answer
     final = llm.prompts[-1]
     assert final.startswith("Research time is over: write the final answer")
     assert "[1] lite (/d/lite.md)\nMilvus Lite is the lightweight version" in final
     assert llm.history[-1].streamed and llm.history[-1].schema is None
+    budget = of_kind(events, "query.budget")
+    assert [(b["step"], b["budget"], b["reserve"]) for b in budget] == [("research_step", 10_000, 4_000)]
+    assert budget[0]["used"] > 6_000
+    forced_limit = llm.history[-1].max_tokens
+    assert forced_limit is not None and forced_limit < 10_000 - budget[0]["used"]  # within what the reserve left
     beast = of_kind(events, "query.beast_mode")
-    assert [(b["reason"], b["step"]) for b in beast] == [("token_budget", 2)]
-    assert kinds(events)[-1] == "query.beast_mode"
-    assert report.beast_mode and report.checks == {}
+    assert [(b["reason"], b["step"]) for b in beast] == [("token_budget", 2)]  # two steps ran
+    assert kinds(events)[-2:] == ["query.budget", "query.beast_mode"]
+    assert report.beast_mode and report.checks == {} and report.iterations == 2
     assert report.answer.startswith("Forced: Milvus Lite runs in-process [1].")
     assert "beast mode" in report_markdown(report)
 
 
 def test_the_budget_is_checked_before_every_call_not_only_between_steps() -> None:
+    events: list[Event] = []
     llm = ScriptedChatModel([
         search("Milvus Lite"),
-        ChatResult(text=answer("Milvus Lite is in-process [1]."), prompt_tokens=2000, completion_tokens=10),
+        ChatResult(text=answer("Milvus Lite is in-process [1]."), prompt_tokens=5_800, completion_tokens=10),
         "Forced answer [1].",                    # the evaluator's check choice is never asked
     ])
-    report = run_agent(llm, token_budget=1000)
+    report = run_agent(llm, events=events, token_budget=10_000, final_reserve=0.4)
     assert len(llm.history) == 3 and llm.prompts[-1].startswith("Research time is over")
+    assert of_kind(events, "query.budget")[0]["step"] == "checks"
     assert report.beast_mode
 
 
-def test_query_token_budget_lower_than_the_agents_wins() -> None:
-    state = ResearchState.start(Q)
-    opts = DeepResearchOptions(token_budget=100_000, final_reserve=0.0)
-    assert over_budget(state, 5_000, opts, None) is None
-    assert over_budget(state, 5_000, opts, 4_000) == "token_budget"
-    assert over_budget(ResearchState.start(Q, start_tokens=3_000), 5_000, opts, 4_000) is None  # counts this run
+def test_a_budget_too_small_for_the_forced_answer_says_so_without_a_call() -> None:
+    llm = ScriptedChatModel([search("Milvus Lite"),
+                             ChatResult(text=search("x"), prompt_tokens=9_990, completion_tokens=10)])
+    report = run_agent(llm, token_budget=10_000, final_reserve=0.4)
+    assert len(llm.history) == 2 and report.beast_mode
+    assert report.answer.startswith("**Research stopped on the token budget** (agents.deep_research.token_budget = "
+                                    "10,000 tokens,")
+    assert "Raise agents.deep_research.token_budget and ask again." in report.answer
+
+
+def test_the_run_budget_is_the_agents_unless_query_token_budget_leaves_less() -> None:
+    """``agents.deep_research.token_budget`` feeds the run's ``TokenBudget``, counted from the run's start (a long
+    report's earlier sections do not count); ``query.token_budget``, when it leaves less, wins."""
+    opts = DeepResearchOptions(token_budget=100_000, final_reserve=0.25)
+    llm = ScriptedChatModel([ChatResult(text="earlier section", prompt_tokens=3_000, completion_tokens=0)] * 2)
+    ctx = make_ctx(llm, Q)
+    ctx.llm.chat([{"role": "user", "content": "spent before the run"}])
+    own = research_context(ctx, opts).budget
+    assert (own.limit, own.setting, own.used, own.reserve) == (100_000, "agents.deep_research.token_budget", 0, 25_000)
+    capped = make_ctx(llm, Q, token_budget=4_000)
+    capped.llm.chat([{"role": "user", "content": "spent before the run"}])
+    run_budget = research_context(capped, opts).budget
+    assert (run_budget.limit, run_budget.setting, run_budget.used, run_budget.reserve) == \
+        (1_000, "query.token_budget", 0, 250)
 
 
 def test_beast_mode_at_max_bad_attempts() -> None:
@@ -352,7 +380,7 @@ def test_beast_mode_at_max_steps_and_without_knowledge_no_call() -> None:
     store.create_collection("milvus", description="an empty collection", model_name="hash-bow", dim=2048)
     ctx = make_ctx(llm, Q, store=store, events=events)
     finding = research(ctx, DeepResearchOptions(max_steps=2), ResearchTools(), KnowledgeStore())
-    assert finding.answer == NOTHING_FOUND and finding.beast_mode == "max_steps"
+    assert finding.answer == nothing_found(ctx) and finding.beast_mode == "max_steps"
     assert len(llm.history) == 2 and finding.gaps == ["Which limits apply?"]
 
 

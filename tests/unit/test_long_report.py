@@ -117,7 +117,7 @@ def test_sections_share_the_store_and_citations_are_numbered_globally() -> None:
                            "(#running-milvus-lite)\n3. [Limits](#limits)\n4. [Conclusion](#conclusion)\n"
                            "5. [Contradictions and open questions](#contradictions-and-open-questions)")
     md = report_markdown(report, title=True)
-    assert md.startswith("# Milvus Lite in practice\n\n## Contents") and "## Sources\n\n- [1] /d/lite.md" in md
+    assert md.startswith("# Milvus Lite in practice\n\n## Contents") and "## Sources\n\n- /d/lite.md: [1], [2]\n- /d/limits.md: [3]" in md
     assert report.title == "Milvus Lite in practice" and report.sections == ["Running Milvus Lite", "Limits"]
     outline_event = of_kind(events, "query.outline")[0]
     assert outline_event["source"] == "file" and [s["title"] for s in outline_event["sections"]] == \

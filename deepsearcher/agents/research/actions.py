@@ -1,5 +1,6 @@
 """The four actions of a DeepResearch step: search, read, reflect, answer. Each changes the run's knowledge and state,
-writes a diary entry and emits its events; none calls the LLM except through ``Run.ask`` (routing, the evaluator).
+writes a diary entry and emits its events; the LLM calls they make (routing, the evaluator) go through
+``ctx.model`` like every call, so a spent budget stops them with ``BudgetExhausted``.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from deepsearcher.agents.research.knowledge import WEB, KnowledgeItem
 from deepsearcher.agents.research.run import Run
 from deepsearcher.agents.research.schemas import MAX_ITEMS, MAX_QUERIES, MAX_QUESTIONS
 from deepsearcher.agents.research.state import FailedAttempt
-from deepsearcher.agents.router import route
-from deepsearcher.agents.steps import chunk_ref, dedup_queries, retrieve
+from deepsearcher.agents.router import route_and_retrieve
+from deepsearcher.agents.steps import chunk_ref, dedup_queries
 from deepsearcher.errors import DeepSearcherError
 from deepsearcher.events import (
-    QueryAccepted, QueryEvaluation, QueryFallback, QueryGaps, QueryRead, QueryRouted, QuerySubQueries, QueryWebSearch,
+    QueryAccepted, QueryEvaluation, QueryFallback, QueryGaps, QueryRead, QuerySubQueries, QueryWebSearch,
 )
 from deepsearcher.types import Chunk, Hit
 
@@ -57,12 +58,7 @@ def search(run: Run, queries: Sequence[str]) -> Outcome:
     added: list[KnowledgeItem] = []
     for query in fresh.kept:
         store.queries.append(query)
-        if len(ctx.collections) > 1:
-            run.guard()  # routing asks the model
-        where = route(ctx, query)
-        ctx.emit(QueryRouted(iteration=state.step, sub_query=query, collections=where.collections,
-                             dropped=where.dropped, fell_back=where.fell_back))
-        hits = retrieve(ctx, query, where.collections)
+        hits = route_and_retrieve(ctx, state.step, query)  # routing asks the model: the budget may stop it here
         new = [(hit, item) for hit in hits for item, is_new in [store.add_hit(hit, state.current)] if is_new]
         # every new chunk becomes knowledge (no relevance call: the step prompt shows the most similar items)
         ctx.emit(QueryAccepted(iteration=state.step, sub_query=query, retrieved=len(new), accepted=len(new),

@@ -18,8 +18,10 @@ evaluate    ``{<check>: bool, …, "critique": str, "plan": str}``            no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from deepsearcher.agents.research import prompts as rprompts
+from deepsearcher.agents.research.knowledge import KnowledgeItem
 from deepsearcher.agents.research.run import Run
 from deepsearcher.agents.research.schemas import CheckChoice, verdict_model
 
@@ -57,8 +59,8 @@ def checks_for(run: Run, question: str) -> list[str]:
         chosen = list(GAP_CHECKS)
     else:
         fallback = CheckChoice(definitive=True, attribution=True)
-        reply = run.ask("checks", lambda _: rprompts.checks_prompt(question), CheckChoice, fallback,
-                        "checking definitive and attribution", limit=0)
+        reply = run.ask("checks", lambda items, cap: rprompts.checks_prompt(question), [], None, CheckChoice,
+                        fallback, "checking definitive and attribution")
         chosen = reply.value.chosen or list(GAP_CHECKS)
     state.checks[question] = chosen
     return chosen
@@ -68,7 +70,7 @@ def evaluate(run: Run, question: str, answer: str, checks: list[str]) -> Verdict
     """Judge ``answer`` to ``question`` on ``checks`` (one call; none when attribution fails mechanically).
 
     Raises:
-        BeastMode: the budget was spent before the call.
+        BudgetExhausted: the budget cannot pay for the call (the run goes to beast mode).
     """
     cited = run.store.cited(answer)
     if "attribution" in checks and not cited:
@@ -78,11 +80,11 @@ def evaluate(run: Run, question: str, answer: str, checks: list[str]) -> Verdict
     schema = verdict_model(tuple(checks))
     grounded = [g for item in cited for g in run.store.grounding(item)] or cited
 
-    def build(limit: int) -> str:
-        return rprompts.evaluate_prompt(question, answer, checks, grounded[:limit], run.options.excerpt_chars)
+    def render(items: Sequence[KnowledgeItem], cap: int | None) -> str:
+        return rprompts.evaluate_prompt(question, answer, checks, items, cap, today=run.ctx.now.date())
 
     fallback = schema.model_validate({c: True for c in checks})
-    reply = run.ask("evaluate", build, schema, fallback, "accepting the answer unverified", limit=len(grounded))
+    reply = run.ask("evaluate", render, grounded, None, schema, fallback, "accepting the answer unverified")
     if reply.fell_back:
         return Verdict(True, {c: None for c in checks}, verified=False)
     value = reply.value

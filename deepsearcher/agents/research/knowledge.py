@@ -21,14 +21,13 @@ citation in a report resolves to a chunk (of a collection, or of a web page whos
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Iterator, Literal, Sequence
 
 import numpy as np
 
-from deepsearcher.agents.citations import CITATION_RE, citation_numbers, location
+from deepsearcher.agents.citations import Marker, find_citations, location, replace_citations
 from deepsearcher.types import Chunk, Hit, Source, WebResult
 
 Kind = Literal["chunk", "web", "page", "answer"]
@@ -151,21 +150,25 @@ class KnowledgeStore:
         kinds = ("web", "chunk") if chunks else ("web",)
         return [i for i in self._by_number if i.kind in kinds and i.id not in self.opened]
 
-    def relevant(self, question_vector: np.ndarray, embed: Callable[[str], np.ndarray], limit: int,
-                 *, kinds: Sequence[str] | None = None) -> list[KnowledgeItem]:
-        """The ``limit`` items most similar to the question (cosine of embeddings), in number order.
+    def ranked(self, question_vector: np.ndarray, embed: Callable[[str], np.ndarray], limit: int,
+               *, kinds: Sequence[str] | None = None) -> tuple[list[KnowledgeItem], list[float]]:
+        """The ``limit`` items most similar to the question (cosine of embeddings), in number order, each with its
+        priority for fitting a prompt (minus the cosine: lower = kept first, ``Window.fit``).
 
-        Item embeddings are computed once per run. With ``limit`` >= the item count every item is returned.
+        Item embeddings are computed once per run.
         """
         pool = [i for i in self._by_number if kinds is None or i.kind in kinds]
-        if limit >= len(pool):
-            return pool
-        if limit <= 0:
-            return []
+        if limit <= 0 or not pool:
+            return [], []
         q = np.asarray(question_vector, dtype=np.float32).reshape(-1)
         scores = [float(np.dot(q, self._vector(item, embed))) for item in pool]
-        best = sorted(range(len(pool)), key=lambda i: (-scores[i], pool[i].number))[:limit]
-        return [pool[i] for i in sorted(best)]
+        best = sorted(sorted(range(len(pool)), key=lambda i: (-scores[i], pool[i].number))[:limit])
+        return [pool[i] for i in best], [-scores[i] for i in best]
+
+    def relevant(self, question_vector: np.ndarray, embed: Callable[[str], np.ndarray], limit: int,
+                 *, kinds: Sequence[str] | None = None) -> list[KnowledgeItem]:
+        """The ``limit`` items most similar to the question, in number order (``ranked`` without priorities)."""
+        return self.ranked(question_vector, embed, limit, kinds=kinds)[0]
 
     def _vector(self, item: KnowledgeItem, embed: Callable[[str], np.ndarray]) -> np.ndarray:
         if item.id not in self._vectors:
@@ -175,10 +178,10 @@ class KnowledgeStore:
 
     # --- citations -------------------------------------------------------------------------------------------------
     def cited(self, text: str) -> list[KnowledgeItem]:
-        """The known items ``text`` cites as ``[n]``, in order of first citation."""
+        """The known items ``text`` cites as ``[n]`` (``citations.find_citations``), in order of first citation."""
         out: list[KnowledgeItem] = []
-        for match in CITATION_RE.finditer(text):
-            for n in citation_numbers(match.group(1)):
+        for marker in find_citations(text):
+            for n in marker.numbers:
                 item = self.by_number(n)
                 if item is not None and item not in out:
                     out.append(item)
@@ -199,9 +202,9 @@ class KnowledgeStore:
         """Rewrite citations of ``answer`` items as citations of the items they rest on (an answer resting on none
         keeps an unknown number, which verification then removes)."""
 
-        def replace(match: re.Match[str]) -> str:
+        def replace(marker: Marker) -> str:
             numbers: list[int] = []
-            for n in citation_numbers(match.group(1)):
+            for n in marker.numbers:
                 item = self.by_number(n)
                 grounded = self.grounding(item) if item is not None and item.kind == "answer" else None
                 for m in ([g.number for g in grounded] if grounded is not None else [n]) or [0]:
@@ -209,7 +212,7 @@ class KnowledgeStore:
                         numbers.append(m)
             return "".join(f"[{m}]" for m in numbers)
 
-        return CITATION_RE.sub(replace, text)
+        return replace_citations(text, replace)
 
     def sources(self, numbers: Sequence[int]) -> list[Source]:
         """Sources for the renumbered citations: ``numbers[i]`` (an item number) is cited as ``[i + 1]``."""

@@ -11,11 +11,13 @@ class DeepResearchOptions(AgentOptions):
     """The DeepResearch loop: budget, limits and how much knowledge each prompt shows."""
 
     token_budget: int = Field(200_000, gt=0, description=(
-        "Hard budget of LLM tokens (prompt + completion) per research run (per section of a long report). When the "
-        "run has spent all but final_reserve of it, one forced final answer is written from all knowledge (beast "
-        "mode). query.token_budget, when set and lower, wins."))
-    final_reserve: float = Field(0.15, ge=0, lt=1, description=(
-        "Share of token_budget kept for the forced final answer (after Jina's DeepResearch, which keeps 15%)."))
+        "Hard budget of LLM tokens (prompt + completion) per research run (per section of a long report), checked "
+        "before every call like query.token_budget: a call that would eat into final_reserve is not made, and one "
+        "forced final answer is written from all knowledge instead (beast mode). What query.token_budget leaves, "
+        "when less, wins."))
+    final_reserve: float = Field(0.15, ge=0, le=0.5, description=(
+        "Share of token_budget kept for the forced final answer (after Jina's DeepResearch, which keeps 15%; at "
+        "most half)."))
     max_steps: int = Field(12, gt=0, description="Actions (search, read, reflect, answer) at most, then beast mode.")
     max_bad_attempts: int = Field(2, gt=0, description=(
         "Answers the evaluator may reject before beast mode writes the final answer."))
@@ -28,5 +30,8 @@ class DeepResearchOptions(AgentOptions):
     page_passages: int = Field(3, gt=0, le=20, description=(
         "Passages of a web page read kept as knowledge: those most similar to the question."))
     prompt_items: int = Field(20, gt=0, description=(
-        "Knowledge items shown to the model per step: those most similar to the current question."))
-    excerpt_chars: int = Field(600, gt=50, description="Characters of each knowledge item shown per step.")
+        "Knowledge items shown to the model per step at most: those most similar to the current question (fewer "
+        "when the prompt must be fitted to the model's context window, the least similar left out first)."))
+    excerpt_chars: int = Field(600, gt=50, description=(
+        "Characters of each knowledge item shown per step at most (shorter when the prompt must be fitted to the "
+        "model's context window)."))

@@ -1,5 +1,6 @@
-"""The prompts of DeepResearch and of long reports: named templates, and ONE function per action that renders its
-prompt from the run's state (the place where a prompt's parts can be shrunk to fit a model's window).
+"""The prompts of DeepResearch and of long reports: named templates, and ONE function per prompt that renders it from
+the run's state and the knowledge items shown, cut at an excerpt length (what ``Window.fit`` shortens and leaves out
+to fit a model's window).
 
 Shared pieces (the system prompt, ``messages``, placeholders) are in ``deepsearcher.agents.prompts``. Replies are JSON
 validated by each step's schema, except the forced final answer, the sections and the coherence pass (Markdown).
@@ -157,7 +158,7 @@ def knowledge_list(items: Sequence[KnowledgeItem], max_chars: int | None = None)
 
 def step_prompt(state: ResearchState, allowed: Sequence[Action], shown: Sequence[KnowledgeItem], *,
                 unread: Sequence[KnowledgeItem], queries: Sequence[str], where: str, language: str,
-                excerpt_chars: int) -> str:
+                excerpt_chars: int | None) -> str:
     """The action-choice prompt: the current question, the knowledge shown, the diary, the failed attempts and only
     the allowed actions."""
     fields = {"queries": ", ".join(f'"{q}"' for q in queries[-12:]) or "none yet",
@@ -182,17 +183,17 @@ def checks_prompt(question: str) -> str:
 
 
 def evaluate_prompt(question: str, answer: str, checks: Sequence[str], cited: Sequence[KnowledgeItem],
-                    excerpt_chars: int) -> str:
-    """The evaluator's prompt: the answer, the items it cites, and the chosen checks."""
-    today = date.today().isoformat()
-    rules = "\n".join(f"- {c}: {CHECK_RULES[c].format(today=today)}" for c in checks)
+                    excerpt_chars: int | None, *, today: date) -> str:
+    """The evaluator's prompt: the answer, the items it cites, and the chosen checks (freshness judged as of
+    ``today``, the date of the question)."""
+    rules = "\n".join(f"- {c}: {CHECK_RULES[c].format(today=today.isoformat())}" for c in checks)
     fields = ", ".join(f'"{c}": true|false' for c in checks)
     return EVALUATE.format(question=question, answer=answer.strip(), cited=knowledge_list(cited, excerpt_chars),
                            checks=rules, fields=fields)
 
 
 def final_prompt(question: str, knowledge: Sequence[KnowledgeItem], plans: Sequence[str], *, language: str,
-                 excerpt_chars: int) -> str:
+                 excerpt_chars: int | None) -> str:
     """Beast mode: the one forced final answer from all knowledge, with the reviewer's plans as lessons."""
     lessons = ""
     if plans:

@@ -1,62 +1,68 @@
-"""One DeepResearch run: its context, state and knowledge, and the one door every LLM call of the loop goes through.
+"""One DeepResearch run: its context, state and knowledge, how its prompts are fitted, and the forced final answer.
 
-``Run.ask`` checks the budget (``state.over_budget``) before every structured call and raises ``BeastMode`` when it is
-spent, then asks through ``steps.ask`` (retry once, documented fallback). The forced final answer (``final_answer``)
-is the only call made after the budget tripped, and exactly one.
+The run uses the machinery every agent shares (``agents.steps``, ``agents.report``, ``agents.budget``), with nothing of
+its own for windows or budgets:
+
+- **budget**: ``research_context`` gives the run its own ``TokenBudget`` (``agents.deep_research.token_budget``, a
+  share of what ``query.token_budget`` leaves when that is lower; per section of a long report), with
+  ``final_reserve`` of it kept back for the forced final answer. Every call goes through ``ctx.model(step)``, which
+  claims its tokens before the call and raises ``BudgetExhausted`` when a call would eat into the reserve: that is the
+  trip into beast mode.
+- **window**: every prompt shows knowledge items through ``Run.ask`` (``steps.ask_fitted``) or ``report.write_fitted``,
+  which fit it to the model's window: excerpts shortened, then the items least similar to the question left out
+  (``KnowledgeStore.ranked`` gives the priority), with ``query.trimmed`` saying so.
+- **replies**: structured steps go through ``steps.ask_fitted`` (JSON extraction, one retry showing the error, a
+  cut-off reply asked again with more room, the documented fallback); free text through ``report.write_fitted``.
+
+The forced final answer (``final_answer``) is the only call made after the budget tripped, and exactly one: it may
+use the reserve, and its prompt is fitted to what the budget leaves.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Callable, TypeVar
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence, TypeVar
 
 from pydantic import BaseModel
 
+from deepsearcher.agents.budget import BudgetExhausted
+from deepsearcher.agents.report import budget_too_small, cut_off, empty_answer, nothing_found, write_fitted
 from deepsearcher.agents.research import prompts as rprompts
 from deepsearcher.agents.research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.research.options import DeepResearchOptions
-from deepsearcher.agents.research.state import ResearchState, StopReason, over_budget
+from deepsearcher.agents.research.state import ResearchState, StopReason
 from deepsearcher.agents.research.tools import ResearchTools
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import NOTHING_FOUND, ask, write_text
-from deepsearcher.errors import ContextWindowError
-from deepsearcher.events import QueryBeastMode, QueryFallback
+from deepsearcher.agents.steps import ask_fitted
+from deepsearcher.events import QueryBeastMode
 from deepsearcher.llm.output import Structured
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
-R = TypeVar("R")
-PromptBuilder = Callable[[int], str]
-"""``build(limit) -> prompt``: renders a prompt showing at most ``limit`` knowledge items."""
-
-
-def fit_window(ctx: QueryContext, step: str, build: PromptBuilder, call: Callable[[str], R], limit: int) -> R:
-    """``call(build(limit))``; when the server refuses the prompt as longer than the model's window, build it again
-    with half the knowledge items (down to none) before giving up. The one place DeepResearch and long reports fit a
-    prompt to the window (counting tokens before the call can replace this retry).
-
-    Raises:
-        ContextWindowError: even the prompt without knowledge does not fit.
-    """
-    while True:
-        try:
-            return call(build(limit))
-        except ContextWindowError:
-            if limit <= 0:
-                raise
-            limit //= 2
-            ctx.emit(QueryFallback(step=step, error="the prompt exceeds the model's context window",
-                                   fallback=f"showing {limit} knowledge items"))
+Render = Callable[[Sequence[KnowledgeItem], "int | None"], str]
+"""``render(items, excerpt_chars) -> prompt``: a prompt showing ``items``, each cut at ``excerpt_chars`` (None = the
+option's ``excerpt_chars``)."""
+BUDGET_SETTING = "agents.deep_research.token_budget"
 
 
 class BeastMode(Exception):
-    """Raised before an LLM call when the budget or the bad-attempt limit is spent (``reason``)."""
+    """Research must end in the forced final answer (``reason``): the bad attempts or steps are spent, or no action
+    is possible. (A spent token budget is ``agents.budget.BudgetExhausted``.)"""
 
     def __init__(self, reason: StopReason) -> None:
         super().__init__(reason)
         self.reason: StopReason = reason
+
+
+def research_context(ctx: QueryContext, options: DeepResearchOptions) -> QueryContext:
+    """``ctx`` with the run's own token budget: ``options.token_budget`` counted from now, capped by what
+    ``ctx.budget`` leaves (``TokenBudget.share``), ``final_reserve`` of it kept for the forced final answer."""
+    budget = ctx.budget.share(options.token_budget, BUDGET_SETTING)
+    if budget.limit is not None:
+        budget.set_reserve(int(budget.limit * options.final_reserve))
+    return replace(ctx, budget=budget)
 
 
 @dataclass
@@ -64,7 +70,7 @@ class Run:
     """Everything one research run uses and changes.
 
     Attributes:
-        ctx: the query context (model, search, events); ``ctx.question`` is this run's question.
+        ctx: the query context with the run's budget (``research_context``); ``ctx.question`` is this run's question.
         options: the agent's options.
         tools: web search, page reader, neighbour query.
         store: the knowledge (shared by the sections of a long report).
@@ -82,35 +88,38 @@ class Run:
     @classmethod
     def start(cls, ctx: QueryContext, options: DeepResearchOptions, tools: ResearchTools,
               store: KnowledgeStore) -> Run:
-        state = ResearchState.start(ctx.question, start_tokens=ctx.llm.total_tokens)
-        return cls(ctx, options, tools, store, state, web_on=tools.web is not None)
+        return cls(research_context(ctx, options), options, tools, store, ResearchState.start(ctx.question),
+                   web_on=tools.web is not None)
 
-    # --- budget and calls ----------------------------------------------------------------------------------------
-    def guard(self) -> None:
-        """Raise ``BeastMode`` when the next LLM call must not be made (checked before every call)."""
-        reason = over_budget(self.state, self.ctx.llm.total_tokens, self.options, self.ctx.settings.token_budget)
-        if reason is not None:
-            raise BeastMode(reason)
+    # --- calls ---------------------------------------------------------------------------------------------------
+    def ask(self, step: str, render: Render, items: Sequence[KnowledgeItem], priority: Sequence[float] | None,
+            schema: type[T], fallback: T, fallback_text: str) -> Structured[T]:
+        """One structured step whose prompt shows ``items`` (``steps.ask_fitted``, in the run's context).
 
-    def ask(self, step: str, build: PromptBuilder, schema: type[T], fallback: T, fallback_text: str,
-            limit: int | None = None) -> Structured[T]:
-        """Check the budget, then ask ``build(limit)``; a prompt over the model's window is rebuilt with half the
-        knowledge items (down to none) before the error is raised."""
-        def call(prompt: str) -> Structured[T]:
-            self.guard()
-            return ask(self.ctx, step, prompt, schema, fallback, fallback_text)
+        Raises:
+            BudgetExhausted: the call would eat into the reserve kept for the final answer.
+        """
+        reply, _ = ask_fitted(self.ctx, step, self.renderer(render), items, priority, schema,
+                              lambda kept: fallback, fallback_text)
+        return reply
 
-        return self.fit(step, build, call, self.options.prompt_items if limit is None else limit)
+    def renderer(self, render: Render) -> Callable[[Sequence[KnowledgeItem], int | None], str]:
+        """``render`` with the fitting cap applied on top of ``excerpt_chars`` (whichever is shorter)."""
+        limit = self.options.excerpt_chars
 
-    def fit(self, step: str, build: PromptBuilder, call: Callable[[str], R], limit: int) -> R:
-        """``fit_window`` in this run's context."""
-        return fit_window(self.ctx, step, build, call, limit)
+        def fitted(items: Sequence[KnowledgeItem], cap: int | None) -> str:
+            return render(items, limit if cap is None else min(cap, limit))
+
+        return fitted
 
     # --- knowledge -----------------------------------------------------------------------------------------------
-    def shown(self, question: str, limit: int | None = None) -> list[KnowledgeItem]:
-        """The knowledge items a prompt shows for ``question``: the ``limit`` most similar ones, in number order."""
+    def shown(self, question: str, limit: int | None = None,
+              kinds: Sequence[str] | None = None) -> tuple[list[KnowledgeItem], list[float]]:
+        """The knowledge a prompt about ``question`` shows: the ``limit`` (default ``prompt_items``) most similar
+        items in number order, with their fitting priority (``KnowledgeStore.ranked``)."""
         embed = self.ctx.embed
-        return self.store.relevant(embed(question), embed, self.options.prompt_items if limit is None else limit)
+        return self.store.ranked(embed(question), embed, self.options.prompt_items if limit is None else limit,
+                                 kinds=kinds)
 
     def note(self, text: str) -> None:
         """Add a diary entry for the running step."""
@@ -125,20 +134,23 @@ class Run:
 
 
 def final_answer(run: Run, reason: StopReason) -> str:
-    """Beast mode: one forced answer from all knowledge (no budget check; exactly one LLM call, or none without
-    knowledge, unless the server refuses the prompt as too long for its window). Streams the answer as
-    ``query.answer_token``."""
+    """Beast mode: one forced answer from all knowledge (``2 × prompt_items`` items most similar to the question),
+    streamed as ``query.answer_token``. Exactly one LLM call (none without knowledge, or when the budget cannot pay
+    even for a short prompt): it may use the reserve and its prompt is fitted to the window and to what the budget
+    leaves (``report.write_fitted``)."""
     ctx, state = run.ctx, run.state
     ctx.emit(QueryBeastMode(reason=reason, step=state.step, tokens=ctx.llm.total_tokens,
                             bad_attempts=state.bad_attempts))
     if not len(run.store):
-        return NOTHING_FOUND
+        return nothing_found(ctx)
     plans = [f.plan for f in state.failed if f.plan]
+    items, priority = run.shown(state.question, 2 * run.options.prompt_items)
 
-    def build(limit: int) -> str:
-        return rprompts.final_prompt(state.question, run.shown(state.question, limit), plans, language=ctx.language,
-                                     excerpt_chars=run.options.excerpt_chars)
+    def render(kept: Sequence[KnowledgeItem], cap: int | None) -> str:
+        return rprompts.final_prompt(state.question, kept, plans, language=ctx.language, excerpt_chars=cap)
 
-    reply = run.fit("final_answer", build, lambda prompt: write_text(ctx, "final_answer", prompt),
-                    2 * run.options.prompt_items)
-    return reply.text or "The model returned an empty answer."
+    try:
+        reply, _ = write_fitted(ctx, "final_answer", run.renderer(render), items, priority)
+    except BudgetExhausted:
+        return budget_too_small(ctx, []).answer
+    return (reply.text or empty_answer(reply)) + cut_off(ctx, "final_answer", reply)

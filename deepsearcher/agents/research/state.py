@@ -1,5 +1,5 @@
 """The state of one DeepResearch run: the gap-question queue, the diary, failed attempts, and the rules that switch
-actions off.
+actions off (the token budget is ``ctx.budget``, checked by every call: ``agents.budget``).
 
 After Jina's node-DeepResearch (``src/agent.ts``): a queue of questions to answer, starting with the user's; a diary of
 what each step did, shown back to the model; failed answers kept with the evaluator's critique and an improvement
@@ -57,7 +57,6 @@ class ResearchState:
         diary: one entry per step, in the second person ("At step 2 you searched …").
         failed: the rejected answers with critique and plan.
         checks: question -> the evaluator checks chosen for it.
-        start_tokens: LLM tokens already spent when the run started (a long report's earlier sections).
     """
 
     question: str
@@ -72,18 +71,25 @@ class ResearchState:
     diary: list[str] = field(default_factory=list)
     failed: list[FailedAttempt] = field(default_factory=list)
     checks: dict[str, list[str]] = field(default_factory=dict)
-    start_tokens: int = 0
 
     @classmethod
-    def start(cls, question: str, start_tokens: int = 0) -> ResearchState:
+    def start(cls, question: str) -> ResearchState:
         """A run whose queue holds only ``question``."""
-        return cls(question=question, queue=deque([question]), asked=[question], start_tokens=start_tokens)
+        return cls(question=question, queue=deque([question]), asked=[question])
 
     def next_question(self) -> str:
         """Start a step: pop the head of the queue as the current question."""
         self.step += 1
         self.current = self.queue.popleft() if self.queue else self.question
         return self.current
+
+    def undo_step(self) -> None:
+        """Take back a step that never chose its action (its call was not made): the question goes back to the
+        head and the step is not counted."""
+        if self.current:
+            self.queue.appendleft(self.current)
+        self.current = ""
+        self.step -= 1
 
     def add_gaps(self, gaps: list[str]) -> None:
         """Put new gap questions at the head of the queue, in the given order."""
@@ -138,18 +144,3 @@ def allowed_actions(state: ResearchState, store: KnowledgeStore, options: DeepRe
     elif state.rejected_last:
         out["answer"] = "the previous answer was rejected"
     return out
-
-
-def over_budget(state: ResearchState, tokens: int, options: DeepResearchOptions,
-                query_budget: int | None) -> StopReason | None:
-    """Why the run must go to beast mode before its next LLM call, or None: the hard token budget (all but the
-    final reserve spent) or too many rejected answers.
-
-    The one place the budget is checked; ``tokens`` is the run's LLM meter (``MeteredChatModel.total_tokens``).
-    """
-    budget = min(options.token_budget, query_budget) if query_budget else options.token_budget
-    if tokens - state.start_tokens >= budget * (1 - options.final_reserve):
-        return "token_budget"
-    if state.bad_attempts >= options.max_bad_attempts:
-        return "bad_attempts"
-    return None
