@@ -238,11 +238,17 @@ def run_agent(app: Any, agent: str) -> dict[str, Any]:
     from deepsearcher.llm.scripted import ScriptedChatModel
 
     llm = ScriptedChatModel([research_responder() if agent == "deep_research" else agent_responder(agent)] * 200)
-    searcher = DeepSearcher(app.settings, embedder=app.embedder, store=app.store, llm=llm)
+    settings = app.settings.model_copy(deep=True)
+    settings.query.concurrency = 1  # the scripted replies follow the order of calls
+    searcher = DeepSearcher(settings, embedder=app.embedder, store=app.store, llm=llm)
     report = searcher.query(QUESTION, collections=["milvus_docs", "samples"], agent=agent)
     u = report.usage
+    assert u.llm_calls == len(llm.history)
+    if agent == "deep_research":  # the scripted path was followed to its accepted answer, not cut short
+        assert not report.beast_mode and report.checks and all(report.checks.values()), report.checks
     return {"agent": agent, "calls": u.llm_calls, "prompt": u.prompt_tokens, "completion": u.completion_tokens,
-            "iterations": report.iterations, "sources": len(report.sources), "beast": report.beast_mode}
+            "iterations": report.iterations, "sources": len(report.sources), "beast": report.beast_mode,
+            "checks": report.checks}
 
 
 def agents_section(rows: list[dict[str, Any]]) -> str:
