@@ -77,8 +77,8 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     if outline is None:
         outline, fell_back = plan_outline(ctx)
         source = "fallback" if fell_back else "llm"
-    ctx.emit(QueryOutline(title=outline.title, sections=[{"title": s.title, "question": s.question}
-                                                          for s in outline.sections], source=source))  # type: ignore[arg-type]
+    sections = [{"title": s.title, "question": s.question} for s in outline.sections]
+    ctx.emit(QueryOutline(title=outline.title, sections=sections, source=source))  # type: ignore[arg-type]
     store = KnowledgeStore()
     shared = replace(ctx, search=lru_cache(maxsize=1024)(ctx.search))  # a search run for one section is reused
     written: list[tuple[Section, str]] = []

@@ -287,6 +287,7 @@ def test_long_report_against_a_real_llama_cpp_server(llama_server: LlamaServer, 
     usage = assert_finished(long)
     assert "Outline: Milvus Lite (from the outline file)" in long.stderr and "Section 2/2: Limits" in long.stderr
     text = report_path.read_text(encoding="utf-8")
-    assert text.startswith("# Milvus Lite\n\n## Contents") and "## What it is" in text and "## Limits" in text and "## Contradictions and open questions" in text
+    assert text.startswith("# Milvus Lite\n\n## Contents") and "## What it is" in text and "## Limits" in text
+    assert "## Contradictions and open questions" in text
     assert "## Sources" in text
     print(f"\n{long.stderr}\ne2e long report: {seconds:.0f} s, {usage}")
