@@ -234,6 +234,23 @@ class VectorStoreConformance:
         if "hybrid" in missing:
             assert [h.chunk.id for h in self.search(store, "ducks webbed feet", mode="hybrid")] == dense
 
+    def test_chunks_around_returns_the_neighbours_in_document_order(self, store: VectorStore) -> None:
+        texts = {"long.md": [f"Paragraph {i} of the long document." for i in range(6)], **TEXTS}
+        chunks = self.fill(store, chunks=make_chunks("v1", texts))
+        middle = next(c for c in chunks if c.source == "/docs/long.md" and c.chunk_index == 2)
+        around = store.chunks_around("docs", middle, 1)
+        assert [(c.source, c.chunk_index) for c in around] == [("/docs/long.md", i) for i in (1, 2, 3)]
+        assert around[1].text == middle.text and around[1].id == middle.id
+        first = next(c for c in chunks if c.source == "/docs/long.md" and c.chunk_index == 0)
+        assert [c.chunk_index for c in store.chunks_around("docs", first, 2)] == [0, 1, 2]
+        assert [c.id for c in store.chunks_around("docs", middle, 0)] == [middle.id]
+        other_version = make_chunks("v2", {"long.md": ["Paragraph 2 of the long document."]})[0]
+        assert store.chunks_around("docs", other_version, 3) == []  # that version is not stored
+        with pytest.raises(ValueError):
+            store.chunks_around("docs", middle, -1)
+        with pytest.raises(CollectionError):
+            store.chunks_around("nothing_here", middle, 1)
+
     def test_capabilities_are_reported(self, store: VectorStore) -> None:
         caps = store.capabilities
         assert caps.dense and caps.engine and caps.index_type

@@ -201,6 +201,19 @@ class VectorStore(Protocol):
         """
         ...
 
+    def chunks_around(self, name: str, chunk: Chunk, window: int) -> list[Chunk]:
+        """The chunks of ``chunk``'s document around it: same ``source``, ``page`` and ``doc_hash``, ``chunk_index``
+        within ``window`` of its own (the chunk itself included), ordered by ``chunk_index``.
+
+        Used by the DeepResearch ``read`` action to open a retrieved chunk in its context. Returns [] when the
+        chunk's document is no longer stored (re-loaded in another version).
+
+        Raises:
+            CollectionError: no such collection.
+            ValueError: ``window`` < 0.
+        """
+        ...
+
     def close(self) -> None:
         """Release connections and file locks."""
         ...

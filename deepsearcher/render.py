@@ -24,6 +24,7 @@ from deepsearcher.events import (
     QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning,
     QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed,
 )
+from deepsearcher.render_research import ResearchLines
 from deepsearcher.safe_text import one_line, plain
 from deepsearcher.types import CollectionDescription, Hit, LoadSummary
 
@@ -266,13 +267,14 @@ class QueryProgress(EventRenderer):
         self.quiet = quiet
         self.status = "Starting"
         self.answer = ""
+        self.stepwise = False  # set by the first DeepResearch step: rounds are steps
         self.live = Live(console=console, transient=True, refresh_per_second=8, get_renderable=self._view,
                          redirect_stdout=False, redirect_stderr=False)
         self.handlers = {QueryStart: self._start, QueryAgent: self._agent, QuerySubQueries: self._sub_queries,
                          QueryRouted: self._routed, QueryAccepted: self._accepted,
                          QueryIntermediate: self._intermediate, QueryGaps: self._gaps, QueryFallback: self._fallback,
                          QueryReasoning: self._reasoning, QueryAnswerToken: self._token, QueryTrimmed: self._trimmed,
-                         QueryCutOff: self._cut_off, QueryBudget: self._budget}
+                         QueryCutOff: self._cut_off, QueryBudget: self._budget, **ResearchLines(self).handlers()}
         self.ignored = {"query.report"}  # the CLI prints the verified report after the run
 
     def __enter__(self) -> "QueryProgress":
@@ -299,7 +301,8 @@ class QueryProgress(EventRenderer):
             self.console.print(plain(text, multiline=True), style=style, highlight=False, soft_wrap=True)
 
     def _start(self, e: QueryStart) -> None:
-        self._line(f"Researching in {', '.join(e.collections)} (max {e.max_iter} rounds)")
+        web = f"; web search: {e.web}" if e.web else ""
+        self._line(f"Researching in {', '.join(e.collections)} (max {e.max_iter} rounds){web}")
         self.status = "Planning"
 
     def _agent(self, e: QueryAgent) -> None:
@@ -307,6 +310,10 @@ class QueryProgress(EventRenderer):
             self._line(f"Agent: {e.agent} (chosen by {e.chosen_by})")
 
     def _sub_queries(self, e: QuerySubQueries) -> None:
+        if self.stepwise:  # DeepResearch: the step line said it
+            for query in e.duplicates:
+                self._line(f"  – skipped, already searched: {query}", "dim")
+            return
         self._line(f"Round {e.iteration}: searching")
         for query in e.sub_queries:
             self._line(f"  • {query}")

@@ -269,7 +269,7 @@ class QuerySettings(_Model):
     """The agent loop."""
 
     agent: str = Field("deep_search", description="Agent: auto (the LLM picks per question), deep_search, "
-                                                  "chain_of_rag, naive, or a plugin's agent.")
+                                                  "chain_of_rag, naive, deep_research, or a plugin's agent.")
     max_iter: int = Field(3, gt=0, description="Reflection rounds at most.")
     top_k: int = Field(5, gt=0, description="Chunks retrieved per (sub-query, collection).")
     max_sub_queries: int = Field(4, gt=0, description="Sub-queries the question is decomposed into at most.")

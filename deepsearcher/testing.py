@@ -171,6 +171,14 @@ class MemoryStore:
         scored.sort(key=lambda pair: pair[0], reverse=True)
         return [Hit(chunk, score, name) for score, chunk in scored[:top_k]]
 
+    def chunks_around(self, name: str, chunk: Chunk, window: int) -> list[Chunk]:
+        if window < 0:
+            raise ValueError(f"window must be >= 0, got {window}")
+        near = [c for c, _, _ in self._get(name).rows.values()
+                if (c.source, c.page, c.doc_hash) == (chunk.source, chunk.page, chunk.doc_hash)
+                and abs(c.chunk_index - chunk.chunk_index) <= window]
+        return sorted(near, key=lambda c: c.chunk_index)
+
     def close(self) -> None:
         """Nothing to release."""
 

@@ -252,9 +252,14 @@ class Report:
         sub_queries: every sub-query searched, in order (initial decomposition, then gap queries).
         iterations: reflection rounds run.
         usage: LLM calls, tokens, seconds, cost.
-        agent: the agent that produced it ("deep_search", "naive", "chain_of_rag").
+        agent: the agent that produced it ("deep_search", "naive", "chain_of_rag", "deep_research").
         removed_citations: citation numbers in the model's text that resolved to no retrieved chunk (removed).
         gaps: gap queries still open when the loop stopped (empty when reflection found none).
+        checks: the evaluator's checks on the final answer, check -> passed (None: not run); empty when the answer
+            was not evaluated (agents without an evaluator, a forced final answer, a long report).
+        beast_mode: the answer was forced when the budget or the bad-attempt limit ran out (DeepResearch).
+        title: the report's title (a long report's outline title; "" = the question).
+        sections: the section titles of a long report, in order (empty for a short report).
     """
 
     question: str
@@ -266,6 +271,10 @@ class Report:
     agent: str
     removed_citations: int = 0
     gaps: list[str] = field(default_factory=list)
+    checks: dict[str, bool | None] = field(default_factory=dict)
+    beast_mode: bool = False
+    title: str = ""
+    sections: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

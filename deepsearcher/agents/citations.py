@@ -301,17 +301,31 @@ def cites_any(text: str) -> bool:
     return bool(find_citations(text))
 
 
+def research_note(report: Report) -> str:
+    """One italic line on how the answer was checked: the evaluator's checks, or that beast mode forced it ("" for
+    an answer no evaluator saw)."""
+    if report.beast_mode:
+        return ("*Forced final answer (beast mode): research ended on its budget or limits before an answer passed "
+                "the evaluator.*")
+    if report.checks:
+        marks = {True: "passed", False: "failed", None: "not run"}
+        return "*Evaluator checks: " + ", ".join(f"{name} {marks[ok]}" for name, ok in report.checks.items()) + ".*"
+    return ""
+
+
 def report_markdown(report: Report, *, title: bool = False) -> str:
-    """The whole report as Markdown: the answer, then a Sources section listing each cited file or URL once with
-    the citation numbers (and pages) that point into it.
+    """The whole report as Markdown: the answer, how it was checked (DeepResearch), then a Sources section listing
+    each cited file or URL once with the citation numbers (and pages) that point into it.
 
     Args:
         report: the report.
-        title: start with the question as a level-1 heading (``query --output`` files, the web page's download and
-            the API's ``markdown`` field do; the terminal does not repeat the question).
+        title: start with the title (a long report's) or the question as a level-1 heading (``query --output``
+            files, the web page's download and the API's ``markdown`` field do; the terminal does not repeat it).
     """
-    parts = [f"# {' '.join(report.question.split())}"] if title else []
+    parts = [f"# {' '.join((report.title or report.question).split())}"] if title else []
     parts.append(report.answer.strip())
+    if research_note(report):
+        parts.append(research_note(report))
     if report.sources:
         heading = "## Sources" if cites_any(report.answer) else "## Sources consulted (the answer cites none)"
         parts.append(heading + "\n\n" + "\n".join(f"- {g.line()}" for g in group_sources(report.sources)))

@@ -17,7 +17,7 @@ from deepsearcher.ingest.normalize import NORMALIZE_VERSION
 from deepsearcher.ingest.pipeline import LoadPipeline
 from deepsearcher.ingest.sources import PathAllowed, SourceItem, expand_paths, file_items, is_url
 from deepsearcher.ingest.splitter import Splitter
-from deepsearcher.protocols import Embedder, Loader, VectorStore
+from deepsearcher.protocols import Crawler, Embedder, Loader, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.settings import Settings
 from deepsearcher.types import LoadSummary
@@ -49,7 +49,8 @@ def default_description(inputs: Sequence[str]) -> str:
 def load_sources(inputs: Sequence[str], collection: str | None, description: str | None, *, settings: Settings,
                  store: VectorStore, embedder: Embedder, loader: Loader, registry: Registry,
                  force_new: bool = False, batch_size: int | None = None, path_allowed: PathAllowed | None = None,
-                 allow_private_urls: bool | None = None, on_event: EventCallback = ignore_event) -> LoadSummary:
+                 allow_private_urls: bool | None = None, on_event: EventCallback = ignore_event,
+                 crawler: Crawler | None = None) -> LoadSummary:
     """Load files, folders, glob patterns and URLs into a collection.
 
     Args:
@@ -68,6 +69,8 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
             resolved ``server.allow_private_urls``): it replaces ``crawler.allow_private_urls``, except that a
             crawler setting of ``false`` always wins. None = the crawler setting as configured.
         on_event: receives load and crawl events.
+        crawler: a ready crawler for the URLs instead of the configured one (``query --save-to`` passes the query's
+            page reader, which replays the pages it read without fetching them again).
 
     Returns:
         A LoadSummary with one FileResult per source; every per-source failure (unreadable, removed during the load,
@@ -94,7 +97,7 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
         from deepsearcher.ingest.web import url_items
 
         web = url_items(urls, settings, signature, on_event, registry,  # validates before any write
-                        allow_private_urls=allow_private_urls)
+                        allow_private_urls=allow_private_urls, crawler=crawler)
         items = _chain(items, web)
     pipeline = LoadPipeline(store, embedder, make_splitter(settings, embedder),
                             batch_size or settings.ingest.batch_size, on_event)

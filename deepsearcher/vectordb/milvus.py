@@ -352,6 +352,26 @@ class MilvusStore:
         return hits
 
 
+    def chunks_around(self, name: str, chunk: Chunk, window: int) -> list[Chunk]:
+        """Chunks of the same document version (source, page, doc_hash) with ``chunk_index`` within ``window``,
+        ordered by ``chunk_index`` (one filtered query, no vector search).
+
+        Raises:
+            CollectionError: no such collection.
+            ValueError: ``window`` < 0.
+        """
+        if window < 0:
+            raise ValueError(f"window must be >= 0, got {window}")
+        if not self.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
+        self._ready(name)
+        page = -1 if chunk.page is None else int(chunk.page)
+        expr = (f"source == {_quote(chunk.source)} and page == {page} and doc_hash == {_quote(chunk.doc_hash)} "
+                f"and chunk_index >= {chunk.chunk_index - window} and chunk_index <= {chunk.chunk_index + window}")
+        rows = self.client.query(name, filter=expr, output_fields=OUTPUT_FIELDS, limit=2 * window + 1)
+        return sorted((_to_hit(row, name).chunk for row in rows), key=lambda c: c.chunk_index)
+
+
 @functools.cache
 def fit_bytes(text: str, max_bytes: int) -> str:
     """``text`` cut to at most ``max_bytes`` UTF-8 bytes on a character boundary (lone surrogates written as

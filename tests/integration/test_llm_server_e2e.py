@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -238,3 +238,87 @@ def test_in_process_llama_cpp_provider(tmp_path: Path):
     assert err.value.limit == 1024
     window = resolve_window(llm)
     assert window.size == 1024 and window.exact and window.count("Milvus Lite") < 6  # the model's own tokenizer
+
+
+def research_setup(server: LlamaServer, tmp_path: Path, max_steps: int) -> Path:
+    """A config for DeepResearch on the test server (96-token replies, ``max_steps`` steps, small prompts) and
+    data/milvus_docs loaded as one collection; returns the config path once the server is ready."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"""
+llm:
+  provider: openai_compatible
+  base_url: {server.base_url}
+  model: gemma-3-270m
+  api_key_env: null
+  max_tokens: 96
+  timeout_s: 120
+  max_retries: 1
+vector_db:
+  uri: ./milvus.db
+query:
+  max_iter: 1
+  top_k: 2
+  max_sub_queries: 1
+agents:
+  deep_research:
+    max_steps: {max_steps}
+    prompt_items: 4
+    excerpt_chars: 300
+    token_budget: 30000
+""", encoding="utf-8")
+    loaded = CliRunner().invoke(main, ["--config", str(cfg), "load", str(DATA / "milvus_docs"), "-c", "samples",
+                                       "-d", "Milvus documentation", "--json"], catch_exceptions=False)
+    assert loaded.exit_code == 0, loaded.output
+    server.wait_ready()
+    return cfg
+
+
+def assert_finished(result: Any) -> str:
+    """The run ended normally, with no traceback; returns its usage line."""
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "Unexpected error" not in result.output
+    usage = next(line for line in result.stderr.splitlines() if line.startswith("Usage: "))
+    assert "prompt +" in usage and "completion tokens" in usage
+    return usage
+
+
+def test_deep_research_against_a_real_llama_cpp_server(llama_server: LlamaServer, tmp_path: Path):
+    """``--agent deep_research`` finishes with a report, sources and usage whatever the tiny model replies
+    (unusable steps fall back; prompts are fitted to the server's 2,048-token window; the budget, bad attempts or
+    steps end in one forced answer)."""
+    cfg = research_setup(llama_server, tmp_path, max_steps=2)
+    started = time.monotonic()
+    short = CliRunner().invoke(main, ["--config", str(cfg), "query", "--agent", "deep_research",
+                                      "What is Milvus Lite?"], catch_exceptions=False)
+    seconds = time.monotonic() - started
+    usage = assert_finished(short)
+    assert "Step 1: " in short.stderr
+    assert "## Sources" in short.stdout
+    assert [line for line in short.stdout.splitlines() if line.startswith(f"- {DATA}")]
+    assert int(usage.split()[1]) >= 2
+    print(f"\n{short.stderr}\ne2e deep_research: {seconds:.0f} s, {usage}")
+
+
+def test_long_report_against_a_real_llama_cpp_server(llama_server: LlamaServer, tmp_path: Path):
+    """``--report long`` finishes with one Markdown report: title, contents, sections, the contradictions section,
+    sources, usage. Kept to about two minutes: the outline is a two-section file (the tiny model's own outlines fall
+    back to the three-section default after two long replies, ~45 % of the run's tokens when tried: covered by
+    tests/unit/test_long_report.py), each section is one DeepResearch step then its forced answer, and with 96-token
+    replies the editing pass cannot hold the draft, so it is not asked for and the sections are kept."""
+    cfg = research_setup(llama_server, tmp_path, max_steps=1)
+    outline = tmp_path / "outline.md"
+    outline.write_text("# Milvus Lite\n\n## What it is\nWhat is Milvus Lite?\n\n## Limits\n"
+                       "What are the limits of Milvus Lite?\n", encoding="utf-8")
+    started = time.monotonic()
+    report_path = tmp_path / "long.md"
+    long = CliRunner().invoke(main, ["--config", str(cfg), "query", "--report", "long", "--agent", "deep_research",
+                                     "--outline", str(outline), "What is Milvus Lite and what are its limits?",
+                                     "--output", str(report_path)], catch_exceptions=False)
+    seconds = time.monotonic() - started
+    usage = assert_finished(long)
+    assert "Outline: Milvus Lite (from the outline file)" in long.stderr and "Section 2/2: Limits" in long.stderr
+    text = report_path.read_text(encoding="utf-8")
+    assert text.startswith("# Milvus Lite\n\n## Contents") and "## What it is" in text and "## Limits" in text
+    assert "## Contradictions and open questions" in text
+    assert "## Sources" in text
+    print(f"\n{long.stderr}\ne2e long report: {seconds:.0f} s, {usage}")

@@ -84,7 +84,7 @@ def test_load_describe_retrieve_reload_and_lock_on_the_cpp_engine(tmp_path: Path
         assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
         busy = _cli(cfg, "collections")
         assert busy.returncode == 1
-        said = " ".join((busy.stdout + busy.stderr).split())  # wrapped at the terminal width
+        said = " ".join((busy.stdout + busy.stderr).split())  # wrapped to the terminal width (long tmp paths)
         assert "in use by another process" in said and "Traceback" not in busy.stderr
     finally:
         holder.kill()

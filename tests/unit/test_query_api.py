@@ -31,7 +31,8 @@ def test_query_runs_the_configured_agent_and_emits_the_documented_events():
         "query.accepted", "query.gaps", "query.report"]
     assert {e.kind for e in events} <= set(QUERY_EVENT_KINDS)
     assert events[0].data == {"question": "How long do I bake bread?", "agent": "deep_search",
-                              "collections": ["milvus", "recipes"], "max_iter": 3}
+                              "collections": ["milvus", "recipes"], "max_iter": 3, "web": None,
+                              "report": "short"}
     assert events[2].data["sub_queries"] == ["How long do I bake bread?", "bread baking time"]
     assert [(e.data["retrieved"], e.data["accepted"]) for e in events if e.kind == "query.accepted"] == [(2, 1),
                                                                                                        (0, 0)]
