@@ -7,21 +7,27 @@ Nothing here prints: progress goes to the ``on_event`` callback, failures are ``
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Sequence
 
-from deepsearcher.errors import CollectionError, ConfigError
-from deepsearcher.events import EventCallback, QueryReport, QueryStart, RetrievalNotice, ignore_event
-from deepsearcher.protocols import ChatModel, Embedder, Loader, SearchMode, VectorStore
+from deepsearcher.errors import CollectionError, ConfigError, DeepSearcherError
+from deepsearcher.events import EventCallback, LoadDescribe, QueryReport, QueryStart, RetrievalNotice, ignore_event
+from deepsearcher.protocols import ChatModel, Crawler, Embedder, Loader, SearchMode, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
-from deepsearcher.settings import ProviderOptions, Settings
-from deepsearcher.types import CollectionInfo, Hit, LoadSummary, Report, SearchPlan
+from deepsearcher.settings import ProviderOptions, QuerySettings, Settings
+from deepsearcher.types import CollectionDescription, CollectionInfo, Hit, LoadSummary, Report, SearchPlan
+from deepsearcher.vectordb.names import validate_collection_name
 
 if TYPE_CHECKING:
+    from deepsearcher.agents.research.outline import Outline
+    from deepsearcher.agents.state import QueryContext
     from deepsearcher.ingest.sources import PathAllowed
 
 log = logging.getLogger(__name__)
 
+#: agents that search the web when ``web_search`` is configured ("auto" may pick deep_research)
+WEB_AGENTS = ("deep_research", "auto")
 NO_LLM_HINT = ("add an llm: block to the config, e.g. provider: openai_compatible, model: gpt-4o-mini, api_key_env: "
                "OPENAI_API_KEY; or base_url: http://127.0.0.1:8080/v1 for a local llama.cpp / Ollama / vLLM server. "
                "See docs/llm-providers.md")
@@ -139,7 +145,8 @@ class DeepSearcher:
     # --- ingestion -----------------------------------------------------------------------------------------------
     def load(self, inputs: Sequence[str], collection: str | None = None, description: str | None = None, *,
              force_new: bool = False, batch_size: int | None = None, path_allowed: PathAllowed | None = None,
-             allow_private_urls: bool | None = None, on_event: EventCallback | None = None) -> LoadSummary:
+             allow_private_urls: bool | None = None, on_event: EventCallback | None = None,
+             crawler: Crawler | None = None) -> LoadSummary:
         """Load files, folders, glob patterns and URLs into a collection (``ingest.load.load_sources``).
 
         Args:
@@ -153,6 +160,7 @@ class DeepSearcher:
             allow_private_urls: replaces ``crawler.allow_private_urls`` for this load, unless that is ``false``
                 (the server passes its own rule); None = the crawler setting.
             on_event: progress callback (default: the one given to the constructor).
+            crawler: a ready crawler for the URLs instead of the configured one.
 
         Returns:
             A LoadSummary with one FileResult per source; a source that fails on its own is skipped with a reason.
@@ -163,10 +171,60 @@ class DeepSearcher:
         """
         from deepsearcher.ingest.load import load_sources
 
-        return load_sources(inputs, collection, description, settings=self.settings, store=self.store,
-                            embedder=self.embedder, loader=self.loader, registry=self.registry, force_new=force_new,
-                            batch_size=batch_size, path_allowed=path_allowed,
-                            allow_private_urls=allow_private_urls, on_event=on_event or self.on_event)
+        emit = on_event or self.on_event
+        summary = load_sources(inputs, collection, description, settings=self.settings, store=self.store,
+                               embedder=self.embedder, loader=self.loader, registry=self.registry,
+                               force_new=force_new, batch_size=batch_size, path_allowed=path_allowed,
+                               allow_private_urls=allow_private_urls, on_event=emit, crawler=crawler)
+        if summary.created and description is None:
+            summary = replace(summary, description=self.describe_collection(summary.collection, on_event=emit))
+        return summary
+
+    def describe_collection(self, name: str, text: str | None = None, *,
+                            on_event: EventCallback | None = None) -> CollectionDescription:
+        """Set a collection's description to ``text``, or (None) write one: by the configured LLM from a sample of
+        its chunks (one call; when ``ingest.describe_with_llm``), else from file names and titles
+        (``agents.describe``). A generated description is stored marked as generated.
+
+        Args:
+            name: an existing collection.
+            text: the new description (a user's), or None to generate one.
+            on_event: receives ``LoadDescribe`` before a description is generated.
+
+        Returns:
+            What was stored, with its origin ("given", "llm" or "files") and why the LLM did not write it.
+
+        Raises:
+            CollectionError: no such collection.
+            ConfigError: ``text`` is blank.
+        """
+        from deepsearcher.agents.describe import describe_collection
+
+        if not self.store.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+        if text is not None:
+            text = " ".join(text.split())
+            if not text:
+                raise ConfigError("the description is empty", hint='--set "what these documents are about"')
+            self.store.set_description(name, text, generated=False)
+            return CollectionDescription(name, text, "given")
+        llm, why_not = self._describing_llm()
+        (on_event or self.on_event)(LoadDescribe(collection=name, by="llm" if llm is not None else "files"))
+        return describe_collection(self.store, name, llm, no_llm_note=why_not)
+
+    def _describing_llm(self) -> tuple[ChatModel | None, str]:
+        """The LLM to describe a collection with, or None and why not (never raises: describing must not fail a
+        load)."""
+        if not self.settings.ingest.describe_with_llm:
+            return None, "ingest.describe_with_llm is false"
+        if self._llm is None and self.settings.llm is None:
+            return None, "no LLM is configured"
+        try:
+            self.check_llm()
+            return self.llm, ""
+        except DeepSearcherError as exc:
+            log.warning("not describing with the LLM: %s", exc)
+            return None, f"the LLM is not usable: {exc.args[0] if exc.args else exc}"
 
     # --- collections ---------------------------------------------------------------------------------------------
     def collections(self) -> list[CollectionInfo]:
@@ -196,12 +254,14 @@ class DeepSearcher:
             on_event: receives the ``RetrievalNotice`` events (default: the constructor's callback).
 
         Returns:
-            Hits across the collections, best first (per-collection lists fused by reciprocal rank when several).
+            Hits across the collections, best first (per-collection lists fused by reciprocal rank when several);
+            chunks with identical text take one slot, the other copies listed in ``Hit.also_in``.
 
         Raises:
             CollectionError: a named collection does not exist, there is none at all, or one was built with
                 another embedding model.
         """
+        from deepsearcher.vectordb.collapse import collapse_identical
         from deepsearcher.vectordb.fusion import fuse_ranked
 
         k = top_k or self.settings.query.top_k
@@ -209,10 +269,26 @@ class DeepSearcher:
         names = self.resolve_collections(collections)
         plans = self.plan_searches(names, chosen, on_event or self.on_event)
         vector = None if all(p.mode == "bm25" for p in plans.values()) else self.embedder.embed_query(query)
-        per_collection = [self.store.search(name, vector, query, k, mode=plans[name].mode) for name in names]
+        per_collection = [self.search(name, vector, query, k, plans[name].mode) for name in names]
         if len(per_collection) == 1:
             return per_collection[0]
-        return fuse_ranked(per_collection, k)
+        return collapse_identical(fuse_ranked(per_collection, sum(map(len, per_collection))))[:k]
+
+    def search(self, collection: str, vector: Any, query: str, top_k: int, mode: SearchMode) -> list[Hit]:
+        """Top-k hits of one collection with identical texts collapsed (``vectordb.collapse.search_distinct``): the
+        one search that ``retrieve`` and the agents use.
+
+        Args:
+            collection: an existing collection.
+            vector: the query embedding, shape (dim,), or None in "bm25" mode.
+            query: the query text.
+            top_k: distinct texts wanted.
+            mode: "dense", "bm25" or "hybrid".
+        """
+        from deepsearcher.vectordb.collapse import search_distinct
+
+        store = self.store
+        return search_distinct(lambda limit: store.search(collection, vector, query, limit, mode=mode), top_k)
 
     def plan_searches(self, names: Sequence[str], mode: SearchMode, on_event: EventCallback) -> dict[str, SearchPlan]:
         """The mode each collection's search runs (``VectorStore.plan_search``); one ``RetrievalNotice`` per
@@ -245,7 +321,9 @@ class DeepSearcher:
 
     # --- query ---------------------------------------------------------------------------------------------------
     def query(self, question: str, *, collections: Sequence[str] | None = None, agent: str | None = None,
-              max_iter: int | None = None, on_event: EventCallback | None = None) -> Report:
+              max_iter: int | None = None, on_event: EventCallback | None = None, report: str = "short",
+              outline: Outline | None = None, web: bool | None = None, save_to: str | None = None,
+              allow_private_urls: bool | None = None) -> Report:
         """Research ``question`` over the collections and return one cited report.
 
         Args:
@@ -255,56 +333,121 @@ class DeepSearcher:
             max_iter: search rounds at most (default ``query.max_iter``).
             on_event: progress callback (default: the constructor's); events are listed in docs/events.md and
                 end with ``QueryReport``.
+            report: "short" (one answer) or "long" (outline, sections researched by deep_research or deep_search,
+                an editing pass; ``deepsearcher.agents.long_report``).
+            outline: the long report's table of contents (default: planned by the model).
+            web: search the web too (DeepResearch): None = when ``web_search`` is configured, False = never.
+            save_to: store the web pages read into this collection after the run (``QuerySaved`` reports it).
+            allow_private_urls: the caller's address rule for the pages the run reads and saves (the HTTP server
+                passes its resolved ``server.allow_private_urls``); it replaces ``crawler.allow_private_urls``
+                unless that is ``false`` (``ingest.web.crawler_options``). None = the crawler setting.
 
         Returns:
             ``Report``: answer with verified ``[n]`` citations, cited sources, sub-queries, iterations, usage.
 
         Raises:
-            ConfigError: no LLM configured, an unknown agent, a bad ``max_iter`` or an empty question.
+            ConfigError: no LLM configured, an unknown agent, a bad ``max_iter`` or ``report``, an empty question,
+                ``web=True`` or ``save_to`` without a configured web search, or a long report with an agent other
+                than deep_research / deep_search.
             QuestionError: the question is longer than ``query.max_question_tokens`` or than the model's context
                 window allows (refused before any LLM call).
-            CollectionError: no collections, an unknown one, or an embedding-model mismatch.
+            CollectionError: no collections, an unknown one, an embedding-model mismatch, or a bad ``save_to`` name.
             ProviderError: the LLM server is unreachable or failed (checked before any work is done).
         """
-        from functools import lru_cache
-
         from deepsearcher.agents import agent_router
-        from deepsearcher.agents.state import QueryContext
-        from deepsearcher.llm.base import MeteredChatModel
+        from deepsearcher.agents.long_report import section_agent, write_long_report
+        from deepsearcher.agents.research.tools import build_tools, save_pages
 
         question = question.strip()
         if not question:
             raise ConfigError("the question is empty", hint='deepsearcher query "your question"')
+        if report not in ("short", "long"):
+            raise ConfigError(f"unknown report kind {report!r}", hint="use short or long")
         qs = self.settings.query
         requested = agent or qs.agent
         known = self.registry.names("agent")
         if requested != "auto" and requested not in known:
             raise ConfigError(f"unknown agent {requested!r}", hint=f"use one of: auto, {', '.join(known)}")
+        sections_by = section_agent(requested) if report == "long" else None
         if max_iter is not None:
             if max_iter < 1:
                 raise ConfigError(f"max_iter must be at least 1, got {max_iter}")
             qs = qs.model_copy(update={"max_iter": max_iter})
+        searches_web = (sections_by or requested) in WEB_AGENTS
+        if web and not searches_web:
+            raise ConfigError(f"the {sections_by or requested} agent does not search the web",
+                              hint="use --agent deep_research to search the web too, or leave out --web")
+        use_web = searches_web and (self.settings.web_search is not None if web is None else web)
+        if save_to is not None:
+            validate_collection_name(save_to)
+            if not use_web:
+                raise ConfigError("--save-to stores the web pages a query reads, but web search is off",
+                                  hint="configure web_search (docs/web-search.md) and leave out --no-web")
         self.check_llm()  # before the embedder loads: a missing or unreachable LLM is reported in a moment
         names = self.resolve_collections(collections)
+        emit = on_event or self.on_event
+        modes: dict[str, SearchMode] = {}
+        ctx = self._context(question, names, qs, emit, modes)
+        ctx.check_question()
+        tools = build_tools(self.settings, self.registry, self.store, self.embedder, web=use_web,
+                            allow_private_urls=allow_private_urls)
+        ctx = replace(ctx, research=tools)
+        ctx.emit(QueryStart(question=question, agent=requested, collections=names, max_iter=qs.max_iter,
+                            web=tools.web.name if tools.web is not None else None,
+                            report=report))  # type: ignore[arg-type]
+        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ctx.emit)
+        modes.update({name: plan.mode for name, plan in plans.items()})
+        try:
+            if sections_by is not None:
+                result = write_long_report(ctx, sections_by, outline)
+            else:
+                result = agent_router.run(ctx, requested)
+            if save_to is not None:
+                save_pages(self.load, tools, save_to, emit)
+        finally:
+            tools.close()
+        emit(QueryReport(report=result))
+        return result
+
+    def plan_outline(self, question: str, *, collections: Sequence[str] | None = None) -> Outline:
+        """The table of contents a long report on ``question`` would follow (one LLM call), to edit and pass back
+        as ``query(..., report="long", outline=…)``.
+
+        Raises:
+            ConfigError, CollectionError, ProviderError: as ``query``.
+        """
+        from deepsearcher.agents.research.outline import plan_outline
+
+        if not question.strip():
+            raise ConfigError("the question is empty", hint='deepsearcher query "your question"')
+        self.check_llm()
+        names = self.resolve_collections(collections)
+        qs = self.settings.query
+        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ignore_event)
+        ctx = self._context(question.strip(), names, qs, self.on_event,
+                            {name: plan.mode for name, plan in plans.items()})
+        ctx.check_question()
+        outline, _ = plan_outline(ctx)
+        return outline
+
+    def _context(self, question: str, names: Sequence[str], qs: QuerySettings, emit: EventCallback,
+                 modes: dict[str, SearchMode]) -> QueryContext:
+        """The ``QueryContext`` of one run: a metered model, search over ``names`` in the mode ``modes`` names for
+        each (filled by the caller from ``plan_searches`` before the first search), a cached query embedder."""
+        from functools import lru_cache
+
+        from deepsearcher.agents.state import QueryContext
+        from deepsearcher.llm.base import MeteredChatModel
+
         llm = self.llm
         meter = MeteredChatModel(llm, getattr(llm, "price_per_1m_input", None),
                                  getattr(llm, "price_per_1m_output", None))
         embed = lru_cache(maxsize=512)(self.embedder.embed_query)  # each sub-query is embedded once per run
         store = self.store
-        emit = on_event or self.on_event
-        infos = [store.describe(n) for n in names]
-        modes: dict[str, SearchMode] = {}
 
         def search(text: str, collection: str, top_k: int) -> list[Hit]:
-            return store.search(collection, embed(text), text, top_k, mode=modes[collection])
+            return self.search(collection, embed(text), text, top_k, modes[collection])
 
-        ctx = QueryContext(question=question, llm=meter, collections=infos, search=search, embed=embed, settings=qs,
-                           emit=emit, registry=self.registry, agent_options=self.settings.agent_options,
-                           embedding_model=self.embedder.model_name)
-        ctx.check_question()
-        ctx.emit(QueryStart(question=question, agent=requested, collections=names, max_iter=qs.max_iter))
-        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ctx.emit)
-        modes.update({name: plan.mode for name, plan in plans.items()})
-        report = agent_router.run(ctx, requested)
-        emit(QueryReport(report=report))
-        return report
+        return QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],
+                            search=search, embed=embed, settings=qs, emit=emit, registry=self.registry,
+                            agent_options=self.settings.agent_options, embedding_model=self.embedder.model_name)

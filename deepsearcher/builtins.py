@@ -46,7 +46,8 @@ def register(registry: Registry) -> None:
         ("vector_db", "milvus", milvus_store, S + "MilvusSettings",
          "Milvus: a Milvus Lite file, a Milvus server or Zilliz Cloud (one code path)."),
         ("loader", "builtin", "deepsearcher.ingest.loaders:BuiltinLoader", S + "LoaderSettings",
-         "Per-format libraries: pypdf, python-docx, python-pptx, trafilatura, JSON(L), markitdown."),
+         "Whole-document extractors per format: pypdfium2, python-docx body walk, python-pptx (groups, notes), "
+         "trafilatura, openpyxl, JSON(L) paths, front matter, markitdown."),
         ("loader", "unstructured", "deepsearcher.ingest.unstructured_loader:UnstructuredLoader",
          S + "LoaderSettings", "The `unstructured` library (extra `unstructured`; needs its spaCy model)."),
         ("crawler", "builtin", "deepsearcher.ingest.crawler:BuiltinCrawler", S + "BuiltinCrawler",
@@ -59,6 +60,14 @@ def register(registry: Registry) -> None:
          "multi-hop factual questions, where finding one fact is needed before the next can be searched."),
         ("agent", "naive", "deepsearcher.agents.naive_rag:agent", None,
          "a simple question answered by a single search."),
+        ("agent", "deep_research", "deepsearcher.agents.deep_research:agent",
+         "deepsearcher.agents.research.options:DeepResearchOptions",
+         "hard questions worth a longer, budgeted search: the model chooses each step (search, read, reflect, "
+         "answer), an evaluator rejects weak answers, and the web is searched too when configured."),
     ]
     for kind, name, factory, options, description in table:
         registry.register(kind, name, factory, options, description=description)
+    from deepsearcher.websearch import PROVIDERS  # options models only: httpx loads when a provider is built
+
+    for name, (target, model, description) in PROVIDERS.items():
+        registry.register("web_search", name, target, model, description=description)

@@ -14,6 +14,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from deepsearcher.errors import DeepSearcherError
 from deepsearcher.safe_text import plain, printable, safe
@@ -174,6 +175,41 @@ def collections(ctx: click.Context, as_json: bool) -> None:
     render_notices(console, [n for n in (lite_size_notice(i.name, caps.engine, i.chunk_count) for i in infos) if n])
 
 
+@collections.command("describe")
+@click.argument("name")
+@click.option("--refresh", is_flag=True,
+              help="Write a new description: by the configured LLM from a sample of the chunks, else from file names "
+                   "and titles.")
+@click.option("--set", "text", default=None, metavar="TEXT", help="Set the description to TEXT.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def collections_describe(ctx: click.Context, name: str, refresh: bool, text: str | None, as_json: bool) -> None:
+    """Show a collection's description, or change it (--set TEXT, or --refresh to generate one).
+
+    Routing sends each sub-query to the collections whose descriptions fit it.
+    """
+    from deepsearcher.render import render_description
+
+    if refresh and text is not None:
+        raise click.UsageError("give --refresh or --set, not both")
+    app = make_app(ctx)
+    if not refresh and text is None:
+        info = app.store.describe(name)
+        if as_json:
+            out.print_json(json.dumps({"collection": name, "text": info.description,
+                                       "generated": info.description_generated}, ensure_ascii=False))
+        else:
+            out.print(Text.assemble((f"{name}: ", "bold"), info.description,
+                                    (" (generated)" if info.description_generated else "", "dim")))
+        return
+    with console.status(f"Describing {name}…", spinner="dots"):
+        described = app.describe_collection(name, text)
+    if as_json:
+        out.print_json(json.dumps(described.__dict__, ensure_ascii=False))
+    else:
+        render_description(out, described)
+
+
 @collections.command("drop")
 @click.argument("name")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
@@ -266,7 +302,8 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
                         on_event=notice)
     if as_json:
         out.print_json(json.dumps([{"rank": i + 1, "score": h.score, "collection": h.collection,
-                                    **h.chunk.__dict__} for i, h in enumerate(hits)], ensure_ascii=False))
+                                    **h.chunk.__dict__, "also_in": [o.__dict__ for o in h.also_in]}
+                                   for i, h in enumerate(hits)], ensure_ascii=False))
     else:
         render_hits(out, hits)
 
@@ -279,8 +316,21 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
 @click.option("--max-iter", type=click.IntRange(1), default=None,
               help="Search rounds at most (default query.max_iter).")
 @click.option("--agent", type=RegisteredName("agent", ("auto",)), default=None,
-              help="Agent (default query.agent): deep_search reports, chain_of_rag multi-hop facts, naive one search; "
-                   "auto lets the LLM pick; plugins add more (`deepsearcher config providers`).")
+              help="Agent (default query.agent): deep_search reports, chain_of_rag multi-hop facts, naive one search, "
+                   "deep_research a budgeted loop with an answer evaluator (and the web); auto lets the LLM pick; "
+                   "plugins add more (`deepsearcher config providers`).")
+@click.option("--report", "report_kind", type=click.Choice(["short", "long"]), default="short", show_default=True,
+              help="long: an outline of 3-8 sections, each researched (deep_research, or deep_search with --agent "
+                   "deep_search), then one editing pass; a Markdown report with a table of contents.")
+@click.option("--outline", "outline_file", type=click.Path(dir_okay=False), default=None,
+              help="Long report: follow the outline in this Markdown file ('# title', then '## section' + question "
+                   "lines); with --outline-only, write the planned outline there instead.")
+@click.option("--outline-only", is_flag=True, help="Plan the long report's outline, write it to --outline FILE to "
+                                                    "edit, and stop.")
+@click.option("--web/--no-web", "web", default=None,
+              help="Search the web too (deep_research; default: when web_search is configured) or never.")
+@click.option("--save-to", "save_to", default=None, metavar="COLLECTION",
+              help="Store the web pages read during the query in this collection, so later queries find them.")
 @click.option("--output", "-o", "output", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Also write the report (Markdown with Sources) to this file.")
 @click.option("--json", "as_json", is_flag=True,
@@ -288,22 +338,29 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
 @click.option("--verbose", "-v", is_flag=True, help="Show the model's reasoning for every step.")
 @click.pass_context
 def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], max_iter: int | None,
-          agent: str | None, output: str | None, as_json: bool, verbose: bool) -> None:
-    """Research QUESTION over your collections and print one report with verified citations.
+          agent: str | None, report_kind: str, outline_file: str | None, outline_only: bool, web: bool | None,
+          save_to: str | None, output: str | None, as_json: bool, verbose: bool) -> None:
+    """Research QUESTION over your collections (and the web, when configured) and print one report with verified
+    citations.
 
-    Progress (sub-queries, routed collections, accepted chunks, gap queries) shows live, the answer streams as it is
-    written, and a usage line ends the run. Needs an LLM: see docs/llm-providers.md.
+    Progress (sub-queries or steps, routed collections, accepted chunks, web searches, verdicts, gaps) shows live, the
+    answer streams as it is written, and a usage line ends the run. Needs an LLM: see docs/llm-providers.md.
     """
     from pathlib import Path
 
     from deepsearcher.agents.citations import report_markdown
     from deepsearcher.render import QueryProgress, render_usage
 
+    outline = outline_source(outline_file, outline_only, report_kind)
     app = make_app(ctx)
+    if outline_only:
+        write_outline(app, question, list(collection_names) or None, outline_file)
+        return
     with QueryProgress(console, verbose=verbose or bool(ctx.find_root().meta.get("verbose")),
                        quiet=as_json) as progress:
         report = app.query(question, collections=list(collection_names) or None, agent=agent, max_iter=max_iter,
-                           on_event=progress.on_event)
+                           on_event=progress.on_event, report=report_kind, outline=outline, web=web,
+                           save_to=save_to)
     markdown = report_markdown(report)
     if output:
         Path(output).write_text(report_markdown(report, title=True), encoding="utf-8")
@@ -320,6 +377,38 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
     render_usage(console, report.usage, report.removed_citations)
     if output:
         console.print(plain(f"Report written to {output}"), highlight=False, soft_wrap=True)
+
+
+def outline_source(path: str | None, outline_only: bool, report_kind: str) -> Any:
+    """The outline to follow (read from ``path``), or None; checks the outline options go together.
+
+    Raises:
+        click.UsageError: --outline-only without --outline, or --outline without --report long.
+    """
+    if outline_only:
+        if not path:
+            raise click.UsageError("--outline-only writes the planned outline to --outline FILE: give a FILE")
+        return None
+    if path is None:
+        return None
+    if report_kind != "long":
+        raise click.UsageError("--outline applies to long reports: add --report long")
+    from deepsearcher.agents.research.outline import read_outline
+
+    return read_outline(path)
+
+
+def write_outline(app: Any, question: str, collections: list[str] | None, path: str | None) -> None:
+    """Plan a long report's outline and write it to ``path`` for editing."""
+    from pathlib import Path
+
+    from deepsearcher.agents.research.outline import outline_markdown
+
+    outline = app.plan_outline(question, collections=collections)
+    Path(str(path)).write_text(outline_markdown(outline), encoding="utf-8")
+    out.print(plain(outline_markdown(outline), multiline=True), highlight=False, soft_wrap=True)
+    console.print(plain(f"Outline written to {path}: edit it, then run the same query with --report long --outline "
+                        f"{path}"), highlight=False, soft_wrap=True)
 
 
 # --- serve ---------------------------------------------------------------------------------------------------------
@@ -359,35 +448,41 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
               help="Retrieval mode (default: hybrid when query.hybrid is true, else dense).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Run the first N questions only.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Output folder (default: ./eval_runs/DATASET-MODE-RETRIEVAL).")
+              help="Output folder (default: ./eval_runs/QUESTIONFILE-DATASET-MODE-RETRIEVAL).")
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Corpus file (default: the *_corpus.json beside the questions).")
 @click.option("--subset", default=None, help="Dataset name to keep when the question file holds several.")
 @click.option("--collection", "-c", default=None, help="Collection for the corpus (default: eval_DATASET).")
-@click.option("--restart", is_flag=True, help="Discard earlier rows in the output folder instead of resuming.")
+@click.option("--force", "--restart", "restart", is_flag=True,
+              help="Discard the rows already in the output folder instead of resuming (needed when they belong to "
+                   "another question file or other settings).")
+@click.option("--report", "report_kind", type=click.Choice(["short", "long"]), default="short", show_default=True,
+              help="Agent modes: answer each question with a long report (mode deep_research or deep_search).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context
 def eval_cmd(ctx: click.Context, dataset: str, mode: str, retrieval: str | None, limit: int | None,
              out_dir: str | None, corpus: str | None, subset: str | None, collection: str | None, restart: bool,
-             as_json: bool) -> None:
+             report_kind: str, as_json: bool) -> None:
     """Evaluate retrieval (and answers, with an agent) on a QA DATASET: a unified JSONL file or a dataset folder.
 
     Loads the corpus into its own collection (skipped when already loaded), writes rows.jsonl/rows.csv and
     summary.json, and resumes where an interrupted run stopped.
     """
     from deepsearcher.eval import EvalHarness, load_dataset
+    from deepsearcher.eval.datasets import default_run_folder
     from deepsearcher.eval.render import EvalProgress, render_eval_summary
 
     retrieval = retrieval or ("hybrid" if get_settings(ctx).query.hybrid else "dense")
-    overrides: dict[str, Any] = {"loader": {"json_text_key": "text", "json_title_key": "title"}}
+    overrides: dict[str, Any] = {"loader": {"json_text_path": "text", "json_title_path": "title"}}
     if mode != "retrieve":
         overrides["query"] = {"hybrid": retrieval == "hybrid"}
     app = make_app(ctx, overrides)
     data = load_dataset(dataset, subset=subset, corpus=corpus)
-    out_path = out_dir or f"eval_runs/{data.name}-{mode}-{retrieval}"
+    out_path = out_dir or default_run_folder(data, mode + ("-long" if report_kind == "long" else ""), retrieval)
     with EvalProgress(console, quiet=as_json) as progress:
         harness = EvalHarness(app, data, out_path, mode=mode, retrieval=retrieval, limit=limit,
-                              collection=collection, restart=restart, on_event=progress.on_event)
+                              collection=collection, restart=restart, on_event=progress.on_event,
+                              report=report_kind)
         summary = harness.run()
     if as_json:
         out.print_json(json.dumps(summary.to_dict()))

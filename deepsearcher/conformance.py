@@ -126,6 +126,39 @@ class VectorStoreConformance:
         store.drop_collection("docs")
         assert not store.has_collection("docs") and "docs" not in store.list_collections()
 
+    def test_set_description_replaces_it_and_marks_generated(self, make_store: StoreFactory) -> None:
+        store = make_store()
+        self.fill(store)
+        assert store.describe("docs").description_generated is False
+        store.set_description("docs", "Notes on Milvus Lite and ducks", generated=True)
+        info = store.describe("docs")
+        assert (info.description, info.description_generated) == ("Notes on Milvus Lite and ducks", True)
+        store.set_description("docs", "Milvus and duck notes, by hand")
+        store.close()
+        again = make_store()  # a new handle on the same location: the change was stored, not cached
+        info = again.describe("docs")
+        assert (info.description, info.description_generated, info.chunk_count) == (
+            "Milvus and duck notes, by hand", False, 4)
+        with pytest.raises(CollectionError):
+            again.set_description("nothing_here", "x")
+
+    def test_a_recreated_collection_has_its_new_description(self, store: VectorStore) -> None:
+        self.fill(store)
+        store.set_description("docs", "changed later", generated=True)
+        store.drop_collection("docs")
+        self.fill(store)
+        assert (store.describe("docs").description, store.describe("docs").description_generated) == (
+            "Fixture documents", False)
+
+    def test_sample_returns_chunks_that_open_a_document(self, store: VectorStore) -> None:
+        self.fill(store)
+        opening = store.sample("docs", 10)
+        assert sorted(c.text for c in opening) == sorted(TEXTS[name][0] for name in TEXTS)
+        assert all(c.chunk_index == 0 and c.source and c.title for c in opening)
+        assert len(store.sample("docs", 1)) == 1
+        with pytest.raises(CollectionError):
+            store.sample("nothing_here", 3)
+
     # --- writes --------------------------------------------------------------------------------------------------
     def test_upsert_is_idempotent(self, store: VectorStore) -> None:
         chunks = self.fill(store)
@@ -169,6 +202,15 @@ class VectorStoreConformance:
         assert (got.text, got.source, got.title, got.page, got.chunk_index, got.doc_hash, got.metadata) == (
             chunks[2].text, chunks[2].source, chunks[2].title, None, 0, "v1", {"n": 0})
 
+    def test_identical_text_in_two_sources_comes_back_as_two_hits(self, store: VectorStore) -> None:
+        # the store keeps both copies (each is a source to cite); ``vectordb.collapse`` folds them at query time
+        same = "Ducks are waterfowl with broad bills and webbed feet."
+        chunks = self.fill(store, chunks=make_chunks(texts={"beta.md": [same], "copy_of_beta.md": [same],
+                                                            "alpha.md": TEXTS["alpha.md"]}))
+        hits = self.search(store, same, k=2)
+        assert {h.chunk.source for h in hits} == {"/docs/beta.md", "/docs/copy_of_beta.md"}
+        assert hits[0].score == pytest.approx(hits[1].score, abs=1e-5) and len(chunks) == 4
+
     def test_bm25_search_finds_an_exact_keyword(self, store: VectorStore) -> None:
         if not store.capabilities.bm25:
             pytest.skip("the store does not claim BM25 search")
@@ -208,6 +250,23 @@ class VectorStoreConformance:
             store.plan_search("docs", "sparse")  # type: ignore[arg-type]
         with pytest.raises(CollectionError):
             store.plan_search("nothing_here", "dense")
+
+    def test_chunks_around_returns_the_neighbours_in_document_order(self, store: VectorStore) -> None:
+        texts = {"long.md": [f"Paragraph {i} of the long document." for i in range(6)], **TEXTS}
+        chunks = self.fill(store, chunks=make_chunks("v1", texts))
+        middle = next(c for c in chunks if c.source == "/docs/long.md" and c.chunk_index == 2)
+        around = store.chunks_around("docs", middle, 1)
+        assert [(c.source, c.chunk_index) for c in around] == [("/docs/long.md", i) for i in (1, 2, 3)]
+        assert around[1].text == middle.text and around[1].id == middle.id
+        first = next(c for c in chunks if c.source == "/docs/long.md" and c.chunk_index == 0)
+        assert [c.chunk_index for c in store.chunks_around("docs", first, 2)] == [0, 1, 2]
+        assert [c.id for c in store.chunks_around("docs", middle, 0)] == [middle.id]
+        other_version = make_chunks("v2", {"long.md": ["Paragraph 2 of the long document."]})[0]
+        assert store.chunks_around("docs", other_version, 3) == []  # that version is not stored
+        with pytest.raises(ValueError):
+            store.chunks_around("docs", middle, -1)
+        with pytest.raises(CollectionError):
+            store.chunks_around("nothing_here", middle, 1)
 
     def test_capabilities_are_reported(self, store: VectorStore) -> None:
         caps = store.capabilities

@@ -67,6 +67,8 @@ class LoadSource(Event):
     status: Literal["loaded", "unchanged", "skipped"] = _doc("what happened to it")
     reason: str = _doc("why it was skipped ('' otherwise)")
     chunks: int = _doc("chunks it produced (0 when unchanged or skipped)")
+    skipped_records: dict[str, int] = _doc("JSON/JSONL: reason -> records of a loaded file that gave no text",
+                                           default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,17 @@ class LoadBatch(Event):
     group: ClassVar[str] = "load"
     chunks: int = _doc("chunks in this batch")
     written: int = _doc("chunks written so far in this load")
+    queued: int = _doc("chunks split so far in this load (written or waiting to be embedded)", default=0)
+
+
+@dataclass(frozen=True)
+class LoadDescribe(Event):
+    """The load created its collection without a description and now writes one (after every chunk is stored)."""
+
+    kind: ClassVar[str] = "load.describe"
+    group: ClassVar[str] = "load"
+    collection: str = _doc("the new collection")
+    by: Literal["llm", "files"] = _doc("llm: one call to the configured LLM; files: from file names and titles")
 
 
 # --- crawl ---------------------------------------------------------------------------------------------------------
@@ -122,6 +135,10 @@ class QueryStart(Event):
     agent: str = _doc("the agent as requested ('auto' or a registered agent name)")
     collections: list[str] = _doc("collections in scope")
     max_iter: int = _doc("search rounds at most")
+    web: str | None = _doc("the web search provider queries may go to (DeepResearch), or null: nothing is sent to "
+                           "a search engine", default=None)
+    report: Literal["short", "long"] = _doc("one answer, or a long report with an outline and sections",
+                                            default="short")
 
 
 @dataclass(frozen=True)
@@ -249,15 +266,16 @@ class QueryCutOff(Event):
 
 @dataclass(frozen=True)
 class QueryBudget(Event):
-    """Research stopped on the token budget: a call would have overrun ``query.token_budget`` with the report's
-    reserve kept; the report is written from what was found so far."""
+    """Research stopped on the token budget: a call would have overrun the budget with the final answer's reserve
+    kept; the report (DeepResearch: the forced final answer) is written from what was found so far."""
 
     kind: ClassVar[str] = "query.budget"
     group: ClassVar[str] = "query"
     step: str = _doc("the step whose call was not made")
     used: int = _doc("LLM tokens used so far")
-    budget: int = _doc("query.token_budget")
-    reserve: int = _doc("tokens kept for the final report")
+    budget: int = _doc("the budget in force: query.token_budget, or a DeepResearch run's "
+                       "agents.deep_research.token_budget (tokens counted from the run's start)")
+    reserve: int = _doc("tokens kept for the final report or answer")
 
 
 @dataclass(frozen=True)
@@ -285,13 +303,127 @@ class QueryAnswerToken(Event):
 
 
 @dataclass(frozen=True)
+class QueryStep(Event):
+    """DeepResearch chose the action of its next step (once per step)."""
+
+    kind: ClassVar[str] = "query.step"
+    group: ClassVar[str] = "query"
+    step: int = _doc("1-based step")
+    question: str = _doc("the question the step works on (the original or a gap question)")
+    original: bool = _doc("it is the original question")
+    action: Literal["search", "read", "reflect", "answer"] = _doc("the action chosen")
+    allowed: list[str] = _doc("the actions that were allowed")
+    disabled: dict[str, str] = _doc("action -> why it was switched off")
+    think: str = _doc("the model's one-line reason ('' when none)")
+    fell_back: bool = _doc("the reply was unusable and the documented fallback action was taken")
+    tokens: int = _doc("LLM tokens used so far")
+
+
+@dataclass(frozen=True)
+class QueryWebSearch(Event):
+    """One query was sent to the web search provider (DeepResearch, only when ``web_search`` is configured)."""
+
+    kind: ClassVar[str] = "query.web_search"
+    group: ClassVar[str] = "query"
+    query: str = _doc("the search expression sent")
+    provider: str = _doc("the web search provider (searxng, brave, tavily, jina, or a plugin's)")
+    results: int = _doc("results received")
+    urls: list[str] = _doc("their URLs, best first")
+    new: int = _doc("results that were not known yet")
+    error: str = _doc("why the search failed ('' when it did not); web search is then off for the rest of the run")
+
+
+@dataclass(frozen=True)
+class QueryRead(Event):
+    """DeepResearch opened knowledge items in full: chunks with their neighbours, or web pages."""
+
+    kind: ClassVar[str] = "query.read"
+    group: ClassVar[str] = "query"
+    step: int = _doc("1-based step")
+    opened: list[str] = _doc("what was opened: file (page) or URL of each item")
+    added: int = _doc("new knowledge items (neighbouring chunks, page passages)")
+    failed: list[str] = _doc("'URL: reason' for each page that could not be read")
+
+
+@dataclass(frozen=True)
+class QueryEvaluation(Event):
+    """The evaluator's verdict on an answer (once per answer action)."""
+
+    kind: ClassVar[str] = "query.evaluation"
+    group: ClassVar[str] = "query"
+    step: int = _doc("1-based step")
+    question: str = _doc("the question answered")
+    original: bool = _doc("it is the original question (a pass ends the run)")
+    checks: dict[str, bool | None] = _doc("check -> passed (null: not run); checks: definitive, freshness, "
+                                          "plurality, completeness, attribution")
+    passed: bool = _doc("every check passed")
+    critique: str = _doc("why it failed ('' when it passed)")
+    plan: str = _doc("the evaluator's improvement plan ('' when it passed)")
+
+
+@dataclass(frozen=True)
+class QueryBeastMode(Event):
+    """DeepResearch must stop: the token budget (``query.budget`` came just before), the rejected answers allowed or
+    the steps are spent, or no action is left; all actions are off and one final answer is forced from all
+    knowledge."""
+
+    kind: ClassVar[str] = "query.beast_mode"
+    group: ClassVar[str] = "query"
+    reason: Literal["token_budget", "bad_attempts", "max_steps", "no_action"] = _doc(
+        "what ran out: the token budget, the rejected answers allowed, the steps, or every action was off")
+    step: int = _doc("steps run")
+    tokens: int = _doc("LLM tokens used so far")
+    bad_attempts: int = _doc("answers rejected so far")
+
+
+@dataclass(frozen=True)
+class QueryOutline(Event):
+    """The table of contents of a long report (once, before the sections are researched)."""
+
+    kind: ClassVar[str] = "query.outline"
+    group: ClassVar[str] = "query"
+    title: str = _doc("the report's title")
+    sections: list[dict[str, str]] = _doc("{title, question} per section, in order")
+    source: Literal["llm", "file", "fallback"] = _doc("planned by the model, read from --outline FILE, or the "
+                                                      "fallback outline (the model's reply was unusable)")
+
+
+@dataclass(frozen=True)
+class QuerySection(Event):
+    """A section of a long report starts being researched, or is written; then (``index`` 0) the editing pass over
+    the whole report starts."""
+
+    kind: ClassVar[str] = "query.section"
+    group: ClassVar[str] = "query"
+    index: int = _doc("1-based section number; 0 for the editing pass")
+    total: int = _doc("sections in the outline")
+    title: str = _doc("section title")
+    question: str = _doc("its research question")
+    status: Literal["research", "written", "editing"] = _doc(
+        "research starts, the section text is written, or the editing (coherence) pass starts")
+    sources: int = _doc("knowledge items the section cites (0 when research starts; all sources when editing)")
+
+
+@dataclass(frozen=True)
+class QuerySaved(Event):
+    """Web pages read during the query were stored in a collection (``--save-to``)."""
+
+    kind: ClassVar[str] = "query.saved"
+    group: ClassVar[str] = "query"
+    collection: str = _doc("the collection written to")
+    pages: int = _doc("pages stored (loaded or already there)")
+    chunks: int = _doc("chunks written")
+    error: str = _doc("why nothing could be stored ('' when it worked)")
+
+
+@dataclass(frozen=True)
 class QueryReport(Event):
     """The finished report (once, last); ``data`` is ``Report.to_dict()``."""
 
     kind: ClassVar[str] = "query.report"
     group: ClassVar[str] = "query"
     report: Report = _doc("the report: answer, sources, sub_queries, iterations, usage, agent, "
-                          "removed_citations, gaps")
+                          "removed_citations, gaps, checks, beast_mode, title, sections")
 
     @property
     def data(self) -> dict[str, Any]:

@@ -149,8 +149,19 @@ class VectorStore(Protocol):
         ...
 
     def describe(self, name: str) -> CollectionInfo:
-        """Name, description, chunk count, embedding model, search modes and dense index. Raises CollectionError
-        when missing."""
+        """Name, description (and whether it was generated), chunk count, embedding model, search modes and
+        dense index. Raises CollectionError when missing."""
+        ...
+
+    def set_description(self, name: str, description: str, *, generated: bool = False) -> None:
+        """Replace a collection's description (routing reads it); ``generated`` marks one written by deepsearcher
+        (an LLM, or file names and titles) rather than by a user. Raises CollectionError when missing."""
+        ...
+
+    def sample(self, name: str, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks that open a Document (``chunk_index == 0``: a file's, page's or record's first
+        chunk), in any order: titles and opening text to describe the collection from. Raises CollectionError when
+        missing."""
         ...
 
     def check_embedding(self, name: str, model_name: str, dim: int) -> None:
@@ -197,6 +208,19 @@ class VectorStore(Protocol):
         """
         ...
 
+    def chunks_around(self, name: str, chunk: Chunk, window: int) -> list[Chunk]:
+        """The chunks of ``chunk``'s document around it: same ``source``, ``page`` and ``doc_hash``, ``chunk_index``
+        within ``window`` of its own (the chunk itself included), ordered by ``chunk_index``.
+
+        Used by the DeepResearch ``read`` action to open a retrieved chunk in its context. Returns [] when the
+        chunk's document is no longer stored (re-loaded in another version).
+
+        Raises:
+            CollectionError: no such collection.
+            ValueError: ``window`` < 0.
+        """
+        ...
+
     def close(self) -> None:
         """Release connections and file locks."""
         ...
@@ -207,7 +231,11 @@ class Loader(Protocol):
     """Turns one file into Documents (a ``loader`` provider)."""
 
     def load(self, path: Path) -> list[Document]:
-        """Documents of one existing file, each with non-blank text and ``source`` = the absolute POSIX path.
+        """Documents of one existing file, with ``source`` = the absolute POSIX path.
+
+        The text may be raw: the load pipeline normalises every loader's output (``ingest.normalize``) before
+        splitting. A loader of record formats may return a ``types.Extraction`` (a list of Documents that also
+        counts the records it dropped, by reason), shown in the load summary.
 
         Raises:
             SkipSource: empty, binary, unsupported, undecodable or unreadable (the reason is shown; the load goes

@@ -9,6 +9,7 @@ Strings from documents, pages, file names and models are printed through ``safe_
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import Any, Callable, Sequence
 
@@ -17,14 +18,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
-from deepsearcher.agents.citations import location
+from deepsearcher.agents.citations import also_in_text, location
 from deepsearcher.events import (
-    CrawlFetched, CrawlQueued, Event, LoadBatch, LoadSource, LoadStart, QueryAccepted, QueryAgent, QueryAnswerToken,
-    QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning, QueryRouted, QueryStart,
-    QuerySubQueries, QueryTrimmed, RetrievalNotice,
+    CrawlFetched, CrawlQueued, Event, LoadBatch, LoadDescribe, LoadSource, LoadStart, QueryAccepted, QueryAgent,
+    QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning,
+    QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed, RetrievalNotice,
 )
-from deepsearcher.safe_text import plain
-from deepsearcher.types import CollectionInfo, Hit, LoadSummary, StoreCapabilities
+from deepsearcher.render_research import ResearchLines
+from deepsearcher.safe_text import one_line, plain
+from deepsearcher.types import CollectionDescription, CollectionInfo, Hit, LoadSummary, StoreCapabilities
 
 
 class EventRenderer:
@@ -49,24 +51,36 @@ class EventRenderer:
         return {cls.kind for cls in self.handlers} | self.ignored
 
 
+#: Seconds between plain progress lines when the output is not a terminal (a log file, CI, a pipe).
+PLAIN_EVERY_S = 5.0
+
+
 class ProgressView(EventRenderer):
     """A transient rich progress display fed by events: a bar with done/total, a text field and elapsed time.
+
+    When the console is not a terminal, the bar is off and ``plain_line`` prints a plain progress line every
+    ``PLAIN_EVERY_S`` seconds instead (rich draws nothing there, and minutes of silence look like a hang).
 
     Args:
         console: where to draw (stderr in the CLI).
         quiet: draw nothing (``--json`` output).
         field: name of the task field shown after the bar.
         extra_columns: further rich columns (e.g. time remaining).
+        clock: seconds, monotonic (tests pass a fake one).
     """
 
     def __init__(self, console: Console, quiet: bool = False, field: str = "info",
-                 extra_columns: Sequence[Any] = ()) -> None:
+                 extra_columns: Sequence[Any] = (), clock: Callable[[], float] = time.monotonic) -> None:
         self.console = console
         self.quiet = quiet
+        self.plain = not quiet and not console.is_terminal
+        self.clock = clock
+        self.started = clock()
+        self._last_line: float | None = None
         self.progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
                                  MofNCompleteColumn(), TextColumn(f"{{task.fields[{field}]}}"),
                                  TimeElapsedColumn(), *extra_columns, console=console, transient=True,
-                                 disable=quiet, redirect_stdout=False, redirect_stderr=False)
+                                 disable=quiet or self.plain, redirect_stdout=False, redirect_stderr=False)
 
     def __enter__(self) -> "ProgressView":
         self.progress.__enter__()
@@ -75,58 +89,128 @@ class ProgressView(EventRenderer):
     def __exit__(self, *exc: object) -> None:
         self.progress.__exit__(*exc)  # type: ignore[arg-type]
 
+    def elapsed(self) -> float:
+        """Seconds since the view was made."""
+        return self.clock() - self.started
+
+    def plain_line(self, text: str, *, now: bool = False) -> None:
+        """Print ``text`` as one plain line when the output is not a terminal: the first call and ``now`` at once,
+        later ones at most every ``PLAIN_EVERY_S`` seconds."""
+        if not self.plain:
+            return
+        at = self.clock()
+        if now or self._last_line is None or at - self._last_line >= PLAIN_EVERY_S:
+            self._last_line = at
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def rate(count: int, seconds: float) -> str:
+    """``"850 chunks/s"``-style rate text (``count`` per second; "–" before a second has passed)."""
+    return f"{count / seconds:,.0f}" if seconds >= 1 else "–"
+
 
 class LoadProgress(ProgressView):
-    """Progress bar for ``load``: sources done (of total when known) and chunks written."""
+    """Progress of ``load``: sources done of total (files, plus pages as the crawl finds them), chunks written."""
 
-    def __init__(self, console: Console, quiet: bool = False) -> None:
-        super().__init__(console, quiet, field="chunks_text")
+    def __init__(self, console: Console, quiet: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(console, quiet, field="chunks_text", clock=clock)
         self.task: Any = None
+        self.collection = ""
+        self.files_total: int | None = None
+        self.pages = 0
+        self.done = 0
+        self.written = 0
         self.handlers = {LoadStart: self._start, LoadSource: self._source, LoadBatch: self._batch,
-                         CrawlQueued: self._crawl, CrawlFetched: self._crawl}
+                         LoadDescribe: self._describe, CrawlQueued: self._crawl, CrawlFetched: self._crawl}
         self.ignored = set()
 
+    @property
+    def total(self) -> int | None:
+        """Sources known to load: the files, plus the pages a crawl has found so far (None before either)."""
+        if self.files_total is None and not self.pages:
+            return None
+        return (self.files_total or 0) + self.pages
+
+    def status_line(self) -> str:
+        """``Loading into docs: 12/40 sources, 3,400 chunks written (850 chunks/s), 4 s``."""
+        of = f"/{self.total}" if self.total is not None else ""
+        seconds = self.elapsed()
+        return (f"Loading into {self.collection}: {self.done}{of} sources, {self.written:,} chunks written "
+                f"({rate(self.written, seconds)} chunks/s), {seconds:.0f} s")
+
     def _start(self, event: LoadStart) -> None:
+        self.collection = event.collection
+        self.files_total = event.total
         self.task = self.progress.add_task(f"Loading into {event.collection}", total=event.total,
                                            chunks_text="0 chunks")
+        self.plain_line(self.status_line())
 
     def _source(self, event: LoadSource) -> None:
         if self.task is None:
             return
+        self.done += 1
         self.progress.advance(self.task)
         if event.status == "skipped" and not self.quiet:
-            self.progress.console.print(Text.assemble(("skipped", "yellow"), " ", plain(event.source), ": ",
-                                                      plain(event.reason)), highlight=False)
+            line = Text.assemble(("skipped", "yellow"), f" {one_line(event.source)}: {one_line(event.reason)}")
+            self.progress.console.print(line, highlight=False)
+        self.plain_line(self.status_line())
 
     def _batch(self, event: LoadBatch) -> None:
+        self.written = event.written
         if self.task is not None:
             self.progress.update(self.task, chunks_text=f"{event.written} chunks")
+        self.plain_line(self.status_line())
+
+    def _describe(self, event: LoadDescribe) -> None:
+        what = "Asking the LLM for a description of" if event.by == "llm" else "Describing"
+        if self.task is not None:
+            self.progress.update(self.task, description=f"{what} {event.collection}")
+        self.plain_line(f"{what} {event.collection} (created without -d)", now=True)
 
     def _crawl(self, event: CrawlQueued | CrawlFetched) -> None:
+        self.pages = event.queued
         if self.task is not None:
-            self.progress.update(self.task, total=event.queued,
+            self.progress.update(self.task, total=self.total,
                                  description=f"Fetched {event.fetched} of {event.queued} pages")
 
 
+#: The load table lists every source up to this many; above, only skipped ones and those with dropped records.
+MAX_LISTED = 60
+
+
 def render_load_summary(console: Console, summary: LoadSummary) -> None:
-    """Summary table: loaded / unchanged / skipped (with reasons), chunks written, seconds."""
-    table = Table(title=f"Loaded into collection {summary.collection}", show_lines=False)
+    """Summary table: loaded / unchanged / skipped (with reasons, and JSON records dropped), chunks written, seconds;
+    then the description of a collection this load created."""
+    from deepsearcher.ingest.formats.json_records import describe_skipped
+
+    # a long list shows only what needs attention: skipped files and files with dropped records
+    shown = summary.files if len(summary.files) <= MAX_LISTED else [
+        f for f in summary.files if f.status == "skipped" or f.skipped_records]
+    hidden = len(summary.files) - len(shown)
+    title = f"Loaded into collection {summary.collection}" + (
+        f" ({hidden} loaded or unchanged sources not listed)" if hidden else "")
+    table = Table(title=Text(title), show_lines=False)
     table.add_column("status")
-    table.add_column("source")
+    table.add_column("source", overflow="fold")  # wrapped, never cut: the file name is at the end
     table.add_column("chunks", justify="right")
     table.add_column("reason")
-    for res in summary.files:
+    for res in shown:
         colour = {"loaded": "green", "unchanged": "dim", "skipped": "yellow"}[res.status]
-        table.add_row(plain(res.status, colour), plain(res.source), str(res.chunks) if res.chunks else "",
-                      plain(res.reason))
-    if len(summary.files) <= 60:
+        reason = res.reason or (describe_skipped(res.skipped_records) if res.skipped_records else "")
+        table.add_row(Text(res.status, style=colour), Text(one_line(res.source)),
+                      str(res.chunks) if res.chunks else "", Text(one_line(reason)))
+    if shown:
         console.print(table)
     counts = Counter(f.status for f in summary.files)
+    records = sum(sum(f.skipped_records.values()) for f in summary.files)
     console.print(
         f"[bold]{counts['loaded']}[/] loaded, {counts['unchanged']} unchanged, {counts['skipped']} skipped; "
         f"{summary.chunks_written} chunks written, {summary.chunks_deleted} stale chunks removed; "
         f"{summary.seconds:.1f} s ({summary.embed_seconds:.1f} s embedding)"
+        + (f"; {records} JSON record(s) without text skipped" if records else "")
         + (f"; engine {summary.engine}" if summary.engine != "local" else ""), highlight=False)
+    if summary.description is not None and summary.description.origin != "given":
+        render_description(console, summary.description)
     render_notices(console, summary.notices)
 
 
@@ -139,9 +223,12 @@ def render_collections(console: Console, infos: Sequence[CollectionInfo], uri: s
     for col in ("name", "chunks", "embedding model", "search", "index", "description"):
         table.add_column(col, justify="right" if col == "chunks" else "left")
     for info in infos:
+        description = plain(info.description)
+        if info.description_generated:
+            description.append(" (generated)", style="dim")
         search = "dense + BM25 (hybrid)" if "hybrid" in info.modes else " + ".join(info.modes) + " only"
         table.add_row(plain(info.name), str(info.chunk_count), plain(f"{info.embedding_model} ({info.embedding_dim}d)"),
-                      search, plain(info.index_type or "?"), plain(info.description))
+                      search, plain(info.index_type or "?"), description)
     console.print(table)
 
 
@@ -154,6 +241,21 @@ def render_notices(console: Console, notices: Sequence[str]) -> None:
 def render_notice(console: Console, event: RetrievalNotice) -> None:
     """One yellow line for a search that ran in another mode than asked (``deepsearcher retrieve``)."""
     render_notices(console, [event.notice])
+
+
+def render_description(console: Console, described: CollectionDescription) -> None:
+    """A description just stored, how it was made, and how to change it."""
+    name = described.collection
+    label = {"llm": "generated by the LLM", "files": "from file names and titles", "given": "set"}[described.origin]
+    why = f"; {described.note}" if described.note else ""
+    console.print(Text.assemble((f"Description of {name} ({label}{why}): ", "bold"), described.text))
+    if described.origin == "files":
+        console.print(f"Routing picks collections by their description. Improve it with: deepsearcher collections "
+                      f"describe {name} --set \"what these documents are about\" (or configure an llm: and use "
+                      f"--refresh), or load with -d.", markup=False, highlight=False, style="dim")
+    elif described.origin == "llm":
+        console.print(f"Change it with: deepsearcher collections describe {name} --set \"...\"", markup=False,
+                      highlight=False, style="dim")
 
 
 def render_hits(console: Console, hits: Sequence[Hit]) -> None:
@@ -169,6 +271,8 @@ def render_hits(console: Console, hits: Sequence[Hit]) -> None:
         if hit.chunk.title:
             line.append_text(Text(" — ") + plain(hit.chunk.title))
         console.print(line, highlight=False)
+        if hit.also_in:
+            console.print(plain(f"   ({also_in_text(hit.also_in)})", "dim"), highlight=False)
         console.print(plain(f"   {excerpt}"), highlight=False)
 
 
@@ -194,13 +298,15 @@ class QueryProgress(EventRenderer):
         self.quiet = quiet
         self.status = "Starting"
         self.answer = ""
+        self.stepwise = False  # set by the first DeepResearch step: rounds are steps
         self.live = Live(console=console, transient=True, refresh_per_second=8, get_renderable=self._view,
                          redirect_stdout=False, redirect_stderr=False)
         self.handlers = {QueryStart: self._start, QueryAgent: self._agent, QuerySubQueries: self._sub_queries,
                          QueryRouted: self._routed, QueryAccepted: self._accepted,
                          QueryIntermediate: self._intermediate, QueryGaps: self._gaps, QueryFallback: self._fallback,
                          QueryReasoning: self._reasoning, QueryAnswerToken: self._token, QueryTrimmed: self._trimmed,
-                         QueryCutOff: self._cut_off, QueryBudget: self._budget, RetrievalNotice: self._notice}
+                         QueryCutOff: self._cut_off, QueryBudget: self._budget, RetrievalNotice: self._notice,
+                         **ResearchLines(self).handlers()}
         self.ignored = {"query.report"}  # the CLI prints the verified report after the run
 
     def __enter__(self) -> "QueryProgress":
@@ -227,7 +333,8 @@ class QueryProgress(EventRenderer):
             self.console.print(plain(text, multiline=True), style=style, highlight=False, soft_wrap=True)
 
     def _start(self, e: QueryStart) -> None:
-        self._line(f"Researching in {', '.join(e.collections)} (max {e.max_iter} rounds)")
+        web = f"; web search: {e.web}" if e.web else ""
+        self._line(f"Researching in {', '.join(e.collections)} (max {e.max_iter} rounds){web}")
         self.status = "Planning"
 
     def _agent(self, e: QueryAgent) -> None:
@@ -235,6 +342,10 @@ class QueryProgress(EventRenderer):
             self._line(f"Agent: {e.agent} (chosen by {e.chosen_by})")
 
     def _sub_queries(self, e: QuerySubQueries) -> None:
+        if self.stepwise:  # DeepResearch: the step line said it
+            for query in e.duplicates:
+                self._line(f"  – skipped, already searched: {query}", "dim")
+            return
         self._line(f"Round {e.iteration}: searching")
         for query in e.sub_queries:
             self._line(f"  • {query}")

@@ -15,7 +15,13 @@ from rich.markup import escape
 from rich.text import Text
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 except tab and newline, DEL, C1
-_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # also line/paragraph separators
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
 
 
 def printable(value: object, multiline: bool = True) -> str:
@@ -24,7 +30,13 @@ def printable(value: object, multiline: bool = True) -> str:
     shown too (a file name cannot fake a line of output)."""
     text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
     pattern = _CONTROL if multiline else _CONTROL_ONE_LINE
-    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return pattern.sub(_escape, text)
+
+
+def one_line(value: object) -> str:
+    """``printable(value, multiline=False)``: for table cells and one-line fields (a file name holding a newline
+    cannot break a row or fake another line of output)."""
+    return printable(value, multiline=False)
 
 
 def plain(value: object, style: str = "", *, multiline: bool = False) -> Text:

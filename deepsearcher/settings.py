@@ -176,9 +176,31 @@ class LoaderSettings(ProviderOptions):
         default_factory=lambda: ["**/.git/**", "**/__pycache__/**", "**/.*"],
         description="Glob patterns of files to skip (folders).",
     )
-    json_text_key: str = Field("text", description="JSON/JSONL: key holding the text.")
-    json_title_key: str | None = Field("title", description="JSON/JSONL: key holding the title.")
+    json_text_path: str = Field(
+        "text", description="JSON/JSONL: path to each record's text: keys joined by dots, [] for each element of a "
+                            "list, e.g. text, body.text or data[].body (records under data). A list of strings is "
+                            "joined as paragraphs. Old name: json_text_key.")
+    json_title_path: str | None = Field(
+        "title", description="JSON/JSONL: path to the title inside a record (e.g. meta.title); null = none. Old "
+                             "name: json_title_key.")
+    docx_headers_footers: bool = Field(
+        False, description="DOCX: also store page headers and footers (they repeat on every page, so off).")
     unstructured_strategy: Literal["fast", "auto"] = Field("fast", description="unstructured partition strategy.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_key_names(cls, data: Any) -> Any:
+        """Accept the old ``json_text_key`` / ``json_title_key`` (a key is a one-step path)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for old, new in (("json_text_key", "json_text_path"), ("json_title_key", "json_title_path")):
+            if old in data:
+                value = data.pop(old)
+                if new in data and data[new] != value:
+                    raise ValueError(f"{old} is the old name of {new}; give only {new}")
+                data[new] = value
+        return data
 
 
 class CrawlScope(ProviderOptions):
@@ -262,6 +284,10 @@ class IngestSettings(_Model):
     chunk_overlap_tokens: int = Field(32, ge=0, description="Overlap between consecutive chunks, in tokens.")
     batch_size: int = Field(256, gt=0, description="Chunks embedded and upserted per batch (Ray engine: per "
                                                    "upsert).")
+    describe_with_llm: bool = Field(
+        True, description="When a load creates a collection without a description (no -d), let the configured LLM "
+                          "write one from a sample of its chunks (one call); false, or no LLM: built from file names "
+                          "and titles.")
     engine: Literal["local", "ray"] = Field(
         "local", description="local: one process. ray: Ray Data tasks read and split files, an actor pool embeds, "
                              "batches are upserted to a Milvus server (not Lite); same ids, so both engines build "
@@ -273,7 +299,7 @@ class QuerySettings(_Model):
     """The agent loop."""
 
     agent: str = Field("deep_search", description="Agent: auto (the LLM picks per question), deep_search, "
-                                                  "chain_of_rag, naive, or a plugin's agent.")
+                                                  "chain_of_rag, naive, deep_research, or a plugin's agent.")
     max_iter: int = Field(3, gt=0, description="Reflection rounds at most.")
     top_k: int = Field(5, gt=0, description="Chunks retrieved per (sub-query, collection).")
     max_sub_queries: int = Field(4, gt=0, description="Sub-queries the question is decomposed into at most.")

@@ -70,6 +70,7 @@ class HashEmbedder:
 class _Collection:
     def __init__(self, description: str, model_name: str, dim: int) -> None:
         self.description = description
+        self.generated = False
         self.model_name = model_name
         self.dim = dim
         self.rows: dict[str, tuple[Chunk, np.ndarray, int]] = {}  # id -> (chunk, vector, doc_chunks)
@@ -113,12 +114,19 @@ class MemoryStore:
 
     def describe(self, name: str) -> CollectionInfo:
         col = self._get(name)
-        return CollectionInfo(name, col.description, len(col.rows), col.model_name, col.dim, modes=["dense"],
-                              index_type="FLAT")
+        return CollectionInfo(name, col.description, len(col.rows), col.model_name, col.dim, col.generated,
+                              modes=["dense"], index_type="FLAT")
 
     def plan_search(self, name: str, mode: SearchMode) -> SearchPlan:
         self._get(name)
         return plan_search(name, mode, ["dense"], "the in-memory store searches dense vectors only")
+
+    def set_description(self, name: str, description: str, *, generated: bool = False) -> None:
+        col = self._get(name)
+        col.description, col.generated = description, generated
+
+    def sample(self, name: str, limit: int) -> list[Chunk]:
+        return [c for c, _, _ in self._get(name).rows.values() if c.chunk_index == 0][:limit]
 
     def check_embedding(self, name: str, model_name: str, dim: int) -> None:
         col = self._get(name)
@@ -167,6 +175,14 @@ class MemoryStore:
         scored = [(float(np.dot(query, vector)), chunk) for chunk, vector, _ in col.rows.values()]
         scored.sort(key=lambda pair: pair[0], reverse=True)
         return [Hit(chunk, score, name) for score, chunk in scored[:top_k]]
+
+    def chunks_around(self, name: str, chunk: Chunk, window: int) -> list[Chunk]:
+        if window < 0:
+            raise ValueError(f"window must be >= 0, got {window}")
+        near = [c for c, _, _ in self._get(name).rows.values()
+                if (c.source, c.page, c.doc_hash) == (chunk.source, chunk.page, chunk.doc_hash)
+                and abs(c.chunk_index - chunk.chunk_index) <= window]
+        return sorted(near, key=lambda c: c.chunk_index)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -6,7 +6,7 @@ Progress events live in ``deepsearcher.events``; the provider protocols in ``dee
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Iterable, Literal, Mapping
 
 
 #: The retrieval modes: cosine on the dense vector, full text (BM25), or both fused.
@@ -30,6 +30,27 @@ class Document:
     title: str = ""
     page: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class Extraction(list[Document]):
+    """What a loader got from one file: its Documents (this is a list of them) and, for record formats (JSON/JSONL),
+    the records it dropped, counted by reason.
+
+    A loader may return a plain ``list[Document]`` as well; the load pipeline reads ``skipped_records`` when present.
+
+    Args:
+        documents: the Documents (raw text: the load pipeline normalises it).
+        skipped_records: reason -> number of records that gave no Document (e.g. ``{"text is a number": 2}``).
+    """
+
+    def __init__(self, documents: Iterable[Document] = (), skipped_records: Mapping[str, int] | None = None) -> None:
+        super().__init__(documents)
+        self.skipped_records: dict[str, int] = dict(skipped_records or {})
+
+    @property
+    def documents(self) -> list[Document]:
+        """The Documents as a plain list."""
+        return list(self)
 
 
 #: The most UTF-8 bytes a chunk's text may have: Milvus VARCHAR fields hold at most 65,535 bytes, and the store
@@ -61,6 +82,25 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class OtherSource:
+    """Another place that holds exactly the same text as a hit's chunk ("also in …").
+
+    Attributes:
+        source: file path or URL.
+        page: page or slide number, or None.
+        title: document title.
+        collection: collection of that copy.
+        chunk_id: id of that copy's chunk.
+    """
+
+    source: str
+    page: int | None
+    title: str
+    collection: str
+    chunk_id: str
+
+
+@dataclass(frozen=True)
 class Hit:
     """One retrieval result.
 
@@ -69,11 +109,14 @@ class Hit:
         score: similarity, higher is better: cosine in [-1, 1] (dense), BM25 score (bm25), the fused score
             (hybrid: ``vectordb.fusion.fuse_hybrid``; several collections: reciprocal rank fusion).
         collection: collection the chunk came from.
+        also_in: other sources whose chunk has the same text (they take no retrieval slot of their own;
+            ``vectordb.collapse``).
     """
 
     chunk: Chunk
     score: float
     collection: str
+    also_in: tuple[OtherSource, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,8 +137,28 @@ class CollectionInfo:
     chunk_count: int
     embedding_model: str
     embedding_dim: int
+    #: the description was written by deepsearcher (an LLM, or file names and titles), not given by a user
+    description_generated: bool = False
     modes: list[str] = field(default_factory=lambda: ["dense"])
     index_type: str = ""
+
+
+@dataclass(frozen=True)
+class CollectionDescription:
+    """A collection's description as just stored (``DeepSearcher.describe_collection``).
+
+    Attributes:
+        collection: the collection.
+        text: the description.
+        origin: "given" (a user's text), "llm" (written by the configured LLM from a sample of the chunks) or
+            "files" (built from file names and titles).
+        note: why the LLM did not write it (no LLM configured, it failed, its reply was unusable); "" otherwise.
+    """
+
+    collection: str
+    text: str
+    origin: str
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,12 +170,14 @@ class FileResult:
         status: "loaded", "unchanged" or "skipped".
         reason: why it was skipped ("" otherwise).
         chunks: chunks written (0 when unchanged or skipped).
+        skipped_records: for JSON/JSONL, reason -> records of the file that gave no text (the file itself loaded).
     """
 
     source: str
     status: str
     reason: str = ""
     chunks: int = 0
+    skipped_records: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -126,6 +191,9 @@ class LoadSummary:
         chunks_deleted: stale chunks removed (changed files).
         seconds: wall time of the whole load.
         embed_seconds: wall time spent inside the embedding model.
+        created: this load created the collection.
+        description: the description it stored when it created the collection (given with ``-d``, or generated),
+            else None.
         engine: the ingestion engine that ran ("local" or "ray").
         notices: one-line advice about the collection after the load (e.g. a Milvus Lite collection grown past the
             size where its search gets slow), [] when none.
@@ -137,6 +205,8 @@ class LoadSummary:
     chunks_deleted: int
     seconds: float
     embed_seconds: float
+    created: bool = False
+    description: CollectionDescription | None = None
     engine: str = "local"
     notices: list[str] = field(default_factory=list)
 
@@ -182,11 +252,13 @@ class Source:
         number: the 1-based citation number used in the answer text.
         chunk: the retrieved chunk.
         collection: the collection it came from.
+        also_in: other sources holding the same text (see ``Hit.also_in``).
     """
 
     number: int
     chunk: Chunk
     collection: str
+    also_in: tuple[OtherSource, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -200,9 +272,14 @@ class Report:
         sub_queries: every sub-query searched, in order (initial decomposition, then gap queries).
         iterations: reflection rounds run.
         usage: LLM calls, tokens, seconds, cost.
-        agent: the agent that produced it ("deep_search", "naive", "chain_of_rag").
+        agent: the agent that produced it ("deep_search", "naive", "chain_of_rag", "deep_research").
         removed_citations: citation numbers in the model's text that resolved to no retrieved chunk (removed).
         gaps: gap queries still open when the loop stopped (empty when reflection found none).
+        checks: the evaluator's checks on the final answer, check -> passed (None: not run); empty when the answer
+            was not evaluated (agents without an evaluator, a forced final answer, a long report).
+        beast_mode: the answer was forced when the budget or the bad-attempt limit ran out (DeepResearch).
+        title: the report's title (a long report's outline title; "" = the question).
+        sections: the section titles of a long report, in order (empty for a short report).
     """
 
     question: str
@@ -214,6 +291,10 @@ class Report:
     agent: str
     removed_citations: int = 0
     gaps: list[str] = field(default_factory=list)
+    checks: dict[str, bool | None] = field(default_factory=dict)
+    beast_mode: bool = False
+    title: str = ""
+    sections: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

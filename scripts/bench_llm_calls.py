@@ -162,6 +162,115 @@ inside the store (315 chunks, "53×" for the first run), which no agent ever see
 """
 
 
+# --- per agent: naive, deep_search, chain_of_rag, deep_research on one scripted scenario ------------------------------
+AGENTS_HEADING = "## LLM calls and tokens per agent"
+GAP_1, GAP_2 = "Which features does Milvus Lite not support?", "How are sparse vectors searched in Milvus?"
+
+
+def _number(prompt: str, needle: str) -> int:
+    """The [n] of the first knowledge item whose text contains ``needle`` (DeepResearch prompts), else 1."""
+    for block in prompt.split("\n\n"):
+        if block.startswith("[") and needle.casefold() in block.casefold():
+            return int(block[1:].split("]", 1)[0])
+    return 1
+
+
+def research_script() -> list[Any]:
+    """DeepResearch's decisions: search (3 queries), reflect (2 gaps), search each gap, a rejected answer, a gap
+    answered, a read, then an accepted answer: 8 steps with 1 rejection, the evaluator's usual path."""
+    checks = json.dumps({"definitive": True, "freshness": False, "plurality": False, "completeness": True,
+                         "attribution": True})
+    ok = json.dumps({"definitive": True, "completeness": True, "attribution": True, "critique": "", "plan": ""})
+    reject = json.dumps({"definitive": True, "completeness": False, "attribution": True,
+                         "critique": "The limits of collections are missing.", "plan": "Cite the limits."})
+    gap_ok = json.dumps({"definitive": True, "attribution": True, "critique": "", "plan": ""})
+
+    def answer(text: str, needle: str) -> Any:
+        return lambda m: json.dumps({"action": "answer", "answer": text.format(n=_number(m[-1]["content"], needle))})
+
+    return [
+        json.dumps({"action": "search", "queries": SUB_QUERIES}),
+        json.dumps({"action": "reflect", "questions": [GAP_1, GAP_2]}),
+        json.dumps({"action": "search", "queries": ["Milvus Lite unsupported features"]}),
+        json.dumps({"action": "search", "queries": ["sparse vector search"]}),
+        answer("Milvus Lite runs in-process [{n}].", "Milvus Lite"), checks, reject,
+        answer("Milvus Lite lacks some index types [{n}].", "Milvus Lite"), gap_ok,
+        lambda m: json.dumps({"action": "read", "items": [int(n) for n in re.findall(r"\[(\d+)\]", m[-1][
+            "content"].split("Items not opened yet: ", 1)[1].split("\n", 1)[0])][:2]}),
+        answer("Milvus Lite runs in-process [{n}]; consistency is tunable and collections have limits.",
+               "Milvus Lite"), ok,
+    ]
+
+
+def agent_responder(agent: str) -> Any:
+    """Replies for the prompts of ``agent`` (DeepSearch's decisions are ``responder``'s, gaps in round 1)."""
+    search_like = responder(Scenario("per agent", ["milvus_docs", "samples"], max_iter=3, gap_rounds=1))
+    follow_ups = iter([SUB_QUERIES[0], SUB_QUERIES[1], ""])
+
+    def reply(messages: Sequence[Any]) -> str:
+        prompt = messages[-1]["content"]
+        if prompt.startswith("Question:") and "Research steps so far" in prompt:  # chain_of_rag follow-up
+            nxt = next(follow_ups)
+            return json.dumps({"enough": not nxt, "follow_up": nxt})
+        if prompt.startswith("Answer the follow-up question"):
+            return json.dumps({"answer": "Milvus Lite runs in-process.", "supporting": [1, 2]})
+        return search_like(messages)
+
+    return reply
+
+
+def research_responder() -> Any:
+    """DeepResearch's replies: routing as ``responder`` routes, everything else from ``research_script`` in order."""
+    steps = iter(research_script())
+    route = responder(Scenario("route", [], 3, 0))
+
+    def reply(messages: Sequence[Any]) -> Any:
+        if messages[-1]["content"].startswith("Choose the collections"):
+            return route(messages)
+        nxt = next(steps)
+        return nxt(messages) if callable(nxt) else nxt
+
+    return reply
+
+
+def run_agent(app: Any, agent: str) -> dict[str, Any]:
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.llm.scripted import ScriptedChatModel
+
+    llm = ScriptedChatModel([research_responder() if agent == "deep_research" else agent_responder(agent)] * 200)
+    settings = app.settings.model_copy(deep=True)
+    settings.query.concurrency = 1  # the scripted replies follow the order of calls
+    searcher = DeepSearcher(settings, embedder=app.embedder, store=app.store, llm=llm)
+    report = searcher.query(QUESTION, collections=["milvus_docs", "samples"], agent=agent)
+    u = report.usage
+    assert u.llm_calls == len(llm.history)
+    if agent == "deep_research":  # the scripted path was followed to its accepted answer, not cut short
+        assert not report.beast_mode and report.checks and all(report.checks.values()), report.checks
+    return {"agent": agent, "calls": u.llm_calls, "prompt": u.prompt_tokens, "completion": u.completion_tokens,
+            "iterations": report.iterations, "sources": len(report.sources), "beast": report.beast_mode,
+            "checks": report.checks}
+
+
+def agents_section(rows: list[dict[str, Any]]) -> str:
+    lines = ["| agent | LLM calls | prompt tokens | completion tokens | rounds / steps | sources cited |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['agent']} | **{r['calls']}** | {r['prompt']:,} | {r['completion']:,} | {r['iterations']} "
+                     f"| {r['sources']} |")
+    return f"""{AGENTS_HEADING}
+
+Measured by `scripts/bench_llm_calls.py` ({date.today().isoformat()}) on the same data and question as above (two
+collections, so every search is routed by one LLM call). The scripted model makes each agent's usual decisions:
+naive answers from one search; deep_search decomposes into 3 sub-queries and finds gaps once; chain_of_rag follows up
+twice; deep_research searches (3 queries), reflects (2 gap questions), searches each gap, has one answer rejected by
+the evaluator, answers a gap question, reads 2 items and answers (8 steps; 1 choice of checks and 3 verdicts). Tokens
+are the scripted model's estimate (characters / 4) of the real prompts. A real model's calls vary with its decisions;
+deep_research's are capped by `agents.deep_research.token_budget` and `max_steps` (then one forced answer).
+
+{chr(10).join(lines)}
+"""
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=None, help="Markdown file to write the section into.")
@@ -179,7 +288,9 @@ def main() -> int:
                      top_k=10),
         ]
         rows = [run(app, s) for s in scenarios]
+        agent_rows = [run_agent(app, agent) for agent in ("naive", "deep_search", "chain_of_rag", "deep_research")]
     publish(section(rows), HEADING, args.out)
+    publish(agents_section(agent_rows), AGENTS_HEADING, args.out)
     return 0
 
 

@@ -1,12 +1,14 @@
 """Query agents: DeepSearch (decompose → route → retrieve → filter → reflect → repeat → synthesise), NaiveRAG,
-ChainOfRAG, and the agent router. ``DeepSearcher.query`` is the entry point.
+ChainOfRAG, DeepResearch (a budgeted loop of model-chosen actions with an answer evaluator; ``research/``), the agent
+router, and long reports (``long_report``: outline → sections → coherence pass). ``DeepSearcher.query`` is the entry
+point; docs/agents.md compares them.
 
-Agents are registry providers of kind ``agent`` (``deepsearcher.builtins`` registers these three; plugins add more).
-An agent receives a ``QueryContext`` (``state``: the question, the metered model, its context window and the token
-budget), uses the shared steps (``steps``: structured asks fitted to the window with cut-off handling and fallbacks,
-retrieval, fused rank, dedup, concurrent jobs; ``report``: the report step; ``budget``: the hard token budget) and
-reports progress as typed query events (``deepsearcher.events``, listed in docs/events.md); the run ends with a
-``QueryReport``.
+Agents are registry providers of kind ``agent`` (``deepsearcher.builtins`` registers these five; plugins add more).
+An agent receives a ``QueryContext`` (``state``: the question, the metered model, its context window, the token
+budget and the research tools), uses the shared steps (``steps``: structured asks fitted to the window with cut-off
+handling and fallbacks, retrieval, fused rank, dedup, concurrent jobs; ``report``: the report step; ``budget``: the
+hard token budget) and reports progress as typed query events (``deepsearcher.events``, listed in docs/events.md);
+the run ends with a ``QueryReport``.
 """
 
 from deepsearcher.events import kinds

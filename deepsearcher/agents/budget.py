@@ -53,21 +53,37 @@ class TokenBudget:
     Args:
         limit: the budget in tokens, or None (no budget: every check passes).
         meter: the run's usage meter (tokens actually used).
+        start: tokens the meter had counted when this budget began (a part of a run, ``share``); 0 = the run's.
+        setting: the config key that sets ``limit``, for messages that say what to raise.
 
     Attributes:
         reserve: tokens kept for the final report; agents update it as chunks are accepted (``set_reserve``).
     """
 
-    def __init__(self, limit: int | None, meter: MeteredChatModel) -> None:
+    def __init__(self, limit: int | None, meter: MeteredChatModel, start: int = 0,
+                 setting: str = "query.token_budget") -> None:
         self.limit = limit
         self.meter = meter
+        self.start = start
+        self.setting = setting
         self.reserve = 0
         self._claimed = 0
         self._lock = threading.Lock()
 
     @property
     def used(self) -> int:
-        return self.meter.total_tokens
+        """Tokens used since this budget began."""
+        return self.meter.total_tokens - self.start
+
+    def share(self, limit: int | None, setting: str) -> TokenBudget:
+        """A budget for one part of this run (a DeepResearch run, a section of a long report), counted from now: at
+        most ``limit`` tokens (``setting`` names it; None = no limit of its own) and never more than this budget
+        leaves (its reserve kept back), so ``query.token_budget``, when lower, wins."""
+        left = self.left()
+        if limit is None or (left is not None and left < limit):
+            return TokenBudget(None if left is None else max(0, left), self.meter, self.meter.total_tokens,
+                               self.setting)
+        return TokenBudget(limit, self.meter, self.meter.total_tokens, setting)
 
     def set_reserve(self, report_tokens: int) -> None:
         """Keep ``report_tokens`` (at most ``RESERVE_SHARE`` of the budget) for the final report."""

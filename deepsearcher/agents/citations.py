@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from deepsearcher.types import Chunk, Hit, Report, Source
+from deepsearcher.types import Chunk, Hit, OtherSource, Report, Source
 
 _SEP = r"\s*(?:,|，|;|、|-|–|and)\s*"
 #: a bracketed citation candidate: ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】``; group 1 holds the numbers. Whether it is
@@ -225,16 +225,17 @@ def _outside(text: str, spans: Sequence[tuple[int, int]], fix: Callable[[str], s
 
 def cited_sources(verified: Verified, hits: Sequence[Hit]) -> list[Source]:
     """Sources for the renumbered citations (``hits[n - 1]`` was shown to the model as ``[n]``)."""
-    return [Source(i, hits[n - 1].chunk, hits[n - 1].collection) for i, n in enumerate(verified.cited, start=1)]
+    return [Source(i, hits[n - 1].chunk, hits[n - 1].collection, hits[n - 1].also_in)
+            for i, n in enumerate(verified.cited, start=1)]
 
 
 def consulted_sources(hits: Sequence[Hit]) -> list[Source]:
     """All chunks given to the model, numbered as in the prompt (used when an answer cites nothing)."""
-    return [Source(i, h.chunk, h.collection) for i, h in enumerate(hits, start=1)]
+    return [Source(i, h.chunk, h.collection, h.also_in) for i, h in enumerate(hits, start=1)]
 
 
-def location(chunk: Chunk) -> str:
-    """File (with page) or URL of a chunk, as a citation shows it."""
+def location(chunk: Chunk | OtherSource) -> str:
+    """File (with page) or URL of a chunk (or of another copy of its text), as a citation shows it."""
     return f"{chunk.source}, p. {chunk.page}" if chunk.page is not None else chunk.source
 
 
@@ -261,9 +262,15 @@ class SourceGroup:
                          for s in self.sources)
 
     def line(self) -> str:
-        """``/d/lite.md — lite: [1], [2]`` (title left out when empty or part of the path)."""
+        """``/d/lite.md — lite: [1], [2]`` (title left out when empty or part of the path), then ``(also in …)``
+        when the same text is stored under other sources."""
         head = self.source + (f" — {self.title}" if self.title else "")
-        return f"{head}: {self.refs}"
+        others: dict[str, OtherSource] = {}
+        for source in self.sources:
+            for other in source.also_in:
+                others.setdefault(location(other), other)
+        tail = f" ({also_in_text(list(others.values()))})" if others else ""
+        return f"{head}: {self.refs}{tail}"
 
 
 def group_sources(sources: Sequence[Source]) -> list[SourceGroup]:
@@ -278,6 +285,11 @@ def group_sources(sources: Sequence[Source]) -> list[SourceGroup]:
     return out
 
 
+def also_in_text(others: Sequence[OtherSource]) -> str:
+    """``"also in /b/policy.md, /c/policy.md"`` for the other copies of a text ("" when there are none)."""
+    return "also in " + ", ".join(location(o) for o in others) if others else ""
+
+
 def gaps_note(gaps: Sequence[str]) -> str:
     """The paragraph appended to an answer when research stopped with open gap queries."""
     items = "\n".join(f"- {g}" for g in gaps)
@@ -289,17 +301,31 @@ def cites_any(text: str) -> bool:
     return bool(find_citations(text))
 
 
+def research_note(report: Report) -> str:
+    """One italic line on how the answer was checked: the evaluator's checks, or that beast mode forced it ("" for
+    an answer no evaluator saw)."""
+    if report.beast_mode:
+        return ("*Forced final answer (beast mode): research ended on its budget or limits before an answer passed "
+                "the evaluator.*")
+    if report.checks:
+        marks = {True: "passed", False: "failed", None: "not run"}
+        return "*Evaluator checks: " + ", ".join(f"{name} {marks[ok]}" for name, ok in report.checks.items()) + ".*"
+    return ""
+
+
 def report_markdown(report: Report, *, title: bool = False) -> str:
-    """The whole report as Markdown: the answer, then a Sources section listing each cited file or URL once with
-    the citation numbers (and pages) that point into it.
+    """The whole report as Markdown: the answer, how it was checked (DeepResearch), then a Sources section listing
+    each cited file or URL once with the citation numbers (and pages) that point into it.
 
     Args:
         report: the report.
-        title: start with the question as a level-1 heading (``query --output`` files, the web page's download and
-            the API's ``markdown`` field do; the terminal does not repeat the question).
+        title: start with the title (a long report's) or the question as a level-1 heading (``query --output``
+            files, the web page's download and the API's ``markdown`` field do; the terminal does not repeat it).
     """
-    parts = [f"# {' '.join(report.question.split())}"] if title else []
+    parts = [f"# {' '.join((report.title or report.question).split())}"] if title else []
     parts.append(report.answer.strip())
+    if research_note(report):
+        parts.append(research_note(report))
     if report.sources:
         heading = "## Sources" if cites_any(report.answer) else "## Sources consulted (the answer cites none)"
         parts.append(heading + "\n\n" + "\n".join(f"- {g.line()}" for g in group_sources(report.sources)))

@@ -32,13 +32,12 @@ from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import gaps_note
 from deepsearcher.agents.replies import Decomposition, Reflection, Relevance, no_placeholders
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
-from deepsearcher.agents.router import route
+from deepsearcher.agents.router import route_and_retrieve
 from deepsearcher.agents.state import FunctionAgent, QueryContext
 from deepsearcher.agents.steps import (
     ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, fused_priority, hit_key, in_parallel,
-    retrieve,
 )
-from deepsearcher.events import QueryAccepted, QueryBudget, QueryGaps, QueryRouted, QuerySubQueries
+from deepsearcher.events import QueryAccepted, QueryBudget, QueryGaps, QuerySubQueries
 from deepsearcher.types import Hit, Report
 
 __all__ = ["Decomposition", "Reflection", "Relevance", "agent", "decompose", "filter_relevant", "no_placeholders",
@@ -117,13 +116,6 @@ def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
     return reply.value.gap_queries[:MAX_GAPS]
 
 
-def _route_and_retrieve(ctx: QueryContext, iteration: int, query: str) -> list[Hit]:
-    where = route(ctx, query)
-    ctx.emit(QueryRouted(iteration=iteration, sub_query=query, collections=where.collections, dropped=where.dropped,
-                         fell_back=where.fell_back, query=where.query))
-    return retrieve(ctx, where.query, where.collections)
-
-
 def _judge(ctx: QueryContext, iteration: int, query: str, new: list[Hit]) -> list[Hit]:
     kept, fell_back = filter_relevant(ctx, query, new)
     ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(new), accepted=len(kept),
@@ -143,7 +135,7 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
     Raises:
         BudgetExhausted: the budget stopped a call; what the round finished before is recorded in ``found``.
     """
-    retrieved = in_parallel(ctx, [functools.partial(_route_and_retrieve, iteration=iteration, query=q)
+    retrieved = in_parallel(ctx, [functools.partial(route_and_retrieve, iteration=iteration, query=q)
                                   for q in queries])
     assigned: dict[str, list[Hit]] = {}
     taken = set(found.accepted)

@@ -135,6 +135,21 @@ class _ChooseAgent:
         return self.template.format(strategies=strategies, question=question)
 
 
+DESCRIBE_COLLECTION = """Below is a sample of a document collection: its file names, document titles, headings and \
+a few excerpts. Write a description of the collection in one or two sentences (at most 50 words): what kinds of \
+documents it holds and which topics they cover, so that a search system can decide which questions to send to it. \
+Write it in the language of the excerpts. Do not start with "This collection"; name the topics.
+
+Files: {files}
+Titles: {titles}
+Headings: {headings}
+
+Excerpts:
+{excerpts}
+
+Reply with the description only."""
+
+
 def agent_strategies(providers: Sequence[Any]) -> str:
     """``- name: description`` per registered agent, in registration order (built-ins first)."""
     return "\n".join(f"- {p.name}: {p.description}" for p in providers)

@@ -24,7 +24,7 @@ from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import cited_sources, consulted_sources, verify_citations
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import REFIT_ATTEMPTS, fit_prompt, fused_priority, refit, top_ranked
+from deepsearcher.agents.steps import REFIT_ATTEMPTS, Item, PromptFn, fit_prompt, fused_priority, refit, top_ranked
 from deepsearcher.errors import ContextWindowError
 from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
 from deepsearcher.llm.output import TextReply, ask_text, reasoning_used_up
@@ -93,8 +93,40 @@ TOP_CHUNKS_WARNING = ("**Warning:** no retrieved passage was judged relevant to 
 
 
 def budget_note(ctx: QueryContext) -> str:
-    return (f"**Research stopped on the token budget** (query.token_budget = {ctx.settings.token_budget:,} tokens): "
+    return (f"**Research stopped on the token budget** ({ctx.budget.setting} = {ctx.budget.limit or 0:,} tokens): "
             "this report is written from what was found before it was spent.")
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """What a report is written from (``choose_evidence``): the hits and a warning to put above the answer, or, when
+    no call should be made, the ``answer`` to give instead (``budget_spent``: because the budget left none)."""
+
+    hits: list[Hit]
+    warning: str = ""
+    answer: str | None = None
+    budget_spent: bool = False
+
+
+def choose_evidence(ctx: QueryContext, evidence: Evidence) -> Chosen:
+    """The hits a report is written from (see the module docstring for the cases); emits the ``relevance``
+    fallback when it answers from top-ranked chunks nobody judged relevant."""
+    if evidence.accepted:
+        return Chosen(list(evidence.accepted))
+    if evidence.stopped_on_budget and not any(evidence.rankings):
+        return Chosen([], answer=budget_too_small(ctx, []).answer, budget_spent=True)
+    if not any(evidence.rankings):
+        return Chosen([], answer=nothing_found(ctx))
+    if evidence.stopped_on_budget and evidence.unjudged:
+        return Chosen(top_ranked([r for r in evidence.rankings if r], ctx.settings.top_k))
+    if evidence.judged and not ctx.settings.answer_from_top_chunks_when_irrelevant:
+        return Chosen([], answer=nothing_relevant(ctx))
+    hits = top_ranked(evidence.rankings, ctx.settings.top_k)
+    if not evidence.judged:
+        return Chosen(hits)
+    ctx.emit(QueryFallback(step="relevance", error="no retrieved chunk was judged relevant",
+                           fallback=f"answering from the {len(hits)} top-ranked retrieved chunks, with a warning"))
+    return Chosen(hits, TOP_CHUNKS_WARNING)
 
 
 def write_report(ctx: QueryContext, evidence: Evidence, notes: str = "") -> Written:
@@ -104,37 +136,67 @@ def write_report(ctx: QueryContext, evidence: Evidence, notes: str = "") -> Writ
         ContextWindowError: the report prompt cannot fit even with one short excerpt.
         ProviderError: the server failed.
     """
-    hits = list(evidence.accepted)
-    warning = ""
-    if not hits:
-        if evidence.stopped_on_budget and not any(evidence.rankings):
-            return budget_too_small(ctx, [])
-        if not any(evidence.rankings):
-            return Written(nothing_found(ctx), [])
-        if evidence.stopped_on_budget and evidence.unjudged:
-            hits = top_ranked([r for r in evidence.rankings if r], ctx.settings.top_k)
-        elif evidence.judged and not ctx.settings.answer_from_top_chunks_when_irrelevant:
-            return Written(nothing_relevant(ctx), [])
-        else:
-            hits = top_ranked(evidence.rankings, ctx.settings.top_k)
-            warning = TOP_CHUNKS_WARNING if evidence.judged else ""
-            if evidence.judged:
-                ctx.emit(QueryFallback(step="relevance", error="no retrieved chunk was judged relevant",
-                                       fallback=f"answering from the {len(hits)} top-ranked retrieved chunks, with "
-                                                "a warning"))
-    written = synthesise(ctx, hits, evidence.rankings, evidence.sub_queries, notes)
+    chosen = choose_evidence(ctx, evidence)
+    if chosen.answer is not None:
+        return Written(chosen.answer, [], budget_spent=chosen.budget_spent)
+    written = synthesise(ctx, chosen.hits, evidence.rankings, evidence.sub_queries, notes)
     note = budget_note(ctx) if evidence.stopped_on_budget and not written.budget_spent else ""
-    parts = [warning, written.answer, note]
+    parts = [chosen.warning, written.answer, note]
     return Written("\n\n".join(p for p in parts if p), written.sources, written.removed_citations,
                    written.budget_spent)
+
+
+def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequence[Item],
+                 priority: Sequence[float] | None, *, final: bool = True,
+                 stream: bool = True) -> tuple[TextReply, list[Item]]:
+    """Write free text (a report, DeepResearch's forced answer, a long report's section or editing pass) from a
+    prompt holding ``items``, fitted to the window **and** to what the budget leaves: the prompt gets at most
+    ``left - MIN_REPORT_TOKENS`` tokens, so a tight budget shortens excerpts and leaves out the items of worst
+    ``priority`` rather than refusing the call; a prompt the server still refuses is fitted again to the window it
+    names. Streams the text as ``query.answer_token`` (``stream``) and emits the reasoning.
+
+    Args:
+        final: the call writes a final text and may use the budget's reserve (``ctx.model(step, final=True)``).
+
+    Returns:
+        ``(reply, items kept)``; a reply cut at its limit has ``cut_off`` set (the caller adds ``cut_off_note``).
+
+    Raises:
+        BudgetExhausted: the budget left cannot pay for the prompt even without items plus ``MIN_REPORT_TOKENS``.
+        ContextWindowError: the prompt cannot fit the window even without items, or the server kept refusing it.
+        ProviderError: the server failed.
+    """
+    gate = ctx.model(step, final=final)
+    on_token = (lambda text: ctx.emit(QueryAnswerToken(text=text))) if stream else None
+    for attempt in range(REFIT_ATTEMPTS + 1):
+        size = ctx.window.size
+        left = ctx.budget.left(final)
+        room = ctx.window.prompt_room() if left is None else min(ctx.window.prompt_room(), left - MIN_REPORT_TOKENS)
+        try:
+            fit = fit_prompt(ctx, step, render, items, priority, room)
+        except ContextWindowError:
+            if room < ctx.window.prompt_room():
+                raise BudgetExhausted(step, ctx.budget.used, ctx.budget.limit or 0) from None
+            raise
+        try:
+            reply = ask_text(gate, fit.messages, on_token=on_token)
+            break
+        except ContextWindowError as exc:
+            if attempt == REFIT_ATTEMPTS or not refit(ctx, exc, fit.tokens, size):
+                raise
+            ctx.emit(QueryFallback(step=step, error="the prompt exceeds the model's context window",
+                                   fallback=f"fitting the prompt to {ctx.window.describe()}"))
+    if reply.reasoning:
+        ctx.emit(QueryReasoning(step=step, text=reply.reasoning))
+    return reply, fit.items
 
 
 def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequence[Hit]] = (),
                sub_queries: Sequence[str] = (), notes: str = "") -> Written:
     """Write the cited answer from ``hits`` (numbered 1..N in the prompt), streaming it as ``query.answer_token``.
 
-    The prompt is fitted to the window and to what the budget leaves (excerpts first, then the chunks of worst
-    fused rank over ``rankings``); a prompt the server still refuses is fitted again to the window it names.
+    The prompt is fitted to the window and to what the budget leaves (``write_fitted``: excerpts first, then the
+    chunks of worst fused rank over ``rankings``).
 
     Returns:
         ``Written``: the answer with citations verified and renumbered; the cited sources (every chunk shown, when
@@ -147,49 +209,33 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         return prompts.SYNTHESISE.format(language=ctx.language, notes=notes, question=ctx.question,
                                          sub_queries=queries, chunks=prompts.chunk_list([h.chunk for h in kept], cap))
 
-    gate = ctx.model("synthesise", final=True)
-    left = ctx.budget.left(final=True)
-    room = None if left is None else min(ctx.window.prompt_room(), left - MIN_REPORT_TOKENS)
-    budget_limited = room is not None and room < ctx.window.prompt_room()
     try:
-        for attempt in range(REFIT_ATTEMPTS + 1):
-            size = ctx.window.size
-            fit = fit_prompt(ctx, "synthesise", render, hits, priority, room if room is None else
-                             min(room, ctx.window.prompt_room()))
-            try:
-                reply = ask_text(gate, fit.messages, on_token=lambda text: ctx.emit(QueryAnswerToken(text=text)))
-                break
-            except ContextWindowError as exc:
-                if attempt == REFIT_ATTEMPTS or not refit(ctx, exc, fit.tokens, size):
-                    raise
-                ctx.emit(QueryFallback(step="synthesise", error="the prompt exceeds the model's context window",
-                                       fallback=f"fitting the report prompt to {ctx.window.describe()}"))
-    except (BudgetExhausted, ContextWindowError) as exc:
-        if isinstance(exc, ContextWindowError) and not budget_limited:
-            raise
+        reply, shown = write_fitted(ctx, "synthesise", render, hits, priority)
+    except BudgetExhausted:
         return budget_too_small(ctx, hits)
-    shown = fit.items
-    if reply.reasoning:
-        ctx.emit(QueryReasoning(step="synthesise", text=reply.reasoning))
     verified = verify_citations(reply.text, len(shown))
     if not verified.text:
         return Written(empty_answer(reply), consulted_sources(shown), verified.removed)
     sources = cited_sources(verified, shown) if verified.cited else consulted_sources(shown)
-    answer = verified.text
-    if reply.cut_off:
-        ctx.emit(QueryCutOff(step="synthesise", max_tokens=reply.max_tokens,
-                             action="kept the partial report with a note"))
-        answer += "\n\n" + cut_off_note(ctx, reply)
-    return Written(answer, sources, verified.removed)
+    return Written(verified.text + cut_off(ctx, "synthesise", reply), sources, verified.removed)
+
+
+def cut_off(ctx: QueryContext, step: str, reply: TextReply) -> str:
+    """For a text reply cut at its token limit: emit ``QueryCutOff`` and return the note to append ("" when the
+    reply is complete)."""
+    if not reply.cut_off:
+        return ""
+    ctx.emit(QueryCutOff(step=step, max_tokens=reply.max_tokens, action="kept the partial report with a note"))
+    return "\n\n" + cut_off_note(ctx, reply)
 
 
 def cut_off_note(ctx: QueryContext, reply: TextReply) -> str:
     """The visible note under a report cut at its token limit, naming the limit to raise."""
     limit = reply.max_tokens
     configured = ctx.window.reply_tokens
-    if limit is not None and limit < configured and ctx.settings.token_budget is not None:
+    if limit is not None and limit < configured and ctx.budget.limit is not None:
         return (f"*[The report was cut off at {limit:,} tokens, all that the token budget left "
-                f"(query.token_budget = {ctx.settings.token_budget:,}); raise it for a complete report.]*")
+                f"({ctx.budget.setting} = {ctx.budget.limit:,}); raise it for a complete report.]*")
     if limit is not None and limit < configured:
         return (f"*[The report was cut off at {limit:,} tokens, all that the model's context window "
                 f"({ctx.window.size:,} tokens) left; use a larger context or a lower query.top_k.]*")
@@ -206,12 +252,12 @@ def empty_answer(reply: TextReply) -> str:
 
 def budget_too_small(ctx: QueryContext, hits: Sequence[Hit]) -> Written:
     """The answer when the budget left cannot pay for a report call: what was found is listed, nothing written."""
-    limit = ctx.settings.token_budget or 0
+    limit, setting = ctx.budget.limit or 0, ctx.budget.setting
     if hits:
         ctx.emit(QueryBudget(step="synthesise", used=ctx.budget.used, budget=limit, reserve=ctx.budget.reserve))
     found = f" The {len(hits)} passages found are listed as sources." if hits else ""
-    return Written(f"**Research stopped on the token budget** (query.token_budget = {limit:,} tokens, "
-                   f"{ctx.budget.used:,} used) before a report could be written.{found} Raise query.token_budget "
+    return Written(f"**Research stopped on the token budget** ({setting} = {limit:,} tokens, "
+                   f"{ctx.budget.used:,} used) before a report could be written.{found} Raise {setting} "
                    "and ask again.", consulted_sources(hits), budget_spent=True)
 
 

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from deepsearcher.agents import prompts
 from deepsearcher.agents.replies import RouteReply
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import ask
+from deepsearcher.agents.steps import ask, retrieve
+from deepsearcher.events import QueryRouted
+from deepsearcher.types import Hit
 
-__all__ = ["Route", "RouteReply", "route"]
+__all__ = ["Route", "RouteReply", "route", "route_and_retrieve"]
 
 
 @dataclass(frozen=True)
@@ -64,3 +66,12 @@ def route(ctx: QueryContext, query: str) -> Route:
     if not chosen:
         return Route(names, dropped, True, True, text)
     return Route(chosen, dropped, reply.fell_back, True, text)
+
+
+def route_and_retrieve(ctx: QueryContext, iteration: int, query: str) -> list[Hit]:
+    """Route ``query`` (emitting ``QueryRouted``) and retrieve its hits from the chosen collections (``steps.retrieve``;
+    the router's rewrite is what is searched)."""
+    where = route(ctx, query)
+    ctx.emit(QueryRouted(iteration=iteration, sub_query=query, collections=where.collections, dropped=where.dropped,
+                         fell_back=where.fell_back, query=where.query))
+    return retrieve(ctx, where.query, where.collections)

@@ -20,6 +20,7 @@ from deepsearcher.settings import QuerySettings
 from deepsearcher.types import CollectionInfo, Hit, Report
 
 if TYPE_CHECKING:
+    from deepsearcher.agents.research.tools import ResearchTools
     from deepsearcher.registry import Registry
 
 SearchFn = Callable[[str, str, int], list[Hit]]
@@ -54,6 +55,8 @@ class QueryContext:
         window: the model's context window and token counter; None = ``resolve_window(llm)``.
         budget: the run's token budget; None = ``TokenBudget(settings.token_budget, llm)``.
         now: the time of the question (its date and time zone go into the system prompt); None = now, local time.
+        research: what DeepResearch can reach besides ``search`` (web search, page reader, a chunk's neighbours);
+            None = the collections only.
     """
 
     question: str
@@ -69,6 +72,7 @@ class QueryContext:
     window: Window = None  # type: ignore[assignment]  # filled in by __post_init__
     budget: TokenBudget = None  # type: ignore[assignment]
     now: datetime = None  # type: ignore[assignment]
+    research: ResearchTools | None = None
 
     def __post_init__(self) -> None:
         if self.window is None:

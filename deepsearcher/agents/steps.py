@@ -119,7 +119,9 @@ def report_reply(ctx: QueryContext, step: str, result: Structured[T], fallback_t
 # --- retrieval and ranking -----------------------------------------------------------------------------------------
 def retrieve(ctx: QueryContext, query: str, collections: Sequence[str]) -> list[Hit]:
     """Top-k hits per collection for ``query``, concatenated collection by collection (each list best first),
-    without repeated chunks."""
+    without repeated chunks; a text found in several collections is one hit (``vectordb.collapse``)."""
+    from deepsearcher.vectordb.collapse import collapse_identical
+
     seen: set[str] = set()
     hits: list[Hit] = []
     for name in collections:
@@ -128,7 +130,7 @@ def retrieve(ctx: QueryContext, query: str, collections: Sequence[str]) -> list[
             if key not in seen:
                 seen.add(key)
                 hits.append(hit)
-    return hits
+    return collapse_identical(hits)
 
 
 def hit_key(hit: Hit) -> str:

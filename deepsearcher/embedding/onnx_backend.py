@@ -16,15 +16,17 @@ needs only onnxruntime and tokenizers. Pooling is mean over the attention mask, 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import logging
 import os
 import shutil
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -105,22 +107,58 @@ def ensure_export(model_dir: str | Path, *, int8: bool = True, cache_dir: Path |
         raise ProviderError("exporting the embedding model to ONNX needs the onnx package",
                             hint="pip install 'deepsearcher[onnx]' (or set embedding.backend: torch)") from exc
     target.mkdir(parents=True, exist_ok=True)
-    if not fp32.is_file():
-        _export_fp32(src, fp32)
-    if int8 and not q8.is_file():
-        tmp = target / "model_int8.onnx.tmp"
-        # per-channel weights keep cosine to fp32 at ~0.99 (per-tensor: ~0.95); reduce_range avoids the u8s8
-        # saturation of AVX2 CPUs without VNNI; the embedding Gather stays fp32 (quantising it costs accuracy for
-        # nothing). Shape inference cannot type contrib-op outputs, hence DefaultTensorType.
-        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
-                         op_types_to_quantize=["MatMul", "Attention"],
-                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-        tmp.replace(q8)
+    with _quiet_export():
+        if not fp32.is_file():
+            _export_fp32(src, fp32)
+        if int8 and not q8.is_file():
+            tmp = target / "model_int8.onnx.tmp"
+            # per-channel weights keep cosine to fp32 at ~0.99 (per-tensor: ~0.95); reduce_range avoids the u8s8
+            # saturation of AVX2 CPUs without VNNI; the embedding Gather stays fp32 (quantising it costs accuracy
+            # for nothing). Shape inference cannot type contrib-op outputs, hence DefaultTensorType.
+            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True,
+                             op_types_to_quantize=["MatMul", "Attention"],
+                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+            tmp.replace(q8)
     for name in TOKENIZER_FILES:
         if (src / name).is_file():
             shutil.copy2(src / name, target / name)
     log.info("exported %s to ONNX in %s", src, target)
     return target
+
+
+class _DropMessage(logging.Filter):
+    """Drops log records whose message starts with ``prefix``."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.prefix)
+
+
+@contextlib.contextmanager
+def _quiet_export() -> Iterator[None]:
+    """Hide what the one-time export prints for model developers, not users (issue #13: a first run showed it):
+    torch's ``TracerWarning`` and the TorchScript exporter's warnings and deprecation notices, transformers'
+    weight-loading progress bar, and onnxruntime's "Please consider to run pre-processing before quantization" (that
+    pre-processing is shape inference plus graph optimisation, which the transformer optimizer already did here).
+    Our own warnings (attention not fused) go through ``logging`` and still show."""
+    import transformers.utils.logging as hf_logging
+
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    quantiser_notice = _DropMessage("Please consider to run pre-processing")
+    root = logging.getLogger()  # onnxruntime.quantization logs through the root logger
+    root.addFilter(quantiser_notice)
+    hf_logging.disable_progress_bar()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        root.removeFilter(quantiser_notice)
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
 
 
 def _export_fp32(src: Path, dest: Path) -> None:

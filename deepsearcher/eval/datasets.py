@@ -58,12 +58,14 @@ class EvalDataset:
         questions: in file order.
         corpus: JSON/JSONL corpus file of ``{title, text}`` records, or None when not known (then the collection must
             already exist).
+        questions_file: the file the questions were read from (absolute); runs are keyed by it.
     """
 
     name: str
     questions: list[EvalQuestion]
     corpus: Path | None = None
     notes: list[str] = field(default_factory=list)
+    questions_file: Path | None = None
 
 
 def load_dataset(path: str | Path, *, subset: str | None = None, corpus: str | Path | None = None,
@@ -91,10 +93,12 @@ def load_dataset(path: str | Path, *, subset: str | None = None, corpus: str | P
         if not unified:
             raise ConfigError(f"no question file for folder {src}",
                               hint="pass the unified JSONL file itself with --corpus")
-        records = [r for r in _read_records(unified[0]) if r.get("dataset") == name]
+        questions_file = unified[0]
+        records = [r for r in _read_records(questions_file) if r.get("dataset") == name]
         if not records:
             raise ConfigError(f"{unified[0]} has no questions of dataset {name!r}", hint="pass --subset NAME")
     else:
+        questions_file = src
         records = _read_records(src)
         names = sorted({str(r.get("dataset") or "") for r in records})
         if subset:
@@ -118,7 +122,15 @@ def load_dataset(path: str | Path, *, subset: str | None = None, corpus: str | P
     questions = [_question(r, name) for r in records]
     if not questions:
         raise ConfigError(f"no questions in {src}")
-    return EvalDataset(name=name, questions=questions, corpus=corpus_path)
+    return EvalDataset(name=name, questions=questions, corpus=corpus_path, questions_file=questions_file.resolve())
+
+
+def default_run_folder(dataset: EvalDataset, mode: str, retrieval: str) -> Path:
+    """``eval_runs/<question file>-<dataset>-<mode>-<retrieval>`` (the dataset part left out when the file is named
+    after it): one folder per question file, so two question files never share (and overwrite) one run."""
+    stem = dataset.questions_file.stem if dataset.questions_file else dataset.name
+    key = stem if dataset.name in stem else f"{stem}-{dataset.name}"
+    return Path("eval_runs") / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', key)}-{mode}-{retrieval}"
 
 
 def _read_records(path: Path) -> list[dict[str, Any]]:

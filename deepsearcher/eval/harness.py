@@ -35,8 +35,8 @@ log = logging.getLogger(__name__)
 
 RETRIEVALS = ("dense", "bm25", "hybrid")
 DEFAULT_KS = (1, 2, 5, 10)
-#: run.json keys that must match for a resume (the rest may change, e.g. --limit)
-RESUME_KEYS = ("dataset", "mode", "retrieval", "collection", "embedding_model")
+#: run.json keys that must match for a resume (the rest may change, e.g. --limit); "questions" is the question file
+RESUME_KEYS = ("questions", "dataset", "mode", "report", "retrieval", "collection", "embedding_model")
 
 
 @dataclass(frozen=True)
@@ -154,17 +154,21 @@ class EvalHarness:
         limit: first N questions only.
         collection: collection to use (default ``collection_name(dataset.name)``).
         ks: recall cut-offs; retrieve mode fetches max(ks) chunks per question.
-        restart: discard earlier rows in ``out_dir`` instead of resuming.
+        restart: discard earlier rows in ``out_dir`` (this run's, or another run's) instead of resuming
+            (``--force``).
         on_event: progress callback.
+        report: "short", or "long" to answer with a long report (agent modes deep_research / deep_search).
 
     Raises:
-        ConfigError: unknown mode/retrieval, or ``out_dir`` holds a run with other settings.
+        ConfigError: unknown mode/retrieval, a long report in retrieve mode, or ``out_dir`` holds another run
+            (another question file or other settings) and ``restart`` is False (raised by ``run`` before anything
+            is written).
     """
 
     def __init__(self, app: Any, dataset: EvalDataset, out_dir: str | Path, *, mode: str = "retrieve",
                  retrieval: str = "hybrid", limit: int | None = None, collection: str | None = None,
                  ks: Sequence[int] = DEFAULT_KS, restart: bool = False,
-                 on_event: EventCallback = ignore_event) -> None:
+                 on_event: EventCallback = ignore_event, report: str = "short") -> None:
         modes = eval_modes(app.registry)
         if mode not in modes:
             raise ConfigError(f"unknown eval mode {mode!r}", hint=f"use one of {', '.join(modes)}")
@@ -172,6 +176,10 @@ class EvalHarness:
             raise ConfigError(f"unknown retrieval {retrieval!r}", hint=f"use one of {', '.join(RETRIEVALS)}")
         if mode != "retrieve" and retrieval == "bm25":
             raise ConfigError("agents retrieve with dense or hybrid search", hint="use --retrieval dense|hybrid")
+        if report == "long" and mode not in ("deep_research", "deep_search"):
+            raise ConfigError(f"long reports are written by deep_research or deep_search, not mode {mode!r}",
+                              hint="use --mode deep_research (or deep_search) with --report long")
+        self.report = report
         self.app = app
         self.dataset = dataset
         self.out_dir = Path(out_dir)
@@ -190,7 +198,10 @@ class EvalHarness:
         return self.out_dir / "rows.jsonl"
 
     def _run_settings(self) -> dict[str, Any]:
-        return {"dataset": self.dataset.name, "mode": self.mode, "retrieval": self.retrieval,
+        questions = str(self.dataset.questions_file) if self.dataset.questions_file else None
+        long = {"report": "long"} if self.report == "long" else {}  # absent for short runs: older run.json match
+        return {"questions": questions, "dataset": self.dataset.name, "mode": self.mode, **long,
+                "retrieval": self.retrieval,
                 "collection": self.collection, "embedding_model": self.app.embedder.model_name,
                 "corpus": str(self.dataset.corpus) if self.dataset.corpus else None, "ks": self.ks}
 
@@ -204,11 +215,13 @@ class EvalHarness:
                 (self.out_dir / name).unlink(missing_ok=True)
         elif run_file.is_file() and self.rows_path.is_file():
             before = json.loads(run_file.read_text(encoding="utf-8"))
-            changed = [k for k in RESUME_KEYS if before.get(k) != settings.get(k)]
+            # a key an older run.json does not have cannot be compared (runs from before it was recorded)
+            changed = [k for k in RESUME_KEYS if k in before and before[k] != settings.get(k)]
             if changed:
+                detail = ", ".join(f"{k}: {before[k]} there, {settings.get(k)} now" for k in changed)
                 raise ConfigError(
-                    f"{self.out_dir} holds a run with other settings ({', '.join(changed)} differ)",
-                    hint="use another --out folder, or --restart to discard those rows")
+                    f"{self.out_dir} holds the rows of another run ({detail}); nothing was changed",
+                    hint="use another --out folder, or --force to discard that run's rows")
         run_file.write_text(json.dumps(settings, indent=2), encoding="utf-8")
         return read_rows(self.rows_path)
 
@@ -240,7 +253,7 @@ class EvalHarness:
             seconds = time.perf_counter() - start
             titles = [h.chunk.title for h in hits]
             return EvalRow(**base, retrieved_titles=titles, recall=self._recall(titles, q), seconds=seconds)
-        report = self.app.query(q.question, collections=[self.collection], agent=self.mode)
+        report = self.app.query(q.question, collections=[self.collection], agent=self.mode, report=self.report)
         seconds = time.perf_counter() - start
         sources = sorted(report.sources, key=lambda s: s.number)
         titles = [s.chunk.title for s in sources]
@@ -283,7 +296,9 @@ class EvalHarness:
         finally:
             rows = [finished[q.id] for q in self.questions if q.id in finished]
             summary = self.summarise(rows)
-            self.write_outputs(rows, summary)
+            # rows of questions outside this selection (an earlier, larger --limit) are kept, not dropped
+            selected = {q.id for q in self.questions}
+            self.write_outputs(rows + [r for qid, r in finished.items() if qid not in selected], summary)
         self.on_event(events.EvalDone(summary=summary.to_dict()))
         return summary
 

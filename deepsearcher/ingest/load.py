@@ -12,10 +12,12 @@ from typing import Iterable, Iterator, Sequence
 
 from deepsearcher.errors import IngestError
 from deepsearcher.events import EventCallback, ignore_event
+from deepsearcher.ingest.formats import EXTRACTION_VERSION
+from deepsearcher.ingest.normalize import NORMALIZE_VERSION
 from deepsearcher.ingest.pipeline import LoadPipeline
 from deepsearcher.ingest.sources import PathAllowed, SourceItem, expand_paths, file_items, is_url
 from deepsearcher.ingest.splitter import Splitter
-from deepsearcher.protocols import Embedder, Loader, VectorStore
+from deepsearcher.protocols import Crawler, Embedder, Loader, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.settings import Settings
 from deepsearcher.types import LoadSummary
@@ -23,10 +25,13 @@ from deepsearcher.vectordb.capabilities import LITE_SLOW_AT, lite_size_notice
 from deepsearcher.vectordb.names import validate_collection_name
 
 def split_signature(settings: Settings, embedder: Embedder) -> str:
-    """Settings that change chunk boundaries; part of every source's version hash (a change re-splits files)."""
+    """What decides the stored chunks besides a source's bytes: split and loader settings and the extractor and
+    normaliser versions. Part of every source's version hash, so changing one (or upgrading to new extractors)
+    re-extracts unchanged files once."""
     ing, ld = settings.ingest, settings.loader
     return (f"{ing.chunk_size_tokens}/{ing.chunk_overlap_tokens}/{embedder.model_name}/{ld.provider}/"
-            f"{ld.json_text_key}/{ld.json_title_key}")
+            f"{ld.json_text_path}/{ld.json_title_path}/{int(ld.docx_headers_footers)}/"
+            f"x{EXTRACTION_VERSION}/n{NORMALIZE_VERSION}")
 
 
 def make_splitter(settings: Settings, embedder: Embedder) -> Splitter:
@@ -45,7 +50,8 @@ def default_description(inputs: Sequence[str]) -> str:
 def load_sources(inputs: Sequence[str], collection: str | None, description: str | None, *, settings: Settings,
                  store: VectorStore, embedder: Embedder, loader: Loader, registry: Registry,
                  force_new: bool = False, batch_size: int | None = None, path_allowed: PathAllowed | None = None,
-                 allow_private_urls: bool | None = None, on_event: EventCallback = ignore_event) -> LoadSummary:
+                 allow_private_urls: bool | None = None, on_event: EventCallback = ignore_event,
+                 crawler: Crawler | None = None) -> LoadSummary:
     """Load files, folders, glob patterns and URLs into a collection.
 
     Args:
@@ -66,6 +72,8 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
             resolved ``server.allow_private_urls``): it replaces ``crawler.allow_private_urls``, except that a
             crawler setting of ``false`` always wins. None = the crawler setting as configured.
         on_event: receives load and crawl events.
+        crawler: a ready crawler for the URLs instead of the configured one (``query --save-to`` passes the query's
+            page reader, which replays the pages it read without fetching them again).
 
     Returns:
         A LoadSummary with one FileResult per source; every per-source failure (unreadable, removed during the load,
@@ -98,7 +106,7 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
         from deepsearcher.ingest.web import url_items
 
         web = url_items(urls, settings, signature, on_event, registry,  # validates before any write
-                        allow_private_urls=allow_private_urls)
+                        allow_private_urls=allow_private_urls, crawler=crawler)
     description = default_description(inputs) if description is None else description
     splitter, batch = make_splitter(settings, embedder), batch_size or settings.ingest.batch_size
     if ray_engine:

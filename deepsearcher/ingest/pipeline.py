@@ -1,4 +1,8 @@
-"""The load pipeline: SourceItems -> Documents -> Chunks -> embeddings -> upsert, idempotent and incremental.
+"""The load pipeline: SourceItems -> Documents -> normalised Documents -> Chunks -> embeddings -> upsert, idempotent
+and incremental.
+
+Every loader's output (built-in, ``unstructured``, a plugin's, a crawled page's) passes the one normalisation stage
+(``deepsearcher.ingest.normalize.normalize_stage``) here, between extraction and splitting.
 
 Each source (a file or a fetched URL) has a version hash. A source whose every chunk at that version is already stored
 is skipped without parsing (an unchanged re-load writes nothing). A changed source upserts its new chunks, then deletes
@@ -21,10 +25,11 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
+from deepsearcher.ingest.normalize import normalize_stage
 from deepsearcher.ingest.sources import SourceItem
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, VectorStore
-from deepsearcher.types import Chunk, FileResult, LoadSummary
+from deepsearcher.types import Chunk, CollectionDescription, Extraction, FileResult, LoadSummary
 from deepsearcher.vectordb.names import validate_collection_name
 
 log = logging.getLogger(__name__)
@@ -40,7 +45,11 @@ class _Run:
     drop_first: bool
     start: float = field(default_factory=time.perf_counter)
     embed_seconds: float = 0.0
+    #: this load created the collection (on its first write)
+    created: bool = False
     written: int = 0
+    #: chunks split so far (written or waiting)
+    queued: int = 0
     deleted: int = 0
     results: list[FileResult] = field(default_factory=list)
     pending: list[Chunk] = field(default_factory=list)
@@ -84,7 +93,8 @@ class LoadPipeline:
             result = self._process(run, item)
             run.results.append(result)
             self.on_event(LoadSource(source=result.source, status=result.status,  # type: ignore[arg-type]
-                                     reason=result.reason, chunks=result.chunks))
+                                     reason=result.reason, chunks=result.chunks,
+                                     skipped_records=result.skipped_records))
         self._flush(run, final=True)
         if run.exists:
             self.store.seal(collection)  # unflushed Milvus Lite data is re-scanned by every search (MilvusStore.seal)
@@ -92,7 +102,9 @@ class LoadPipeline:
                  for r in run.results]
         return LoadSummary(collection=collection, files=files, chunks_written=run.written,
                            chunks_deleted=run.deleted, seconds=time.perf_counter() - run.start,
-                           embed_seconds=run.embed_seconds)
+                           embed_seconds=run.embed_seconds, created=run.created,
+                           description=CollectionDescription(collection, description, "given") if run.created
+                           else None)
 
     # --- steps ---------------------------------------------------------------------------------------------------
     def _prepare(self, collection: str, description: str, force_new: bool) -> _Run:
@@ -109,14 +121,16 @@ class LoadPipeline:
 
     def _process(self, run: _Run, item: SourceItem) -> FileResult:
         """One source: unchanged, skipped with a reason, or split and queued for writing."""
-        chunks = prepare_source(item, self.splitter, self.store, run.collection if run.exists else None)
-        if isinstance(chunks, FileResult):
-            return chunks
+        prepared = prepare_source(item, self.splitter, self.store, run.collection if run.exists else None)
+        if isinstance(prepared, FileResult):
+            return prepared
+        chunks, skipped_records = prepared.chunks, prepared.skipped_records
         run.doc_chunks[item.source] = len(chunks)
         run.pending.extend(chunks)
+        run.queued += len(chunks)
         run.open_sources.append((item.source, item.version))
         self._flush(run)
-        return FileResult(item.source, "loaded", chunks=len(chunks))
+        return FileResult(item.source, "loaded", chunks=len(chunks), skipped_records=skipped_records)
 
     def _flush(self, run: _Run, final: bool = False) -> None:
         """Write full batches (every pending chunk when ``final``), then finish the sources no chunk waits for."""
@@ -140,7 +154,7 @@ class LoadPipeline:
         if not run.exists:
             self.store.create_collection(run.collection, description=run.description,
                                          model_name=self.embedder.model_name, dim=self.embedder.dimension)
-            run.exists = True
+            run.exists = run.created = True
         written, refused = write_batch(self.store, run.collection, batch, vectors, run.doc_chunks)
         run.written += written
         for source, reason in refused.items():
@@ -148,7 +162,7 @@ class LoadPipeline:
             # its old version stays (no stale chunks are deleted); a re-load tries it again
             run.open_sources = [sv for sv in run.open_sources if sv[0] != source]
             run.pending = [c for c in run.pending if c.source != source]
-        self.on_event(LoadBatch(chunks=len(batch), written=run.written))
+        self.on_event(LoadBatch(chunks=len(batch), written=run.written, queued=run.queued))
 
     def _finish_sources(self, run: _Run) -> None:
         """A source is complete once none of its chunks wait: only then drop the chunks of its old version."""
@@ -159,13 +173,26 @@ class LoadPipeline:
             run.doc_chunks.pop(source, None)
 
 
+@dataclass(frozen=True)
+class PreparedSource:
+    """A source ready to embed (``prepare_source``).
+
+    Attributes:
+        chunks: its chunks, in document order (at least one).
+        skipped_records: JSON records without text, by reason (``Extraction.skipped_records``), {} when none.
+    """
+
+    chunks: list[Chunk]
+    skipped_records: dict[str, int]
+
+
 def prepare_source(item: SourceItem, splitter: Splitter, store: VectorStore,
-                   collection: str | None) -> list[Chunk] | FileResult:
+                   collection: str | None) -> PreparedSource | FileResult:
     """One source's chunks, or its result when there is nothing to write: skipped (with the reason) or unchanged.
 
     The step both ingestion engines run per source: a source whose every chunk at this version is stored in
-    ``collection`` (None = the collection does not exist yet) is unchanged; otherwise its Documents are loaded (the
-    loader provider, which normalises the text) and split.
+    ``collection`` (None = the collection does not exist yet) is unchanged; otherwise its Documents are loaded,
+    normalised (``normalize_stage``) and split.
 
     Raises:
         DeepSearcherError: a configuration or provider failure (not this source's fault).
@@ -175,9 +202,11 @@ def prepare_source(item: SourceItem, splitter: Splitter, store: VectorStore,
     if collection is not None and store.is_complete(collection, item.source, item.version):
         return FileResult(item.source, "unchanged")
     try:
+        loaded = item.load()
+        skipped_records = loaded.skipped_records if isinstance(loaded, Extraction) else {}
         # the item's id is the source of record (a loader may spell a path differently, e.g. a non-UTF-8 name)
-        documents = [d if d.source == item.source else replace(d, source=item.source) for d in item.load()]
-        chunks = splitter.split(documents, item.version)
+        documents = [d if d.source == item.source else replace(d, source=item.source) for d in loaded]
+        chunks = splitter.split(normalize_stage(documents, item.source), item.version)
         if not chunks:
             raise SkipSource("no text extracted")
     except SkipSource as exc:
@@ -187,7 +216,7 @@ def prepare_source(item: SourceItem, splitter: Splitter, store: VectorStore,
     except Exception as exc:  # any other failure belongs to this source alone
         log.debug("loading %s failed", item.source, exc_info=True)
         return FileResult(item.source, "skipped", failure_reason(exc))
-    return chunks
+    return PreparedSource(chunks, dict(skipped_records))
 
 
 def write_batch(store: VectorStore, collection: str, batch: Sequence[Chunk], vectors: Any,

@@ -16,6 +16,7 @@ machine's every CPU can hold an embedding actor without the pipeline waiting for
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -33,7 +34,7 @@ from deepsearcher.ingest.sources import SourceItem, display_path
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, VectorStore
 from deepsearcher.settings import Settings
-from deepsearcher.types import FileResult, LoadSummary
+from deepsearcher.types import CollectionDescription, FileResult, LoadSummary
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     results: list[FileResult] = []
     written = deleted = 0
     embed_seconds = 0.0
+    created = False
     if files:
         if exists and force_new:
             store.drop_collection(collection)
@@ -99,16 +101,21 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
             if result.status == "loaded":
                 deleted += store.delete_stale(collection, result.source, versions[result.source])
         store.seal(collection)
+        created = not exists or force_new
         if not written and not exists and not any(r.status == "loaded" for r in results):
             store.drop_collection(collection)  # as a local load: the collection is only made by a write
+            created = False
     summary = LoadSummary(collection=collection, files=results, chunks_written=written, chunks_deleted=deleted,
-                          seconds=time.perf_counter() - started, embed_seconds=embed_seconds, engine="ray")
+                          seconds=time.perf_counter() - started, embed_seconds=embed_seconds, engine="ray",
+                          created=created,
+                          description=CollectionDescription(collection, description, "given") if created else None)
     if driver_items is not None:
         web = LoadPipeline(store, embedder, splitter, batch_size, on_event).run(
             driver_items, collection, description=description)
         summary = replace(summary, files=summary.files + web.files, chunks_written=written + web.chunks_written,
                           chunks_deleted=deleted + web.chunks_deleted, seconds=time.perf_counter() - started,
-                          embed_seconds=embed_seconds + web.embed_seconds)
+                          embed_seconds=embed_seconds + web.embed_seconds, created=created or web.created,
+                          description=summary.description or web.description)
     return summary
 
 
@@ -131,13 +138,15 @@ def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, settin
     results: dict[str, FileResult] = {}
     versions: dict[str, str] = {}
     refused: dict[str, str] = {}
-    written = 0
+    written = queued = 0
     embed_seconds = 0.0
     with RaySession(settings, job) as ray_data:
         for row in _stream(ray_data, files, job, splitter, settings, batch_size):
             kind, source = row["kind"], row["source"]
             if kind == KIND_RESULT:
-                result = FileResult(source, row["status"], row["reason"], int(row["chunks"]))
+                result = FileResult(source, row["status"], row["reason"], int(row["chunks"]),
+                                    skipped_records=json.loads(row["metadata"]))
+                queued += result.chunks
                 results[source] = result
                 if result.status == "loaded":
                     versions[source] = row["doc_hash"]
@@ -146,7 +155,7 @@ def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, settin
             elif kind == KIND_WRITTEN:
                 written += int(row["chunks"])
                 embed_seconds += float(row["embed_seconds"])
-                on_event(LoadBatch(chunks=int(row["chunks"]), written=written))
+                on_event(LoadBatch(chunks=int(row["chunks"]), written=written, queued=queued))
             elif kind == KIND_REFUSED:
                 refused[source] = row["reason"]
     final = [FileResult(s, "skipped", refused[s]) if s in refused else r for s, r in results.items()]
@@ -180,7 +189,7 @@ def _stream(ray_data: Any, files: Sequence[Path], job: RayJob, splitter: Splitte
     for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
         for i in range(len(batch["kind"])):
             yield {key: batch[key][i] for key in ("kind", "source", "status", "reason", "chunks", "doc_hash",
-                                                  "embed_seconds")}
+                                                  "metadata", "embed_seconds")}
 
 
 class RaySession:
@@ -213,9 +222,7 @@ class RaySession:
                 logging.getLogger(name).setLevel(logging.CRITICAL)
             # "the operator only received 1 input(s)": a small load, nothing to fix
             warnings.filterwarnings("ignore", message=".*only received", category=UserWarning, module="ray")
-        import deepsearcher
-
-        package = Path(deepsearcher.__file__).resolve().parent
+        package = Path(__file__).resolve().parents[1]  # the deepsearcher package the workers import
         env_vars = {"RAY_USAGE_STATS_ENABLED": "0", "DO_NOT_TRACK": "1"}
         for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", self.token_env):
             if var and os.environ.get(var):

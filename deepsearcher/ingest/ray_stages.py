@@ -84,8 +84,9 @@ def _add(rows: dict[str, list[Any]], kind: str, source: str, **values: Any) -> N
 
 
 def _add_result(rows: dict[str, list[Any]], result: FileResult, version: str = "") -> None:
+    """A source's result row; its ``skipped_records`` travel as JSON in the ``metadata`` column."""
     _add(rows, KIND_RESULT, result.source, status=result.status, reason=result.reason, chunks=result.chunks,
-         doc_hash=version)
+         doc_hash=version, metadata=json.dumps(result.skipped_records))
 
 
 def extract_batch(batch: dict[str, np.ndarray], job: RayJob, splitter: Splitter) -> dict[str, list[Any]]:
@@ -99,11 +100,13 @@ def extract_batch(batch: dict[str, np.ndarray], job: RayJob, splitter: Splitter)
             if isinstance(prepared, FileResult):
                 _add_result(rows, prepared)
                 continue
-            for c in prepared:
+            chunks = prepared.chunks
+            for c in chunks:
                 _add(rows, KIND_CHUNK, c.source, id=c.id, text=c.text, title=c.title,
                      page=-1 if c.page is None else c.page, chunk_index=c.chunk_index, doc_hash=c.doc_hash,
-                     metadata=json.dumps(c.metadata, ensure_ascii=False), doc_chunks=len(prepared))
-            _add_result(rows, FileResult(item.source, "loaded", chunks=len(prepared)), item.version)
+                     metadata=json.dumps(c.metadata, ensure_ascii=False), doc_chunks=len(chunks))
+            _add_result(rows, FileResult(item.source, "loaded", chunks=len(chunks),
+                                         skipped_records=prepared.skipped_records), item.version)
     return rows
 
 
@@ -142,7 +145,8 @@ class WriteActor:
         for i, kind in enumerate(batch["kind"]):
             if kind == KIND_RESULT:
                 _add(rows, KIND_RESULT, str(batch["source"][i]), status=str(batch["status"][i]),
-                     reason=str(batch["reason"][i]), chunks=int(batch["chunks"][i]), doc_hash=str(batch["doc_hash"][i]))
+                     reason=str(batch["reason"][i]), chunks=int(batch["chunks"][i]), doc_hash=str(batch["doc_hash"][i]),
+                     metadata=str(batch["metadata"][i]))
         chunks = [_chunk(batch, i) for i in index]
         doc_chunks = {str(batch["source"][i]): int(batch["doc_chunks"][i]) for i in index}
         written, refused = write_batch(self.store, self.job.collection, chunks, np.asarray(batch["vector"])[index],

@@ -14,7 +14,6 @@ from typing import Any
 from pathlib import Path
 
 from deepsearcher.errors import ProviderError, SkipSource
-from deepsearcher.ingest.loaders import non_empty
 from deepsearcher.settings import LoaderSettings
 from deepsearcher.types import Document
 
@@ -61,11 +60,10 @@ class UnstructuredLoader:
         self.options = options
 
     def load(self, path: Path) -> list[Document]:
-        """Documents of one file, one per page (see ``Loader.load``)."""
+        """Documents of one file, one per page (see ``Loader.load``; the pipeline normalises them)."""
         if not path.read_bytes().strip():
             raise SkipSource("empty file")
-        source = path.resolve().as_posix()
-        return non_empty(load_with_unstructured(path, source, self.options), source)
+        return load_with_unstructured(path, path.resolve().as_posix(), self.options)
 
 
 def load_with_unstructured(path: Path, source: str, options: LoaderSettings) -> list[Document]:

@@ -32,11 +32,12 @@ from deepsearcher.types import Document, FetchedPage, FileResult, LoadSummary
 
 log = logging.getLogger(__name__)
 
-_KNOWN_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | JSON_SUFFIXES | {".pdf", ".docx", ".pptx"}
+_KNOWN_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | JSON_SUFFIXES | {".pdf", ".docx", ".pptx", ".xlsx", ".epub"}
 
 
 def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event: EventCallback,
-              registry: Registry, *, allow_private_urls: bool | None = None) -> UrlItems:
+              registry: Registry, *, allow_private_urls: bool | None = None,
+              crawler: Crawler | None = None) -> UrlItems:
     """SourceItems for http(s) start URLs, crawled by the configured provider.
 
     The provider is built and the URLs are validated here, before the pipeline writes anything; fetching starts when
@@ -49,6 +50,8 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event:
         on_event: receives ``CrawlQueued`` / ``CrawlFetched`` events.
         registry: where the crawler provider is looked up.
         allow_private_urls: the caller's address rule (``crawler_options``); None = the crawler setting.
+        crawler: a ready crawler instead of the configured one (a query's page reader replaying the pages it read;
+            it was built with the caller's address rule already).
 
     Raises:
         IngestError: a start URL is malformed.
@@ -68,8 +71,9 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event:
         raise IngestError("not a valid http(s) URL: " + ", ".join(bad),
                           hint="give a full address such as https://example.com/docs/; nothing was written")
     starts = list(by_key.values())
-    options = crawler_options(settings.crawler, allow_private_urls)
-    crawler: Crawler = registry.create("crawler", options.resolved(settings.resolve_path))
+    if crawler is None:
+        options = crawler_options(settings.crawler, allow_private_urls)
+        crawler = registry.create("crawler", options.resolved(settings.resolve_path))
     return UrlItems(crawler, starts, settings.loader, signature, on_event)
 
 

@@ -155,6 +155,7 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
                     embedding_model=service.ready().embedder.model_name,
                     agent=settings.query.agent, agents=["auto", *searcher.registry.names("agent")],
                     max_iter=settings.query.max_iter, top_k=settings.query.top_k,
+                    web_search=settings.web_search.provider if settings.web_search is not None else None,
                     loads_paths=bool(policy.roots))
 
     @app.get("/api/collections", response_model=list[CollectionInfo], dependencies=auth, responses=ERRORS,
@@ -187,9 +188,17 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
     async def query(body: QueryRequest) -> Any:
         """Research a question; stream every step as Server-Sent Events, ending with ``query.report``."""
 
+        outline = None
+        if body.outline is not None:
+            from deepsearcher.agents.research.outline import Outline, Section
+
+            outline = Outline(body.outline_title or "", tuple(Section(s.title, s.question) for s in body.outline))
+
         def run(on_event: EventCallback) -> Report:
             return service.searcher.query(body.question, collections=body.collections, agent=body.agent,
-                                         max_iter=body.max_iter, on_event=on_event)
+                                         max_iter=body.max_iter, on_event=on_event, report=body.report,
+                                         outline=outline, web=body.web, save_to=body.save_to,
+                                         allow_private_urls=policy.allow_private_urls)
 
         def precheck() -> None:
             """Fail with a plain HTTP error, before any stream starts: a wrong collection, no LLM, LLM unreachable."""

@@ -60,7 +60,13 @@ class RequestGuard:
         try:
             self.check(scope["method"], scope["path"], headers)
         except Refused as exc:
-            await _answer(send, exc)
+            # A small declared body is read and dropped before the answer, so the connection closes cleanly: closing
+            # while the client's body is still arriving makes the kernel reset the connection, and the client may see
+            # "connection reset" instead of the answer. Anything larger (or chunked) is never read.
+            drain = _small_declared_body(headers)
+            if drain:
+                await _drain(receive)
+            await _answer(send, exc, close=not drain)
             return
         await self._capped(scope, receive, send)
 
@@ -132,12 +138,34 @@ class BodyTooLarge(Exception):
     """A request body passed ``server.max_body_mb`` while the app was reading it."""
 
 
-async def _answer(send: Send, exc: Refused) -> None:
-    """Send the JSON error body every endpoint uses (``ErrorBody``), without reading the request."""
+DRAIN_LIMIT_BYTES = 64 * 1024
+"""A refused request whose declared body is at most this size has the body read and dropped before the answer."""
+
+
+def _small_declared_body(headers: dict[str, str]) -> bool:
+    declared = headers.get("content-length", "").strip()
+    return declared.isdigit() and int(declared) <= DRAIN_LIMIT_BYTES
+
+
+async def _drain(receive: Receive) -> None:
+    """Read and drop the rest of a request body (at most ``DRAIN_LIMIT_BYTES``, by the caller's check)."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+
+
+async def _answer(send: Send, exc: Refused, *, close: bool = True) -> None:
+    """Send the JSON error body every endpoint uses (``ErrorBody``).
+
+    Args:
+        close: add ``Connection: close`` — the server then closes the connection instead of reading (and dropping)
+            a body that was left unread.
+    """
     body = json.dumps({"detail": exc.message, "hint": exc.hint, "type": "Refused"}).encode()
-    # "connection: close": the server closes the connection instead of reading (and dropping) an unread body
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-               (b"connection", b"close")]
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
     if exc.status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": exc.status, "headers": headers})

@@ -53,6 +53,14 @@ class RetrieveRequest(_Body):
     mode: Literal["dense", "bm25", "hybrid"] | None = Field(None, description="Default: hybrid when query.hybrid.")
 
 
+class OutlineSection(_Body):
+    """One section of a long report's outline."""
+
+    title: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)] = Field(
+        ..., description="Section title.")
+    question: Text = Field(..., description="The research question the section answers.")
+
+
 class QueryRequest(_Body):
     """Research a question and write a cited report."""
 
@@ -62,6 +70,16 @@ class QueryRequest(_Body):
     agent: Name | None = Field(None, description="Agent: auto or a registered agent (deep_search, chain_of_rag, "
                                                 "naive, plugins'); default: query.agent in the config.")
     max_iter: int | None = Field(None, ge=1, le=10, description="Reflection rounds at most (default: query.max_iter).")
+    report: Literal["short", "long"] = Field("short", description=(
+        "long: an outline of 3-8 sections researched one by one (agent deep_research, or deep_search), then one "
+        "editing pass; one Markdown report with a table of contents."))
+    outline: list[OutlineSection] | None = Field(None, min_length=1, max_length=8, description=(
+        "Long report: the sections to write (default: planned by the model)."))
+    outline_title: Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)] | None = Field(
+        None, description="Long report: the title that goes with ``outline``.")
+    web: bool | None = Field(None, description=(
+        "Search the web too (deep_research): null = when the server's config has web_search, false = never."))
+    save_to: Name | None = Field(None, description="Store the web pages read in this collection after the run.")
     stream: bool = Field(True, description="Stream Server-Sent Events; false = wait and return the report as JSON.")
 
     @field_validator("agent")
@@ -103,6 +121,8 @@ class Info(BaseModel):
     agents: list[str] = Field(..., description="The agents a query may name: auto and every registered agent.")
     max_iter: int
     top_k: int
+    web_search: str | None = Field(None, description="The configured web search provider (deep_research may send "
+                                                     "search queries to it), or null: web search is off.")
     loads_paths: bool = Field(..., description="True when server.allowed_roots lets the load endpoint read files.")
 
 

@@ -1,9 +1,10 @@
 """Milvus through pymilvus' ``MilvusClient``: a Milvus Lite file, a Milvus server, or Zilliz Cloud, one code path.
 
 One collection per user collection (schema in ``deepsearcher.vectordb.schema``). The collection description is the
-user's; collection properties record the embedding model and dimension. Milvus Lite 2.x (the C++ engine,
-``pip install "milvus-lite==2.5.1"``) has no collection properties: there the three values are kept as a JSON object
-in the collection description instead. What the deployment can do (full-text search, the index type) is read on
+user's (or a generated one, marked so); collection properties record it with the embedding model and dimension.
+Milvus Lite 2.x (the C++ engine, ``pip install "milvus-lite==2.5.1"``) has no collection properties: there they are
+kept as a JSON object in the collection description, and a description changed later in a file beside the database
+(``deepsearcher.vectordb.milvus_lite``). What the deployment can do (full-text search, the index type) is read on
 connect (``MilvusStore.capabilities``); a collection on a server without full-text search is dense-only, and hybrid
 or BM25 requests on it run dense (``MilvusStore.plan_search`` says so in one line).
 """
@@ -19,20 +20,20 @@ import numpy as np
 
 from deepsearcher.errors import CollectionError, ProviderError
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
-from deepsearcher.vectordb import lite
 from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, lite_capabilities, plan_search,
                                                 server_capabilities)
 from deepsearcher.vectordb.connection import GuardedClient, open_server_client
 from deepsearcher.vectordb.fusion import HYBRID_DEPTH, fuse_hybrid
+from deepsearcher.vectordb.milvus_lite import (
+    PROP_DESC, PROP_DESC_GENERATED, PROP_DIM, PROP_MODEL, collection_props, lite_engine_major, lite_version,
+    open_lite_client, read_descriptions, write_description,
+)
 from deepsearcher.vectordb.names import validate_collection_name
 from deepsearcher.vectordb.schema import (OUTPUT_FIELDS, HnswParams, build_indexes, build_schema, chunk_row,
                                           dense_search_params, has_full_text, hit_from_result, stored_source)
 
 log = logging.getLogger(__name__)
 
-PROP_MODEL = "deepsearcher.embedding_model"
-PROP_DIM = "deepsearcher.embedding_dim"
-PROP_DESC = "deepsearcher.description"
 FULL_MODES = list(SEARCH_MODES)
 #: counts and the completeness check read what was written just before (a server's default, "Bounded", may not)
 STRONG = "Strong"
@@ -80,7 +81,7 @@ class MilvusStore:
     def client(self) -> GuardedClient:
         """The connected ``MilvusClient`` (wrapped: failures raise ``ProviderError``; ``.raw`` is pymilvus')."""
         if self._client is None:
-            self._client = lite.open_lite_client(self.uri) if self.is_lite else open_server_client(
+            self._client = open_lite_client(self.uri) if self.is_lite else open_server_client(
                 self.uri, self.token, self.db_name, self.connect_timeout_s)
         return self._client
 
@@ -89,7 +90,7 @@ class MilvusStore:
         """What the deployment offers (engine, server version, BM25/hybrid, dense index type); read once."""
         if self._capabilities is None:
             if self.is_lite:
-                self._capabilities = lite_capabilities(lite.lite_version(), lite.lite_engine_major())
+                self._capabilities = lite_capabilities(lite_version(), lite_engine_major())
             else:
                 self._capabilities = server_capabilities(str(self.client.get_server_version()))
             log.info("Milvus at %s: %s", self.uri, self._capabilities)
@@ -128,7 +129,7 @@ class MilvusStore:
         validate_collection_name(name)
         caps, client = self.capabilities, self.client
         props = {PROP_MODEL: model_name, PROP_DIM: str(dim), PROP_DESC: description}
-        legacy_lite = caps.engine == "lite-2"  # no collection properties: kept as JSON in the description
+        legacy_lite = self._legacy_lite  # no collection properties: kept as JSON in the description
         schema = build_schema(client.raw, dim, json.dumps(props) if legacy_lite else description, full_text=caps.bm25)
         try:
             client.create_collection(name, schema=schema,
@@ -148,6 +149,8 @@ class MilvusStore:
                 raise ProviderError(f"could not create collection {name!r} in {self.where} (removed again): "
                                     f"{exc.args[0]}", hint=exc.hint) from exc
             raise
+        if legacy_lite:
+            write_description(self.uri, name, None)  # a changed description of an earlier collection of that name
         self._loaded.add(name)
         self._modes[name] = FULL_MODES if caps.bm25 else DENSE_ONLY
         log.info("created collection %s (dim=%d, model=%s, %s)", name, dim, model_name,
@@ -169,6 +172,8 @@ class MilvusStore:
         self.client.drop_collection(name)
         self._loaded.discard(name)
         self._modes.pop(name, None)
+        if self._legacy_lite:
+            write_description(self.uri, name, None)
 
     def list_collections(self) -> list[str]:
         return sorted(self.client.list_collections())
@@ -194,7 +199,8 @@ class MilvusStore:
             return ""
 
     def describe(self, name: str) -> CollectionInfo:
-        """Name, description, chunk count and embedding model of a collection.
+        """Name, description (and whether it was generated), chunk count, embedding model, search modes and dense
+        index of a collection.
 
         Raises:
             CollectionError: no such collection.
@@ -202,14 +208,69 @@ class MilvusStore:
         if not self.has_collection(name):
             raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
         desc = self.client.describe_collection(name)
-        props = _collection_props(desc)
+        props = collection_props(desc)
+        if self._legacy_lite:
+            props.update(read_descriptions(self.uri).get(name, {}))
         count = (int(self.client.get_collection_stats(name).get("row_count", 0)) if self._unloadable(name)
                  else self.count(name))
         self._modes.setdefault(name, FULL_MODES if has_full_text(desc) else DENSE_ONLY)
         return CollectionInfo(name=name, description=props.get(PROP_DESC, desc.get("description", "")) or "",
                               chunk_count=count, embedding_model=props.get(PROP_MODEL, "?"),
-                              embedding_dim=int(props.get(PROP_DIM, 0) or 0), modes=list(self._modes[name]),
-                              index_type=self._index_type(name))
+                              embedding_dim=int(props.get(PROP_DIM, 0) or 0),
+                              description_generated=props.get(PROP_DESC_GENERATED) == "1",
+                              modes=list(self._modes[name]), index_type=self._index_type(name))
+
+    def set_description(self, name: str, description: str, *, generated: bool = False) -> None:
+        """Replace a collection's description (a collection property; on Lite 2.x, the file beside the database).
+
+        Raises:
+            CollectionError: no such collection.
+        """
+        if not self.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+        props = {PROP_DESC: description, PROP_DESC_GENERATED: "1" if generated else "0"}
+        if self._legacy_lite:
+            write_description(self.uri, name, props)
+        else:
+            self.client.alter_collection_properties(name, properties=props)
+
+    def sample(self, name: str, limit: int) -> list[Chunk]:
+        """Up to ``limit`` chunks with ``chunk_index == 0`` (each opens a file, page or record).
+
+        Raises:
+            CollectionError: no such collection.
+        """
+        if not self.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+        self._ready(name)
+        rows = self.client.query(name, filter="chunk_index == 0", output_fields=OUTPUT_FIELDS, limit=limit)
+        return [hit_from_result(row, name).chunk for row in rows]
+
+    def chunks_around(self, name: str, chunk: Chunk, window: int) -> list[Chunk]:
+        """Chunks of the same document version (source, page, doc_hash) with ``chunk_index`` within ``window``,
+        ordered by ``chunk_index`` (one filtered query, no vector search).
+
+        Raises:
+            CollectionError: no such collection.
+            ValueError: ``window`` < 0.
+        """
+        if window < 0:
+            raise ValueError(f"window must be >= 0, got {window}")
+        if not self.has_collection(name):
+            raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
+        self._ready(name)
+        page = -1 if chunk.page is None else int(chunk.page)
+        expr = (f"source == {_quote(stored_source(chunk.source))} and page == {page} and "
+                f"doc_hash == {_quote(chunk.doc_hash)} and chunk_index >= {chunk.chunk_index - window} and "
+                f"chunk_index <= {chunk.chunk_index + window}")
+        rows = self.client.query(name, filter=expr, output_fields=OUTPUT_FIELDS, limit=2 * window + 1,
+                                 consistency_level=STRONG)
+        return sorted((hit_from_result(row, name).chunk for row in rows), key=lambda c: c.chunk_index)
+
+    @property
+    def _legacy_lite(self) -> bool:
+        """Milvus Lite 2.x: no collection properties."""
+        return self.is_lite and lite_engine_major() < 3
 
     def check_embedding(self, name: str, model_name: str, dim: int) -> None:
         """Refuse to mix embedding models in one collection.
@@ -220,7 +281,7 @@ class MilvusStore:
         # properties only: describe() also counts rows, which costs a scan on every query
         if not self.has_collection(name):
             raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
-        props = _collection_props(self.client.describe_collection(name))
+        props = collection_props(self.client.describe_collection(name))
         stored_model, stored_dim = props.get(PROP_MODEL, "?"), int(props.get(PROP_DIM, 0) or 0)
         if stored_model != model_name or (stored_dim and stored_dim != dim):
             raise CollectionError(
@@ -354,15 +415,3 @@ class MilvusStore:
             hits = [replace(h, score=abs(h.score)) for h in hits]
         return hits
 
-
-def _collection_props(desc: dict[str, Any]) -> dict[str, str]:
-    """A collection's deepsearcher properties, from its properties or (Milvus Lite 2.x) its JSON description."""
-    props = dict(desc.get("properties") or {})
-    if PROP_MODEL not in props:
-        try:
-            stored = json.loads(desc.get("description") or "")
-        except ValueError:
-            stored = None
-        if isinstance(stored, dict) and PROP_MODEL in stored:
-            props.update({k: str(v) for k, v in stored.items()})
-    return props

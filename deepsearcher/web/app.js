@@ -49,7 +49,9 @@ async function loadInfo() {
     if (health.auth_required && !state.token) $("token-form").hidden = false;
     const info = await (await api("/api/info")).json();
     $("info").textContent = `v${info.version} · LLM ${info.llm_model || "none"} · embeddings ${info.embedding_model}` +
-      ` · agent ${info.agent}, ${plural(info.max_iter, "round")}`;
+      ` · agent ${info.agent}, ${plural(info.max_iter, "round")}` + (info.web_search ? ` · web ${info.web_search}` : "");
+    $("web-label").hidden = !info.web_search;
+    $("web-provider").textContent = info.web_search ? `(${info.web_search})` : "";
     const select = $("agent");
     select.replaceChildren(el("option", "default"));
     select.firstChild.value = "";
@@ -78,7 +80,7 @@ async function loadCollections() {
       box.value = c.name;
       box.name = "collection";
       label.append(box, el("span", c.name), el("span", `${c.chunk_count} chunks`, "muted small"));
-      li.append(label, el("span", c.description, "desc"));
+      li.append(label, el("span", c.description + (c.description_generated ? " (generated)" : ""), "desc"));
       list.append(li);
     }
   } catch (err) {
@@ -124,6 +126,10 @@ const list = (xs) => (Array.isArray(xs) ? xs.map((x) => (typeof x === "string" ?
 
 const STOPS = { no_gaps: "nothing missing", max_iter: "round limit reached", token_budget: "token budget spent",
   duplicates: "only repeated queries left" };
+const BEAST = { token_budget: "the token budget is spent", bad_attempts: "too many answers were rejected",
+  max_steps: "the step limit is reached", no_action: "no action was left" };
+const mark = (ok) => (ok === true ? "✓" : ok === false ? "✗" : "?");
+const checks = (c) => Object.entries(c || {}).map(([k, v]) => `${k} ${mark(v)}`).join(", ");
 const clip = (text, n = 240) => (String(text).length > n ? String(text).slice(0, n) + "…" : String(text));
 
 function describe(kind, d) {
@@ -148,6 +154,21 @@ function describe(kind, d) {
     case "query.cut_off": return `Reply of ${d.step} cut off at ${d.max_tokens ? d.max_tokens + " tokens" : "its token limit"} (llm.max_tokens): ${d.action}`;
     case "query.notice": return d.notice || `${d.requested} search ran as ${d.mode} in ${d.collection}`;
     case "query.budget": return `Research stopped on the token budget: ${d.used} of ${d.budget} tokens used, ${d.reserve} kept for the report`;
+    case "query.step": return `Step ${d.step}: ${d.action}` + (d.original ? "" : ` on “${d.question ?? ""}”`) +
+      (d.fell_back ? " (fallback)" : "") + (d.think ? ` — ${clip(d.think, 160)}` : "");
+    case "query.web_search": return d.error ? `Web search (${d.provider}) failed: ${clip(d.error, 200)}; continuing with the collections`
+      : `Web search (${d.provider}): “${d.query ?? ""}” → ${plural(d.results, "result")} (${d.new} new)`;
+    case "query.read": return `Read ${(d.opened || []).join("; ")}: ${plural(d.added, "new item")}` +
+      ((d.failed || []).length ? ` (failed: ${d.failed.join("; ")})` : "");
+    case "query.evaluation": return `Evaluator (${checks(d.checks)}): ` + (d.passed ? "accepted" : `rejected — ${clip(d.critique ?? "", 200)}`);
+    case "query.beast_mode": return `Beast mode after ${plural(d.step, "step")}: ${BEAST[d.reason] || d.reason}; forcing the final answer`;
+    case "query.outline": return `Outline “${d.title ?? ""}”: ` + (d.sections || []).map((s, i) => `${i + 1}. ${s.title}`).join(" · ") +
+      (d.source === "file" ? " (given)" : d.source === "fallback" ? " (fallback)" : "");
+    case "query.section": return d.status === "editing" ? `Editing the whole report (${plural(d.sources, "source")})`
+      : d.status === "written" ? `Section ${d.index}/${d.total} written (${plural(d.sources, "source")} cited)`
+      : `Section ${d.index}/${d.total}: ${d.title} — ${d.question}`;
+    case "query.saved": return d.error ? `Web pages not saved to ${d.collection}: ${d.error}`
+      : `Saved ${plural(d.pages, "web page")} (${plural(d.chunks, "chunk")}) to ${d.collection}`;
     case "query.report": return `Report written with ${plural(d.sources, "source")} (${plural(d.llm_calls, "LLM call")})`;
     default: return Object.entries(d).map(([k, v]) => `${k}: ${clip(typeof v === "object" ? JSON.stringify(v) : v)}`).join(" · ");
   }
@@ -165,6 +186,9 @@ function sourceLocation(chunk) {
   return chunk.page !== null && chunk.page !== undefined ? `${chunk.source}, p. ${chunk.page}` : chunk.source;
 }
 
+// other sources holding the same text: they took no slot of their own (Hit.also_in)
+const alsoIn = (others) => "also in " + others.map(sourceLocation).join(", ");
+
 function showReport(report) {
   state.report = report;
   $("answer-stream").textContent = "";
@@ -175,6 +199,7 @@ function showReport(report) {
   for (const g of report.source_groups || []) {
     const li = el("li");
     li.append(el("span", g.source + (g.title ? " — " + g.title : "") + ": ", "source-file"));
+    const others = [];
     g.sources.forEach((s, i) => {
       const a = el("a", `[${s.number}]` + (s.page !== null && s.page !== undefined ? ` p. ${s.page}` : ""));
       a.id = `source-${s.number}`;
@@ -183,7 +208,9 @@ function showReport(report) {
       a.href = `#source-${s.number}`;
       if (i) li.append(", ");
       li.append(a);
+      for (const o of s.also_in || []) if (!others.some((x) => x.source === o.source && x.page === o.page)) others.push(o);
     });
+    if (others.length) li.append(el("span", ` (${alsoIn(others)})`, "also-in"));
     sources.append(li);
   }
   $("sources-title").hidden = !(report.sources || []).length;
@@ -191,7 +218,9 @@ function showReport(report) {
   const cost = u.cost === null || u.cost === undefined ? "" : ` · cost ${Number(u.cost).toFixed(4)}`;
   $("usage").textContent = `${u.llm_calls ?? 0} LLM calls · ${u.prompt_tokens ?? 0} prompt + ` +
     `${u.completion_tokens ?? 0} completion tokens · ${Number(u.seconds ?? 0).toFixed(1)} s${cost}` +
-    (report.iterations !== undefined ? ` · ${plural(report.iterations, "round")}` : "") + (report.agent ? ` · ${report.agent}` : "");
+    (report.iterations !== undefined ? ` · ${plural(report.iterations, "round")}` : "") + (report.agent ? ` · ${report.agent}` : "") +
+    (report.beast_mode ? " · forced final answer (beast mode)" : "") +
+    (Object.keys(report.checks || {}).length ? ` · evaluator: ${checks(report.checks)}` : "");
   $("copy").disabled = $("download").disabled = false;
 }
 
@@ -214,6 +243,7 @@ function openSource(number) {
     where.textContent = sourceLocation(c);
   }
   $("source-collection").textContent = source.collection;
+  $("source-also-in").textContent = (source.also_in || []).length ? alsoIn(source.also_in) : "—";
   $("source-text").textContent = c.text;
   document.querySelectorAll("a.cite.active").forEach((a) => a.classList.remove("active"));
   document.querySelectorAll(`a.cite[data-source="${source.number}"]`).forEach((a) => a.classList.add("active"));
@@ -254,6 +284,8 @@ async function ask(event) {
   if (picked.length) body.collections = picked;
   if ($("agent").value) body.agent = $("agent").value;
   if ($("max-iter").value) body.max_iter = Number($("max-iter").value);
+  if ($("report-kind").value === "long") body.report = "long";
+  if (!$("web-label").hidden && !$("web").checked) body.web = false;
   state.controller = new AbortController();
   setRunning(true, "running…");
   try {
@@ -261,6 +293,10 @@ async function ask(event) {
     for await (const { kind, data } of readEvents(response)) {
       if (kind === "query.answer_token") {
         $("answer-stream").textContent += data.token ?? data.text ?? "";
+      } else if (kind === "query.section" && data.status !== "written") {
+        // each section streams under its heading; the editing pass streams the whole report again
+        $("answer-stream").textContent = data.status === "editing" ? "" : $("answer-stream").textContent + `\n\n## ${data.title}\n\n`;
+        addStep(kind, data);
       } else if (kind === "query.report") {
         addStep(kind, { sources: (data.sources || []).length, llm_calls: (data.usage || {}).llm_calls });
         showReport(data);

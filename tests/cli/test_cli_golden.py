@@ -51,8 +51,9 @@ def run_all(pythonpath: str) -> dict[str, str]:
         proc = subprocess.run([sys.executable, "-m", "deepsearcher.cli", "--config", str(WORK / "cfg.yaml"), *argv],
                               cwd=WORK, env=env, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
+        # plain progress lines ("Loading into ...", every 5 s when stderr is not a terminal) carry timings
         stderr = "\n".join(line for line in proc.stderr.splitlines() if "Warning" not in line and
-                           not line.startswith(("  ", "WARNING root")))
+                           not line.startswith(("  ", "WARNING root", "Loading into ")))
         out[name] = normalise(f"--- stdout\n{proc.stdout}--- stderr\n{stderr}\n")
     shutil.rmtree(WORK, ignore_errors=True)
     return out

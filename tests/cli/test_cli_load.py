@@ -103,3 +103,35 @@ def test_help_does_not_import_torch():
 def test_empty_retrieve_query_is_refused(runner: CliRunner, cfg: Path):
     result = invoke(runner, cfg, "retrieve", "  ")
     assert result.exit_code == 2 and "the query is empty" in result.output
+
+
+def test_a_collection_loaded_without_d_describes_itself_and_can_be_described(runner: CliRunner, cfg: Path,
+                                                                            tmp_path: Path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(DATA / "milvus_docs" / "limitations.md", docs)
+    shutil.copy(DATA / "milvus_docs" / "consistency.md", docs)
+
+    loaded = invoke(runner, cfg, "load", str(docs), "-c", "milvus_docs")
+    assert loaded.exit_code == 0, loaded.output
+    said = " ".join(loaded.stdout.split())
+    assert "Description of milvus_docs (from file names and titles; no LLM is configured): Files: consistency.md, " \
+           "limitations.md. Titles: Consistency; Milvus Limits." in said  # front matter titles
+    assert "deepsearcher collections describe milvus_docs --set" in said
+    listed = invoke(runner, cfg, "collections")
+    assert "(generated)" in listed.stdout
+    assert json.loads(invoke(runner, cfg, "collections", "--json").stdout)[0]["description_generated"] is True
+
+    changed = invoke(runner, cfg, "collections", "describe", "milvus_docs", "--set", "Milvus limits and consistency")
+    assert changed.exit_code == 0
+    assert "Description of milvus_docs (set): Milvus limits and consistency" in changed.stdout
+    shown = json.loads(invoke(runner, cfg, "collections", "describe", "milvus_docs", "--json").stdout)
+    assert shown == {"collection": "milvus_docs", "text": "Milvus limits and consistency", "generated": False}
+    refreshed = json.loads(invoke(runner, cfg, "collections", "describe", "milvus_docs", "--refresh", "--json").stdout)
+    assert refreshed["origin"] == "files" and refreshed["note"] == "no LLM is configured"
+
+    both = runner.invoke(main, ["--config", str(cfg), "collections", "describe", "milvus_docs", "--refresh", "--set",
+                                "x"])
+    assert both.exit_code == 2 and "not both" in both.output
+    missing = runner.invoke(main, ["--config", str(cfg), "collections", "describe", "nothing_here", "--set", "x"])
+    assert missing.exit_code == 1 and "no collection named 'nothing_here'" in missing.output

@@ -156,3 +156,48 @@ def test_eval_views_print_a_hostile_dataset_name_literally() -> None:
     text = console.export_text(styles=True)
     assert_plain(text)
     assert text.count(SHOWN) >= 2
+
+
+def test_deep_research_prints_hostile_steps_verdicts_and_outlines_literally(runner: CliRunner,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The DeepResearch and long-report lines (``render_research``) carry the model's words (its reason, gap
+    questions, the evaluator's critique, an outline's titles) and sources' names: all printed literally."""
+    app = hostile_app(monkeypatch)
+    state = {"answered": 0}
+
+    def reply(messages: Sequence[Any]) -> str:
+        prompt = messages[-1]["content"]
+        if prompt.startswith("Plan the table of contents"):
+            return json.dumps({"title": HOSTILE, "sections": [{"title": HOSTILE, "question": f"What is {HOSTILE}?"},
+                                                              {"title": "B", "question": "Why?"},
+                                                              {"title": "C", "question": "How?"}]})
+        if prompt.startswith("You are researching"):
+            if "(nothing yet)" in prompt:
+                return json.dumps({"action": "search", "think": HOSTILE, "queries": [f"Milvus {HOSTILE}"]})
+            if '- "read":' in prompt and state["answered"] == 0:
+                return json.dumps({"action": "read", "think": HOSTILE, "items": [1]})
+            state["answered"] += 1
+            return json.dumps({"action": "answer", "answer": f"Milvus Lite [1]. {HOSTILE}"})
+        if prompt.startswith("Decide which checks"):
+            return json.dumps({"definitive": True, "attribution": True})
+        if prompt.startswith("You are a strict reviewer"):
+            return json.dumps({"definitive": True, "attribution": state["answered"] > 1, "critique": HOSTILE,
+                               "plan": HOSTILE})
+        if prompt.startswith("Below is the draft"):
+            return "too short"
+        return json.dumps({"collections": ["docs"]})
+
+    from deepsearcher.app import DeepSearcher
+
+    research = DeepSearcher(app.settings, store=app.store, embedder=app.embedder,
+                            llm=ScriptedChatModel([reply] * 80))
+    monkeypatch.setattr(cli, "make_app", lambda ctx, overrides=None: research)
+    for args, shown in ((["--agent", "deep_research", "-v"], ["Step 1: search — " + SHOWN, "rejected: " + SHOWN]),
+                        (["--agent", "deep_research", "--report", "long"], ["Outline: " + SHOWN,
+                                                                            "Section 1/3: " + SHOWN])):
+        state["answered"] = 0
+        result = runner.invoke(main, ["query", *args, "What is Milvus Lite?", "-c", "docs"], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert_plain(result.output)
+        assert all(line in result.stderr for line in shown), result.stderr
+        assert "\\x1b[31mred" in result.stderr

@@ -1,4 +1,5 @@
-"""A real HTTP server on 127.0.0.1 (free port, own thread) that serves a dict of routes and records every request."""
+"""A real HTTP server on 127.0.0.1 (or another loopback address; free port, own thread) that serves a dict of routes
+and records every request."""
 
 from __future__ import annotations
 
@@ -50,11 +51,13 @@ class Site:
     Args:
         routes: what to serve; unknown paths get a 404.
         host: the host name used in ``url()`` ("127.0.0.1", or "localhost" to be another host of the same machine).
+        bind: the address listened on (e.g. "127.0.0.2", which address-policy tests declare public); ``host``
+            defaults to it.
     """
 
-    def __init__(self, routes: dict[str, Route], host: str = "127.0.0.1") -> None:
+    def __init__(self, routes: dict[str, Route], host: str | None = None, bind: str = "127.0.0.1") -> None:
         self.routes = routes
-        self.host = host
+        self.host = host or bind
         self.requests: list[Request] = []
         site = self
 
@@ -80,7 +83,7 @@ class Site:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((bind, 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -16,9 +16,11 @@ import numpy as np
 from deepsearcher.testing import HashEmbedder  # noqa: F401  (re-exported for the server tests)
 
 QUESTION = "What is Milvus Lite?"
+DESCRIPTION = "Notes on vector search: Milvus Lite and hybrid retrieval."
 ANSWER = ("Milvus Lite is the embedded edition of the Milvus vector database that runs inside a Python process "
           "and stores everything in one local file [1].\n\n- It needs **no server** [1].")
 
+OUTLINE_QUESTIONS = ["What is Milvus Lite?", "Where does Milvus Lite store its data?", "Does it need a server?"]
 DOCS = {
     "milvus.md": "# Milvus Lite\n\nMilvus Lite is the embedded edition of the Milvus vector database. It runs inside "
                  "a Python process and stores everything in one local file, so it needs no server.\n",
@@ -65,6 +67,26 @@ def responder(gate: threading.Event | None = None, slow_word: str = "slowly") ->
             return ANSWER
         if prompt.startswith("Choose the best strategy"):
             return json.dumps({"agent": "deep_search"})
+        if prompt.startswith("Below is a sample of a document collection"):  # a load without a description
+            return DESCRIPTION
+        # DeepResearch: search once, then answer citing the first item; the evaluator accepts
+        if prompt.startswith("You are researching"):
+            if "Knowledge gathered so far (cite an item as [n]):\n(nothing yet)" in prompt:
+                return json.dumps({"action": "search", "queries": [QUESTION]})
+            return json.dumps({"action": "answer", "answer": ANSWER})
+        if prompt.startswith("Decide which checks"):
+            return json.dumps({"definitive": True, "attribution": True})
+        if prompt.startswith("You are a strict reviewer"):
+            return json.dumps({"definitive": True, "attribution": True, "critique": "", "plan": ""})
+        # long reports: a two-section outline, sections written from their sources, an editing pass that keeps them
+        if prompt.startswith("Plan the table of contents"):
+            return json.dumps({"title": "Milvus Lite", "sections": [
+                {"title": f"Part {i}", "question": q} for i, q in enumerate(OUTLINE_QUESTIONS, start=1)]})
+        if prompt.startswith("Write the section"):
+            return "Milvus Lite runs inside a Python process [1]."
+        if prompt.startswith("Below is the draft"):
+            draft = prompt.split("Draft:\n", 1)[1].split("\n\nSources:\n", 1)[0]
+            return f"## Introduction\n\nAbout Milvus Lite [1].\n\n{draft}\n\n## Conclusion\n\nDone [1]."
         raise AssertionError(f"unexpected prompt: {prompt[:200]}")
 
     return reply

@@ -82,5 +82,5 @@ def test_retrieve_run_writes_rows_and_resumes(make_app, dataset, tmp_path: Path)
     assert saved["done"] == 20 and saved["recall_complete"]["5"] == pytest.approx(summary.recall_complete[5])
 
     # a run with other settings refuses the folder instead of mixing rows
-    with pytest.raises(ConfigError, match="other settings"):
+    with pytest.raises(ConfigError, match="holds the rows of another run"):
         EvalHarness(app, dataset, out, mode="retrieve", retrieval="dense").run()

@@ -54,7 +54,7 @@ def test_load_formats_skip_bad_and_reload_is_noop(make_app, docs: Path):
         "consistency.md", "WhatisMilvus.pdf", "Duck.html", "handbook-1p.docx", "sample-presentation.pptx",
         "notes.txt"}
     assert status["empty.txt"] == ("skipped", "empty file")
-    assert status["scanned.pdf"] == ("skipped", "no text layer (scanned?)")
+    assert status["scanned.pdf"] == ("skipped", "no text layer in any page (scanned? run OCR first)")
     assert status["blob.bin"][0] == "skipped" and "unsupported" in status["blob.bin"][1]
     count = app.store.count("docs")
     assert count == summary.chunks_written > 0
@@ -146,7 +146,7 @@ def test_model_mismatch_refused_before_any_write(make_app, docs: Path):
     app = make_app()
     app.load([str(docs / "consistency.md")], "docs")
     before = app.store.count("docs")
-    from deepsearcher.vectordb.milvus import PROP_MODEL
+    from deepsearcher.vectordb.milvus_lite import PROP_MODEL
 
     app.store.client.alter_collection_properties("docs", properties={PROP_MODEL: "other-model"})
     with pytest.raises(CollectionError, match="other-model"):
@@ -187,7 +187,7 @@ def test_force_new_with_nothing_loadable_keeps_the_old_collection(make_app, docs
 
 
 def test_force_new_rebuilds_with_another_model(make_app, docs: Path):
-    from deepsearcher.vectordb.milvus import PROP_MODEL
+    from deepsearcher.vectordb.milvus_lite import PROP_MODEL
 
     app = make_app()
     app.load([str(docs / "consistency.md")], "docs")

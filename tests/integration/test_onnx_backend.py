@@ -83,3 +83,27 @@ def test_cache_root_follows_the_environment(monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.delenv("DEEPSEARCHER_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert cache_root() == tmp_path / "x" / "deepsearcher"
+
+
+def test_the_first_export_shows_users_no_developer_warnings(tiny_model: Path, tmp_path: Path,
+                                                            capfd: pytest.CaptureFixture[str],
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """A first run printed torch's TracerWarning, the TorchScript exporter's warnings, transformers' weight-loading
+    bar and onnxruntime's "consider pre-processing" (issue #13); the export hides them, and restores what it
+    changed."""
+    import warnings
+
+    import transformers.utils.logging as hf_logging
+
+    bar_before = hf_logging.is_progress_bar_enabled()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")  # a user running with -W default would see every warning
+        ensure_export(tiny_model, int8=True, cache_dir=tmp_path)
+    said = capfd.readouterr().err + "\n".join(r.getMessage() for r in caplog.records)
+    assert not seen, [str(w.message)[:80] for w in seen]
+    for noise in ("TracerWarning", "consider to run pre-processing", "Loading weights", "aten::index"):
+        assert noise not in said
+    assert hf_logging.is_progress_bar_enabled() == bar_before
+    import logging
+
+    assert not any(type(f).__name__ == "_DropMessage" for f in logging.getLogger().filters)

@@ -19,7 +19,7 @@ import httpx  # noqa: E402
 from deepsearcher.errors import ConfigError  # noqa: E402
 from deepsearcher.settings import load_settings  # noqa: E402
 from tests.integration.server_support import (  # noqa: E402
-    QUESTION, HashEmbedder, LiveServer, scripted_llm, sse_events, write_corpus,
+    DESCRIPTION, QUESTION, HashEmbedder, LiveServer, scripted_llm, sse_events, write_corpus,
 )
 
 pytestmark = pytest.mark.integration
@@ -122,6 +122,12 @@ def test_load_fetches_urls_when_the_server_is_on_loopback(live: Live, tmp_path: 
         assert reply.status_code == 200, reply.text
         files = reply.json()["files"]
         assert [f["status"] for f in files] == ["loaded"] and files[0]["source"].startswith(url.rsplit("/", 1)[0])
+        # created without a description: the server's LLM wrote one (issue #13), listed as generated
+        assert reply.json()["description"] == {"collection": "web_notes", "text": DESCRIPTION, "origin": "llm",
+                                               "note": ""}
+        with live.client() as client:
+            listed = {c["name"]: c for c in client.get("/api/collections").json()}
+        assert listed["web_notes"]["description"] == DESCRIPTION and listed["web_notes"]["description_generated"]
     finally:
         site.shutdown()
         live.searcher.drop_collection("web_notes")
@@ -195,6 +201,37 @@ def test_query_without_streaming_returns_the_report_json(live: Live) -> None:
     assert reply.status_code == 200
     report = reply.json()
     assert report["answer"].startswith("Milvus Lite") and report["sources"] and report["answer_html"]
+
+
+def test_query_with_deep_research_streams_steps_and_verdicts(live: Live) -> None:
+    with live.client() as client:
+        events = stream_query(client, {"question": QUESTION, "agent": "deep_research", "web": False})
+    kinds = [e["event"] for e in events]
+    assert kinds[:3] == ["query.start", "query.agent", "query.step"] and kinds[-1] == "query.report"
+    assert "query.evaluation" in kinds and "error" not in kinds
+    report = events[-1]["data"]
+    assert report["agent"] == "deep_research" and report["checks"] == {"definitive": True, "attribution": True}
+    assert report["beast_mode"] is False and "*Evaluator checks: definitive passed" in report["markdown"]
+
+
+def test_query_long_report_with_an_outline_from_the_request(live: Live) -> None:
+    outline = [{"title": "What it is", "question": "What is Milvus Lite?"},
+               {"title": "Servers", "question": "Does Milvus Lite need a server?"}]
+    with live.client() as client:
+        events = stream_query(client, {"question": QUESTION, "agent": "deep_search", "report": "long",
+                                       "outline": outline, "outline_title": "Milvus Lite notes"})
+        bad = client.post("/api/query", json={"question": QUESTION, "report": "huge"})
+    kinds = [e["event"] for e in events]
+    assert "error" not in kinds, events[-1]
+    outline_event = next(e["data"] for e in events if e["event"] == "query.outline")
+    assert outline_event == {"title": "Milvus Lite notes", "sections": outline, "source": "file"}
+    sections = [(e["data"]["index"], e["data"]["status"]) for e in events if e["event"] == "query.section"]
+    assert sections == [(1, "research"), (1, "written"), (2, "research"), (2, "written"), (0, "editing")]
+    report = events[-1]["data"]
+    assert report["title"] == "Milvus Lite notes" and report["sections"] == ["What it is", "Servers"]
+    assert report["markdown"].startswith("# Milvus Lite notes\n\n## Contents\n\n1. [Introduction](#introduction)")
+    assert "## Contradictions and open questions" in report["markdown"] and "## Sources" in report["markdown"]
+    assert bad.status_code == 422 and "report" in bad.json()["detail"]
 
 
 def test_a_long_query_does_not_block_other_requests(live: Live) -> None:

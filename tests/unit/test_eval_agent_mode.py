@@ -90,3 +90,33 @@ def test_agents_cannot_use_bm25_only(dataset: EvalDataset, tmp_path: Path) -> No
 def test_missing_corpus_and_collection_is_a_config_error(dataset: EvalDataset, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--corpus"):
         EvalHarness(memory_app(ScriptedChatModel()), dataset, tmp_path, mode="retrieve").run()
+
+
+def long_reply(messages) -> str:
+    """A long report per question: a 3-section outline, sections citing their first source, an editing pass."""
+    prompt = messages[-1]["content"]
+    if prompt.startswith("Plan the table of contents"):
+        return json.dumps({"title": "T", "sections": [{"title": f"S{i}", "question": QUESTIONS[0].question}
+                                                      for i in range(1, 4)]})
+    if prompt.startswith("Break the question"):
+        return json.dumps({"sub_queries": [QUESTIONS[0].question]})
+    if "numbered text chunks" in prompt:
+        return json.dumps({"relevant": [1]})
+    if "Search queries already run" in prompt:
+        return json.dumps({"gap_queries": []})
+    if prompt.startswith("Write the section"):
+        return "In a local file [" + prompt.split("Sources:\n[", 1)[1].split("]", 1)[0] + "]."
+    return prompt.split("Draft:\n", 1)[1].split("\n\nSources:\n", 1)[0]
+
+
+def test_deep_search_mode_with_long_reports(dataset: EvalDataset, tmp_path: Path) -> None:
+    app = memory_app(ScriptedChatModel([long_reply] * 40))
+    summary = EvalHarness(app, dataset, tmp_path / "out", mode="deep_search", retrieval="dense",
+                          collection="milvus", limit=1, report="long").run()
+    row = json.loads((tmp_path / "out/rows.jsonl").read_text().splitlines()[0])
+    assert row["answer"].startswith("## Contents") and "## S3" in row["answer"] and row["citation_share"] == 1.0
+    assert row["llm_calls"] == 14  # outline + 3 × (decompose, relevance, reflect, section) + editing
+    assert json.loads((tmp_path / "out/run.json").read_text())["report"] == "long"
+    assert summary.done == 1
+    with pytest.raises(ConfigError, match="long reports are written by deep_research or deep_search"):
+        EvalHarness(app, dataset, tmp_path / "o2", mode="naive", report="long")

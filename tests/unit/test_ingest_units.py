@@ -4,7 +4,10 @@ import pytest
 
 from deepsearcher.errors import CollectionError, ConfigError
 from deepsearcher.ingest.ids import chunk_id, file_hash
-from deepsearcher.ingest.loaders import SkipSource, decode_text, load_bytes, sniff
+from deepsearcher.errors import SkipSource
+from deepsearcher.ingest.formats import decode
+from deepsearcher.ingest.loaders import load_bytes, sniff
+from deepsearcher.ingest.normalize import normalize_stage
 from deepsearcher.ingest.splitter import Splitter, _cap_bytes
 from deepsearcher.types import MAX_CHUNK_BYTES as MAX_TEXT_BYTES
 from deepsearcher.types import Document
@@ -89,12 +92,12 @@ def test_splitter_drops_duplicate_chunks_of_one_source():
 
 def test_cp1252_is_decoded_right():
     raw = "Café – naïve “quotes” — 50 € für Straße".encode("cp1252")
-    assert decode_text(raw) == "Café – naïve “quotes” — 50 € für Straße"
+    assert decode(raw) == ("Café – naïve “quotes” — 50 € für Straße", "cp1252")
 
 
 def test_utf8_and_bom():
-    assert decode_text("Estação café 日本".encode("utf-8")) == "Estação café 日本"
-    assert decode_text(b"\xef\xbb\xbfhello") == "hello"
+    assert decode("Estação café 日本".encode("utf-8"))[0] == "Estação café 日本"
+    assert decode(b"\xef\xbb\xbfhello")[0] == "hello"
 
 
 def test_sniff_magic_bytes_win():
@@ -104,20 +107,28 @@ def test_sniff_magic_bytes_win():
     assert sniff(b"plain", suffix=".md") == "text"
 
 
-def test_json_loader_keys():
+def test_json_loader_paths_and_the_old_key_names():
     from deepsearcher.settings import LoaderSettings
 
     data = b'[{"title": "A", "text": "alpha"}, {"title": "B", "text": "beta"}, {"nope": 1}]'
     docs = load_bytes(data, "/c.json", suffix=".json", options=LoaderSettings())
     assert [(d.title, d.text) for d in docs] == [("A", "alpha"), ("B", "beta")]
+    assert docs.skipped_records == {"no text at the path": 1}
     jsonl = b'{"body": "x1", "name": "N1"}\n{"body": "x2", "name": "N2"}\n'
-    docs = load_bytes(jsonl, "/c.jsonl", suffix=".jsonl",
-                      options=LoaderSettings(json_text_key="body", json_title_key="name"))
-    assert [(d.title, d.text) for d in docs] == [("N1", "x1"), ("N2", "x2")]
-    with pytest.raises(SkipSource, match="'text'"):
+    for options in (LoaderSettings(json_text_key="body", json_title_key="name"),  # old names still work
+                    LoaderSettings(json_text_path="body", json_title_path="name")):
+        assert options.json_text_path == "body" and options.json_title_path == "name"
+        docs = load_bytes(jsonl, "/c.jsonl", suffix=".jsonl", options=options)
+        assert [(d.title, d.text) for d in docs] == [("N1", "x1"), ("N2", "x2")]
+    nested = b'{"data": [{"body": {"text": "deep one"}}, {"body": {"text": ["p1", "p2"]}}]}'
+    docs = load_bytes(nested, "/n.json", suffix=".json", options=LoaderSettings(json_text_path="data[].body.text"))
+    assert [d.text for d in docs] == ["deep one", "p1\n\np2"]
+    with pytest.raises(SkipSource, match="'text'.*json_text_path"):
         load_bytes(b'[{"a": 1}]', "/c.json", suffix=".json")
     with pytest.raises(SkipSource, match="invalid JSON"):
         load_bytes(b'[{"a": ', "/c.json", suffix=".json")
+    with pytest.raises(ValueError, match="old name of json_text_path"):
+        LoaderSettings(json_text_key="a", json_text_path="b")
 
 
 def test_missing_milvus_lite_names_alternatives(tmp_path, monkeypatch):
@@ -133,16 +144,30 @@ def test_missing_milvus_lite_names_alternatives(tmp_path, monkeypatch):
     assert "http://host:19530" in str(err.value) and "Zilliz Cloud" in str(err.value)
 
 
-@pytest.mark.parametrize("name,data", [
-    ("random.txt", bytes(range(256)) * 8),              # binary bytes in a .txt: never indexed as text
-    ("noext", bytes(range(256)) * 8),
-    ("c.xlsx", b"PK\x03\x04garbage"),                    # corrupt office file a converter passes through as-is
-    ("c.epub", b"PK\x03\x04garbage"),
+@pytest.mark.parametrize("name,data,reason", [
+    ("random.txt", bytes(range(256)) * 8, "binary"),      # binary bytes in a .txt: never indexed as text
+    ("noext", bytes(range(256)) * 8, "binary"),
+    ("c.xlsx", b"PK\x03\x04garbage", "unreadable XLSX"),  # corrupt office files: the extractor says so
+    ("c.epub", b"PK\x03\x04garbage", "unreadable EPUB"),
+    ("c.docx", b"PK\x03\x04garbage", "unreadable DOCX"),
+    ("c.xls", b"\xd0\xcf\x11\xe0garbage\x01\x02\x03", "binary or corrupt|could not convert"),  # markitdown's turn
 ])
-def test_binary_and_corrupt_content_is_skipped(name: str, data: bytes):
+def test_binary_and_corrupt_content_is_skipped(name: str, data: bytes, reason: str):
     suffix = Path(name).suffix
-    with pytest.raises(SkipSource, match="binary"):
-        load_bytes(data, name, suffix=suffix)
+    with pytest.raises(SkipSource, match=reason):
+        normalize_stage(load_bytes(data, name, suffix=suffix), name)  # what the load pipeline runs
+
+
+def test_the_normalisation_stage_refuses_garbage_but_not_nul_glyphs():
+    garbage = "".join(chr(c) for c in range(1, 32) if chr(c) not in "\t\n\r\f\v") * 3 + "some words " * 20
+    with pytest.raises(SkipSource, match="binary or corrupt"):
+        normalize_stage([Document(garbage, "/g")], "/g")
+    # a few percent of NUL (ligature glyphs mapped to U+0000, JSON "\u0000") is text with NULs removed
+    page = "The e\x00cient o\x00ce is on the \x00rst \x00oor. " * 10
+    (doc,) = normalize_stage([Document(page, "/p", metadata={"format": "pdf"})], "/p")
+    assert "\x00" not in doc.text and "ecient oce" in doc.text
+    with pytest.raises(SkipSource, match="no text extracted"):
+        normalize_stage([Document("\u200b\u00ad \n", "/z")], "/z")
 
 
 def test_jsonl_bad_line_keeps_other_records():

@@ -28,11 +28,12 @@ def test_query_runs_the_configured_agent_and_emits_the_documented_events():
     report = memory_app(llm).query("  How long do I bake bread?  ", on_event=events.append)
     # the in-memory store is dense-only: the configured hybrid search runs dense, said once per collection
     assert [e.kind for e in events if e.kind != "query.answer_token"] == [
-        "query.start", "query.notice", "query.notice", "query.agent", "query.sub_queries", "query.routed", "query.routed", "query.accepted",
-        "query.accepted", "query.gaps", "query.report"]
+        "query.start", "query.notice", "query.notice", "query.agent", "query.sub_queries", "query.routed",
+        "query.routed", "query.accepted", "query.accepted", "query.gaps", "query.report"]
     assert {e.kind for e in events} <= set(QUERY_EVENT_KINDS)
     assert events[0].data == {"question": "How long do I bake bread?", "agent": "deep_search",
-                              "collections": ["milvus", "recipes"], "max_iter": 3}
+                              "collections": ["milvus", "recipes"], "max_iter": 3, "web": None,
+                              "report": "short"}
     assert events[1].data == {"collection": "milvus", "requested": "hybrid", "mode": "dense", "notice": (
         "collection 'milvus' has no full-text (BM25) index (the in-memory store searches dense vectors only): hybrid "
         "search ran as dense")}

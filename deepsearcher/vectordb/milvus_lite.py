@@ -1,43 +1,59 @@
-"""Milvus Lite specifics: which engine is installed, its on-disk format, and its one-process file lock.
+"""Milvus Lite specifics: which engine is installed (3.x, pure Python; 2.x, the C++ engine), opening a database,
+refusing one of the other engine, probing the file lock, and where Lite 2.x keeps what it has no collection
+properties for.
 
-Two engines share the package name ``milvus-lite``: 3.x (pure Python; a database is a folder, locked with ``flock``
-on ``<folder>/LOCK``) and 2.x (C++ in a ``milvus`` subprocess; one file, locked with ``lockf`` on
-``.<file>.lock`` beside it). Neither opens the other's database.
+Two engines share the package name ``milvus-lite``: 3.x (a database is a folder, locked with ``flock`` on
+``<folder>/LOCK``) and 2.x (a ``milvus`` subprocess; one file, locked with ``lockf`` on ``.<file>.lock`` beside it).
+Neither opens the other's database.
+
+Lite 2.x has no collection properties and cannot alter a collection (``alter_collection_properties`` answers
+UNIMPLEMENTED, measured with milvus-lite 2.5.1), so ``MilvusStore`` keeps the embedding model, dimension and
+description as a JSON object in the schema description at creation, and a description changed later (``collections
+describe``) in a small JSON file beside the database (``description_file``).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 from deepsearcher.errors import ProviderError, StoreInUseError
 from deepsearcher.vectordb.connection import GuardedClient, quiet_pymilvus_logs
 
+PROP_MODEL = "deepsearcher.embedding_model"
+PROP_DIM = "deepsearcher.embedding_dim"
+PROP_DESC = "deepsearcher.description"
+PROP_DESC_GENERATED = "deepsearcher.description_generated"
 #: Lite files this process opened: milvus-lite keeps their lock for the life of the process, and a probe from the
 #: same process would see its own lock as "another process".
 OPENED_IN_THIS_PROCESS: set[str] = set()
 
 
 @functools.cache
+def lite_engine_major() -> int:
+    """Major version of the installed milvus-lite (read once per process): 3+ is pure Python, 2.x the C++ engine."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return int(version("milvus-lite").split(".")[0])
+    except (PackageNotFoundError, ValueError):
+        return 3
+
+
+@functools.cache
 def lite_version() -> str:
-    """The installed milvus-lite's version (read once per process; 2.x's server has no GetVersion RPC)."""
+    """The installed milvus-lite's version, "" when unknown (read once per process; 2.x has no GetVersion RPC)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("milvus-lite")
     except PackageNotFoundError:
-        return "unknown"
-
-
-def lite_engine_major() -> int:
-    """Major version of the installed milvus-lite: 3+ is pure Python, 2.x the C++ engine (3 when unknown)."""
-    try:
-        return int(lite_version().split(".")[0])
-    except ValueError:
-        return 3
+        return ""
 
 
 def check_lite_format(path: Path) -> None:
@@ -57,8 +73,25 @@ def check_lite_format(path: Path) -> None:
                                  "vector_db.uri at a new path and load again")
 
 
+def collection_props(desc: dict[str, Any]) -> dict[str, str]:
+    """A collection's deepsearcher properties, from its properties or (Milvus Lite 2.x) its JSON description."""
+    props = dict(desc.get("properties") or {})
+    if PROP_MODEL not in props:
+        try:
+            stored = json.loads(desc.get("description") or "")
+        except ValueError:
+            stored = None
+        if isinstance(stored, dict) and PROP_MODEL in stored:
+            props.update({k: str(v) for k, v in stored.items()})
+    return props
+
+
 def lite_file_locked(path: Path) -> bool:
-    """True when another process holds Milvus Lite's lock on the file (see the module docstring)."""
+    """True when another process holds Milvus Lite's lock on the file.
+
+    Milvus Lite 3.x takes an advisory ``flock`` on ``<file>/LOCK`` (the file is a folder); 2.x a POSIX ``lockf`` on
+    ``.<file>.lock`` beside it.
+    """
     try:
         import fcntl
     except ModuleNotFoundError:  # Windows: let milvus-lite report it
@@ -75,6 +108,39 @@ def lite_file_locked(path: Path) -> bool:
                 return True
             take(fh.fileno(), fcntl.LOCK_UN)
     return False
+
+
+def description_file(uri: str) -> Path:
+    """The Lite 2.x file of changed descriptions: ``.<db file>.descriptions.json`` beside the database."""
+    path = Path(uri)
+    return path.parent / f".{path.name}.descriptions.json"
+
+
+def read_descriptions(uri: str) -> dict[str, dict[str, Any]]:
+    """Collection -> ``{PROP_DESC: text, PROP_DESC_GENERATED: "0"/"1"}`` from ``description_file`` ({} if none)."""
+    path = description_file(uri)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except ValueError:
+        return {}  # a torn write: the descriptions fall back to the ones given at creation
+    return data if isinstance(data, dict) else {}
+
+
+def write_description(uri: str, name: str, props: dict[str, str] | None) -> None:
+    """Record (``props``) or forget (None) collection ``name``'s changed description in ``description_file``."""
+    data = read_descriptions(uri)
+    if props is None and name not in data:
+        return
+    if props is None:
+        data.pop(name, None)
+    else:
+        data[name] = props
+    path = description_file(uri)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(path)
 
 
 def open_lite_client(uri: str) -> GuardedClient:

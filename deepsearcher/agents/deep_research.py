@@ -1,0 +1,203 @@
+"""DeepResearch: a budgeted loop in which the model picks its next action, answers go to an evaluator, and a forced
+final answer ends the run when the budget runs out (DESIGN.md "DeepResearch loop", after Jina's node-DeepResearch).
+
+Each step works on the question at the head of the queue (the user's question first; gap questions from ``reflect``
+go to the head; an unsolved question goes back to the tail). The model sees that question, the knowledge most
+similar to it, the diary, the rejected answers, and only the actions allowed now (``research.state.allowed_actions``),
+and replies with one action as JSON:
+
+==========  ====================================================================  ===================================
+action      what it does                                                          switched off
+==========  ====================================================================  ===================================
+search      ≤3 search expressions, deduplicated against every query run, routed   after ``max_empty_searches``
+            to collections (and sent to the web when configured) → knowledge      searches found nothing new
+read        opens ≤3 items: a chunk with its neighbours, a web result's page      nothing left to open
+reflect     ≤3 new gap questions (deduplicated), queued at the head               twice in a row; ``max_gaps`` open
+answer      an answer citing knowledge as [n] → the evaluator (``evaluator``)     no knowledge; after a rejection
+==========  ====================================================================  ===================================
+
+An accepted answer to the original question ends the run; to a gap question, it becomes knowledge; a rejected one is
+kept with its critique and plan. The run has its own hard token budget (``token_budget``, ``final_reserve`` of it kept
+for the final answer; ``research.run.research_context``), which every call checks before it is made
+(``ctx.model(step)``, ``agents.budget``): a call that would eat into the reserve raises ``BudgetExhausted``. Then, or
+when ``max_bad_attempts`` answers were rejected, ``max_steps`` steps ran, or no action is allowed, beast mode writes
+one forced final answer from all knowledge. An unusable step reply (after one retry) falls back to searching the
+current question, else to reading the first unopened items, else to beast mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from deepsearcher.agents.budget import BudgetExhausted
+from deepsearcher.agents.citations import gaps_note, verify_citations
+from deepsearcher.agents.research import actions
+from deepsearcher.agents.research import prompts as rprompts
+from deepsearcher.agents.research.evaluator import Verdict
+from deepsearcher.agents.research.knowledge import KnowledgeItem, KnowledgeStore
+from deepsearcher.agents.research.options import DeepResearchOptions
+from deepsearcher.agents.research.run import BeastMode, Run, final_answer
+from deepsearcher.agents.research.schemas import StepBase, step_model
+from deepsearcher.agents.research.state import Action, StopReason, allowed_actions
+from deepsearcher.agents.research.tools import ResearchTools
+from deepsearcher.agents.state import QueryContext
+from deepsearcher.events import QueryBudget, QueryStep
+from deepsearcher.types import Report, Source
+
+NAME = "deep_research"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one research run produced.
+
+    Attributes:
+        answer: the final answer, citing knowledge items by their store numbers ``[n]``.
+        verdict: the evaluator's verdict on it; None when beast mode forced it.
+        beast_mode: why the answer was forced, or None when the evaluator accepted it.
+        steps: steps run.
+        gaps: gap questions still open.
+        queries: the search expressions this run sent.
+    """
+
+    answer: str
+    verdict: Verdict | None
+    beast_mode: StopReason | None
+    steps: int
+    gaps: list[str] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+
+
+def research(ctx: QueryContext, options: DeepResearchOptions, tools: ResearchTools,
+             store: KnowledgeStore) -> Finding:
+    """Run the loop for ``ctx.question`` over ``store`` (shared by a long report's sections) until an answer to the
+    question passes the evaluator or beast mode forces one."""
+    run = Run.start(ctx, options, tools, store)
+    first_query = len(store.queries)
+    reason: StopReason
+    try:
+        while True:
+            final, verdict = step(run)
+            if final is not None:
+                return Finding(final, verdict, None, run.state.step, run.state.open_gaps(),
+                               store.queries[first_query:])
+    except BeastMode as stop:
+        reason = stop.reason
+    except BudgetExhausted as exc:
+        budget = run.ctx.budget
+        run.ctx.emit(QueryBudget(step=exc.step, used=exc.used, budget=exc.limit, reserve=budget.reserve))
+        reason = "token_budget"
+    text = final_answer(run, reason)
+    return Finding(text, None, reason, run.state.step, run.state.open_gaps(), store.queries[first_query:])
+
+
+def step(run: Run) -> tuple[str | None, Verdict | None]:
+    """One step: pick the head question, let the model choose among the allowed actions, act.
+
+    Returns:
+        ``(accepted answer to the original question, its verdict)``, or ``(None, None)`` to go on.
+
+    Raises:
+        BeastMode: the bad attempts or the steps are spent, or no action is possible.
+        BudgetExhausted: a call of the step would eat into the reserve kept for the final answer.
+    """
+    state, options = run.state, run.options
+    if state.bad_attempts >= options.max_bad_attempts:
+        raise BeastMode("bad_attempts")
+    if state.step >= options.max_steps:
+        raise BeastMode("max_steps")
+    question = state.next_question()
+    rules = allowed_actions(state, run.store, options, can_open_chunks=run.tools.chunks_around is not None)
+    allowed = [action for action, why in rules.items() if not why]
+    if not allowed:
+        raise BeastMode("no_action")
+    try:
+        reply, fell_back = decide(run, allowed)
+    except BudgetExhausted:
+        state.undo_step()  # no action was chosen: the step did not run
+        raise
+    action: Action = getattr(reply, "action")
+    run.ctx.emit(QueryStep(step=state.step, question=question, original=state.is_original(question), action=action,
+                           allowed=list(allowed), disabled={a: why for a, why in rules.items() if why},
+                           think=reply.think.strip(), fell_back=fell_back, tokens=run.ctx.llm.total_tokens))
+    if action == "search":
+        outcome = actions.search(run, getattr(reply, "queries"))
+    elif action == "read":
+        outcome = actions.read(run, getattr(reply, "items"))
+    elif action == "reflect":
+        outcome = actions.reflect(run, getattr(reply, "questions"))
+    else:
+        outcome = actions.answer(run, getattr(reply, "answer"))
+    state.end_step(action, solved=outcome.solved, rejected=outcome.rejected)
+    return outcome.final, outcome.verdict
+
+
+def decide(run: Run, allowed: list[Action]) -> tuple[StepBase, bool]:
+    """Ask the model for the step's action (one call, retried once; see the module for the fallback).
+
+    Returns:
+        ``(reply, fell_back)``.
+    """
+    state, store = run.state, run.store
+    schema = step_model(tuple(allowed))
+    unread = store.unread(chunks=run.tools.chunks_around is not None)
+    items, priority = run.shown(state.current)
+
+    def render(shown: Sequence[KnowledgeItem], cap: int | None) -> str:
+        return rprompts.step_prompt(state, allowed, shown, unread=unread, queries=store.queries, where=run.where,
+                                    language=run.ctx.language, excerpt_chars=cap)
+
+    usable = True
+    if "search" in allowed:
+        fallback, text = schema.model_validate({"action": "search", "queries": [state.current]}), \
+            "searching the current question"
+    elif "read" in allowed:
+        fallback, text = schema.model_validate({"action": "read", "items": [i.number for i in unread[:3]]}), \
+            "reading the first unopened items"
+    else:  # only reflect or answer left, and neither can be made up: the final answer is forced
+        usable, fallback, text = False, schema.model_construct(action=allowed[0]), "writing the final answer now"
+    reply = run.ask("research_step", render, items, priority, schema, fallback, text)
+    if reply.fell_back and not usable:
+        raise BeastMode("no_action")
+    return reply.value, reply.fell_back
+
+
+def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Report:
+    """The ``Report`` of a short answer: citations of answers expanded to their items, verified and renumbered in
+    order of first appearance, each mapped to its chunk or URL."""
+    verified = verify_citations(store.expand_answers(finding.answer), len(store))
+    answer = verified.text or "The model returned an empty answer."
+    if finding.gaps:
+        answer = f"{answer}\n\n{gaps_note(finding.gaps)}"
+    checks = dict(finding.verdict.checks) if finding.verdict is not None else {}
+    sources = store.sources(verified.cited) if verified.cited else consulted(ctx, store)
+    return Report(question=ctx.question, answer=answer, sources=sources,
+                  sub_queries=finding.queries, iterations=finding.steps, usage=ctx.llm.usage(), agent=NAME,
+                  removed_citations=verified.removed, gaps=finding.gaps, checks=checks,
+                  beast_mode=finding.beast_mode is not None)
+
+
+def consulted(ctx: QueryContext, store: KnowledgeStore, limit: int = 10) -> list[Source]:
+    """The items most similar to the question, as numbered Sources, for an answer that cites none."""
+    items = [i for i in store.relevant(ctx.embed(ctx.question), ctx.embed, limit, kinds=("chunk", "web", "page"))]
+    return [Source(n, i.chunk, i.collection) for n, i in enumerate(items, start=1) if i.chunk is not None]
+
+
+@dataclass(frozen=True)
+class DeepResearchAgent:
+    """The ``deep_research`` agent (an ``Agent``): ``research`` then ``to_report``."""
+
+    options: DeepResearchOptions
+    name: str = NAME
+
+    def run(self, ctx: QueryContext) -> Report:
+        """Answer ``ctx.question`` (see ``deepsearcher.protocols.Agent``); tools come from ``ctx.research``."""
+        store = KnowledgeStore()
+        finding = research(ctx, self.options, ctx.research or ResearchTools(), store)
+        return to_report(ctx, store, finding)
+
+
+def agent(options: DeepResearchOptions | None = None) -> DeepResearchAgent:
+    """The ``deep_research`` agent (registry factory)."""
+    return DeepResearchAgent(options or DeepResearchOptions())

@@ -1,0 +1,220 @@
+"""Long reports: outline → research per section over one shared knowledge store → sections with global citation
+numbers → one coherence pass → one Markdown report with a table of contents (DESIGN.md "DeepResearch loop").
+
+1. **Outline**: 3-8 sections, each a title and one research question (``research.outline``), or the user's file.
+2. **Research** each section's question with ``deep_research`` (the loop, its knowledge kept in the shared store) or
+   ``deep_search`` (its accepted chunks added to the store, then one section-writing call). The store is shared: a
+   chunk or page found for one section keeps its item and number, searches are cached for the whole report and
+   DeepResearch does not run a query again.
+3. **Sections** cite store items ``[n]``; the draft is renumbered once over the whole report in order of first
+   appearance, so a source has one number everywhere.
+4. **Coherence pass** (one call): removes repetition, aligns terms, writes the introduction and the conclusion, and
+   adds "Contradictions and open questions" (sources that disagree, with their citations; the gaps left open). Its
+   citations are verified again. It is not asked for when the draft does not fit the window or is longer than the
+   reply the model can give (``llm.max_tokens``, the window, the budget); when it cannot be made or its reply is
+   unusable (cut off, or sections missing) the draft is kept and the section lists the open gaps.
+
+Every prompt (outline, section, editing pass, and DeepResearch's) is fitted to the model's window and every call is
+checked against the token budget by the machinery all agents share (``steps``, ``report.write_fitted``, ``budget``):
+a DeepResearch section runs on its own budget (``agents.deep_research.token_budget``), a DeepSearch section on a
+share of ``query.token_budget``; the editing pass may use what is left.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from functools import lru_cache
+from typing import Sequence
+
+from deepsearcher.agents import deep_search
+from deepsearcher.agents.budget import BudgetExhausted
+from deepsearcher.agents.citations import location, verify_citations
+from deepsearcher.agents.deep_research import research
+from deepsearcher.agents.report import (
+    Evidence, budget_too_small, choose_evidence, cut_off, empty_answer, write_fitted,
+)
+from deepsearcher.agents.research import prompts as rprompts
+from deepsearcher.agents.research.knowledge import KnowledgeItem, KnowledgeStore
+from deepsearcher.agents.research.options import DeepResearchOptions
+from deepsearcher.agents.research.outline import Outline, Section, plan_outline
+from deepsearcher.agents.research.tools import ResearchTools
+from deepsearcher.agents.state import QueryContext
+from deepsearcher.agents.steps import fused_priority
+from deepsearcher.errors import ConfigError, ContextWindowError
+from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
+from deepsearcher.types import Report, Source
+
+SECTION_AGENTS = ("deep_research", "deep_search")
+CONTRADICTIONS = "Contradictions and open questions"
+NO_CONTRADICTIONS = "No contradictions between the sources were found."
+
+
+def section_agent(requested: str) -> str:
+    """The agent that researches the sections: ``deep_research`` or ``deep_search`` as requested, ``deep_research``
+    for "auto".
+
+    Raises:
+        ConfigError: another agent was requested.
+    """
+    if requested == "auto":
+        return "deep_research"
+    if requested not in SECTION_AGENTS:
+        raise ConfigError(f"a long report researches its sections with deep_research or deep_search, not {requested!r}",
+                          hint="add --agent deep_research (or deep_search), or leave out --report long")
+    return requested
+
+
+def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = None) -> Report:
+    """Research and write a long report on ``ctx.question`` (see the module docstring).
+
+    Args:
+        ctx: the query context (its ``research`` tools are used by deep_research sections).
+        agent: "deep_research" or "deep_search".
+        outline: the table of contents to follow; None = planned by the model.
+    """
+    source = "file"
+    if outline is None:
+        outline, fell_back = plan_outline(ctx)
+        source = "fallback" if fell_back else "llm"
+    sections = [{"title": s.title, "question": s.question} for s in outline.sections]
+    ctx.emit(QueryOutline(title=outline.title, sections=sections, source=source))  # type: ignore[arg-type]
+    store = KnowledgeStore()
+    shared = replace(ctx, search=lru_cache(maxsize=1024)(ctx.search))  # a search run for one section is reused
+    written: list[tuple[Section, str]] = []
+    queries: list[str] = []
+    gaps: list[str] = []
+    steps = 0
+    total = len(outline.sections)
+    for index, section in enumerate(outline.sections, start=1):
+        ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
+                              status="research", sources=0))
+        sub = replace(shared, question=section.question)
+        if agent == "deep_research":
+            options = ctx.agent_options("deep_research")
+            finding = research(sub, options if isinstance(options, DeepResearchOptions) else DeepResearchOptions(),
+                               ctx.research or ResearchTools(), store)
+            text, found_gaps, found_queries, found_steps = finding.answer, finding.gaps, finding.queries, \
+                finding.steps
+        else:
+            sub = replace(sub, budget=ctx.budget.share(None, ctx.budget.setting))  # its reserve is its own
+            found = deep_search.research(sub)
+            text = write_section(sub, outline, section, store,
+                                 Evidence(found.accepted, found.rankings, found.searched,
+                                          stopped_on_budget=found.stopped_on_budget, unjudged=found.unjudged))
+            found_gaps, found_queries, found_steps = found.open_gaps, found.searched, found.iterations
+        text = store.expand_answers(text)
+        written.append((section, text))
+        gaps += [g for g in found_gaps if g not in gaps]
+        queries += found_queries
+        steps += found_steps
+        ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
+                              status="written", sources=len(store.cited(text))))
+    draft = verify_citations(assemble(written), len(store))
+    draft_sources = store.sources(draft.cited)
+    body = coherence(ctx, outline, draft.text, draft_sources, gaps)
+    final = verify_citations(body, len(draft_sources))
+    sources = [Source(i, draft_sources[n - 1].chunk, draft_sources[n - 1].collection)
+               for i, n in enumerate(final.cited, start=1)]
+    return Report(question=ctx.question, answer=f"{table_of_contents(final.text)}\n\n{final.text}", sources=sources,
+                  sub_queries=queries, iterations=steps, usage=ctx.llm.usage(), agent=agent,
+                  removed_citations=draft.removed + final.removed, gaps=gaps, title=outline.title,
+                  sections=[s.title for s in outline.sections])
+
+
+def write_section(ctx: QueryContext, outline: Outline, section: Section, store: KnowledgeStore,
+                  evidence: Evidence) -> str:
+    """Write one section from DeepSearch's evidence (the chunks ``report.choose_evidence`` picks), added to the
+    store and shown with their store numbers; the prompt is fitted to the window and the budget
+    (``report.write_fitted``; the chunks of worst fused rank are left out first)."""
+    chosen = choose_evidence(ctx, evidence)
+    if chosen.answer is not None:
+        return chosen.answer
+    rank = fused_priority(chosen.hits, evidence.rankings)
+    best: dict[str, tuple[KnowledgeItem, float]] = {}
+    for hit, priority in zip(chosen.hits, rank):
+        item = store.add_hit(hit, section.question)[0]
+        if item.id not in best or priority < best[item.id][1]:
+            best[item.id] = (item, priority)
+    ordered = sorted(best.values(), key=lambda pair: pair[0].number)
+
+    def render(items: Sequence[KnowledgeItem], cap: int | None) -> str:
+        return rprompts.section_prompt(outline.title or ctx.question, section.title, section.question, items,
+                                       language=ctx.language, excerpt_chars=cap)
+
+    try:
+        reply, _ = write_fitted(ctx, "section", render, [i for i, _ in ordered], [p for _, p in ordered])
+    except BudgetExhausted:
+        return budget_too_small(ctx, []).answer
+    text = (reply.text or empty_answer(reply)) + cut_off(ctx, "section", reply)
+    return f"{chosen.warning}\n\n{text}" if chosen.warning else text
+
+
+def assemble(written: Sequence[tuple[Section, str]]) -> str:
+    """The draft: one ``## title`` heading and its text per section."""
+    return "\n\n".join(f"## {section.title}\n\n{text.strip()}" for section, text in written)
+
+
+def coherence(ctx: QueryContext, outline: Outline, draft: str, sources: Sequence[Source], gaps: Sequence[str]) -> str:
+    """The one editing pass over the whole draft (see the module docstring); the draft plus a gaps section when the
+    pass cannot be made (the draft does not fit the window, or is longer than the reply the model can give, or the
+    budget is spent) or its reply is unusable (cut off, or sections missing)."""
+    listed = {s.number: f"{s.chunk.title + ' — ' if s.chunk.title else ''}{location(s.chunk)}" for s in sources}
+    ctx.emit(QuerySection(index=0, total=len(outline.sections), title=outline.title or ctx.question,
+                          question=ctx.question, status="editing", sources=len(sources)))
+    prompt = rprompts.coherence_prompt(ctx.question, draft, listed, gaps, language=ctx.language)
+    problem = editing_room_problem(ctx, prompt, draft)
+    text = ""
+    if not problem:
+        try:
+            reply, _ = write_fitted(ctx, "coherence", lambda items, cap: prompt, [], None)
+            text = reply.text.strip()
+            missing = [s.title for s in outline.sections
+                       if not re.search(rf"^##\s+{re.escape(s.title)}\s*$", text, re.MULTILINE)]
+            if reply.cut_off:
+                problem = "the edited report was cut off at its token limit"
+            elif missing:
+                problem = f"the edited report lost section(s): {', '.join(missing)}"
+        except ContextWindowError:
+            problem = "the draft exceeds the model's context window"
+        except BudgetExhausted:
+            problem = "the token budget left cannot pay for the editing pass"
+    if problem:
+        ctx.emit(QueryFallback(step="coherence", error=problem, fallback="keeping the sections as written"))
+        return f"{draft}\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=False)}"
+    if not re.search(rf"^##\s+{CONTRADICTIONS}", text, re.MULTILINE | re.IGNORECASE):
+        text += f"\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=True)}"
+    return text
+
+
+def editing_room_problem(ctx: QueryContext, prompt: str, draft: str) -> str:
+    """Why the editing pass cannot be asked for ("" when it can): the edited report is about as long as the draft,
+    so a reply limit (``llm.max_tokens``, the room the window leaves after the prompt, the token budget) shorter
+    than the draft would only cut it off."""
+    messages = ctx.messages(prompt)
+    room = min(ctx.window.reply_tokens, ctx.model("coherence", final=True).reply_room(messages))
+    need = ctx.window.count(draft)
+    if need > room:
+        return (f"the draft ({need:,} tokens) is longer than the reply the model can give ({max(room, 0):,} tokens: "
+                "llm.max_tokens, the context window and the token budget limit it)")
+    return ""
+
+
+def _open_questions(gaps: Sequence[str], *, checked: bool) -> str:
+    head = NO_CONTRADICTIONS if checked else "The sections were not compared for contradictions (the editing pass " \
+                                            "failed)."
+    if not gaps:
+        return head
+    return head + "\n\nQuestions the research left open:\n" + "\n".join(f"- {g}" for g in gaps)
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub-style Markdown gives a heading (lower case, punctuation dropped, spaces as hyphens)."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().casefold())
+    return text.replace(" ", "-")
+
+
+def table_of_contents(body: str) -> str:
+    """``## Contents`` with a link to every ``## `` heading of ``body``."""
+    headings = [m.group(1).strip() for m in re.finditer(r"^##\s+(.+?)\s*#*\s*$", body, re.MULTILINE)]
+    return "## Contents\n\n" + "\n".join(f"{i}. [{h}](#{slug(h)})" for i, h in enumerate(headings, start=1))

@@ -1,0 +1,232 @@
+"""Long reports with a scripted model (issue #12): outline (planned, from a file, fallback), sections sharing one
+knowledge store, citations numbered globally across sections, the coherence pass with its contradictions section, and
+its fallback."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any, Callable
+
+import pytest
+
+from deepsearcher.agents.citations import report_markdown
+from deepsearcher.agents.long_report import section_agent, slug, table_of_contents, write_long_report
+from deepsearcher.agents.research.outline import (
+    Outline, Section, fallback_outline, outline_markdown, parse_outline, read_outline,
+)
+from deepsearcher.agents.research.tools import ResearchTools
+from deepsearcher.errors import ConfigError
+from deepsearcher.events import Event
+from deepsearcher.llm.scripted import ScriptedChatModel
+from tests.unit.query_fakes import MILVUS_DOCS, make_ctx, memory_store, of_kind
+
+Q = "How does Milvus Lite work and what limits apply?"
+OUTLINE = Outline("Milvus Lite in practice", (Section("Running Milvus Lite", "How does Milvus Lite run?"),
+                                              Section("Limits", "Which letters may collection names contain?")))
+
+
+def prompt_of(messages: Any) -> str:
+    return str(messages[-1]["content"])
+
+
+def number_of(prompt: str, text: str) -> int:
+    """The ``[n]`` a prompt shows for the item whose text starts with ``text``."""
+    assert "\n" + text in prompt, f"the prompt does not show {text!r}"
+    head = prompt.split("\n" + text)[0].rsplit("[", 1)[1]
+    return int(head.split("]")[0])
+
+
+Responder = Callable[[Any], str]
+
+
+def deep_search_responder(section_texts: dict[str, Callable[[str], str]], coherence: Callable[[str], str]) -> Responder:
+    """Replies for deep_search sections: one sub-query (the section question), every chunk relevant, no gaps; the
+    section text from ``section_texts[title](prompt)``; the coherence pass from ``coherence(prompt)``."""
+
+    def reply(messages: Any) -> str:
+        p = prompt_of(messages)
+        if p.startswith("Break the question"):
+            question = p.split("Question: ", 1)[1].split("\n", 1)[0]
+            return json.dumps({"sub_queries": [question]})
+        if "numbered text chunks" in p:
+            count = int(re.search(r"Below are (\d+) numbered", p).group(1))  # type: ignore[union-attr]
+            return json.dumps({"relevant": list(range(1, count + 1))})
+        if "Search queries already run" in p:
+            return json.dumps({"gap_queries": []})
+        if p.startswith("Write the section"):
+            title = p.split('"', 2)[1]
+            return section_texts[title](p)
+        if p.startswith("Below is the draft"):
+            return coherence(p)
+        raise AssertionError(f"unexpected prompt: {p[:100]}")
+
+    return reply
+
+
+def draft_of(prompt: str) -> str:
+    return prompt.split("Draft:\n", 1)[1].split("\n\nSources:\n", 1)[0]
+
+
+LITE = MILVUS_DOCS[0].text  # "Milvus Lite is the lightweight version ..."
+FILE = MILVUS_DOCS[1].text  # "Milvus Lite stores data in a local file ..."
+NAMES = MILVUS_DOCS[2].text  # "Collection names may contain only letters ..."
+
+
+def test_sections_share_the_store_and_citations_are_numbered_globally() -> None:
+    seen: dict[str, str] = {}
+
+    def running(p: str) -> str:
+        seen["running"] = p
+        return f"Milvus Lite runs in-process [{number_of(p, LITE)}] on a local file [{number_of(p, FILE)}]."
+
+    def limits(p: str) -> str:
+        seen["limits"] = p
+        return (f"Names are restricted [{number_of(p, NAMES)}]; as said, Milvus Lite is in-process "
+                f"[{number_of(p, LITE)}].")
+
+    def edit(p: str) -> str:
+        seen["coherence"] = p
+        return ("## Introduction\n\nThis report covers Milvus Lite [1].\n\n" + draft_of(p)
+                + "\n\n## Conclusion\n\nMilvus Lite is small [2].\n\n## Contradictions and open questions\n\n"
+                  "- Source [1] calls Milvus Lite lightweight, while [3] lists strict limits.")
+
+    llm = ScriptedChatModel([deep_search_responder({"Running Milvus Lite": running, "Limits": limits}, edit)] * 12)
+    events: list[Event] = []
+    ctx = make_ctx(llm, Q, events=events)
+    report = write_long_report(ctx, "deep_search", OUTLINE)
+
+    # the chunk about Milvus Lite found in section 1 has the same store number in section 2's prompt
+    assert number_of(seen["running"], LITE) == number_of(seen["limits"], LITE)
+    body = report.answer
+    running_text = body.split("## Running Milvus Lite\n\n", 1)[1].split("\n\n", 1)[0]
+    limits_text = body.split("## Limits\n\n", 1)[1].split("\n\n", 1)[0]
+    assert running_text == "Milvus Lite runs in-process [1] on a local file [2]."
+    assert limits_text == "Names are restricted [3]; as said, Milvus Lite is in-process [1]."  # same number, global
+    assert [s.chunk.text for s in report.sources] == [LITE, FILE, NAMES]
+    # the coherence pass saw the globally numbered draft and the source list
+    assert "[1] lite — /d/lite.md\n[2] lite — /d/lite.md\n[3] limits — /d/limits.md" in seen["coherence"]
+    assert "## Running Milvus Lite\n\nMilvus Lite runs in-process [1] on a local file [2]." in seen["coherence"]
+    # the contradiction is listed with its citations, resolving to the right sources
+    assert "## Contradictions and open questions\n\n- Source [1] calls Milvus Lite lightweight, while [3] lists " \
+           "strict limits." in body
+    assert report.sources[2].chunk.source == "/d/limits.md"
+    # one Markdown report with a table of contents
+    assert body.startswith("## Contents\n\n1. [Introduction](#introduction)\n2. [Running Milvus Lite]"
+                           "(#running-milvus-lite)\n3. [Limits](#limits)\n4. [Conclusion](#conclusion)\n"
+                           "5. [Contradictions and open questions](#contradictions-and-open-questions)")
+    md = report_markdown(report, title=True)
+    assert md.startswith("# Milvus Lite in practice\n\n## Contents") and "## Sources\n\n- /d/lite.md: [1], [2]\n- /d/limits.md: [3]" in md
+    assert report.title == "Milvus Lite in practice" and report.sections == ["Running Milvus Lite", "Limits"]
+    outline_event = of_kind(events, "query.outline")[0]
+    assert outline_event["source"] == "file" and [s["title"] for s in outline_event["sections"]] == \
+        ["Running Milvus Lite", "Limits"]
+    assert [(e["index"], e["status"]) for e in of_kind(events, "query.section")] == [
+        (1, "research"), (1, "written"), (2, "research"), (2, "written"), (0, "editing")]
+
+
+def test_a_search_run_for_one_section_is_not_run_again() -> None:
+    store = memory_store()
+
+    def text(p: str) -> str:
+        return f"Milvus Lite is in-process [{number_of(p, LITE)}]."
+
+    same = Outline("t", (Section("A", "What is Milvus Lite?"), Section("B", "What is Milvus Lite?")))
+    llm = ScriptedChatModel([deep_search_responder({"A": text, "B": text},
+                                                   lambda p: draft_of(p) + "\n\n## Contradictions and open "
+                                                                           "questions\n\nNone.")] * 12)
+    write_long_report(make_ctx(llm, Q, store=store), "deep_search", same)
+    assert [t for _, t, _ in store.searches] == ["What is Milvus Lite?"]  # section B reused section A's search
+
+
+def test_deep_research_sections_see_earlier_knowledge_and_skip_earlier_queries() -> None:
+    checks = json.dumps({"definitive": True, "attribution": True})
+
+    def reply(messages: Any) -> str:
+        p = prompt_of(messages)
+        if p.startswith("You are researching"):
+            current = p.split("Current question: ", 1)[1].split("\n", 1)[0]
+            if "Knowledge gathered so far (cite an item as [n]):\n(nothing yet)" in p:  # section 1, step 1
+                return json.dumps({"action": "search", "queries": ["Milvus Lite"]})
+            if "At step 1 you" not in p:  # section 2, step 1: knowledge from section 1 is shown already
+                return json.dumps({"action": "search", "queries": ["milvus lite", "collection names"]})
+            return json.dumps({"action": "answer", "answer": f"{current}: in-process [{number_of(p, LITE)}]."})
+        if p.startswith("Decide which checks"):
+            return checks
+        if p.startswith("You are a strict reviewer"):
+            return json.dumps({"definitive": True, "attribution": True, "critique": "", "plan": ""})
+        if p.startswith("Below is the draft"):
+            return draft_of(p)  # keeps the sections; no contradictions section: one is added
+        raise AssertionError(p[:80])
+
+    llm = ScriptedChatModel([reply] * 20)
+    events: list[Event] = []
+    ctx = dataclasses.replace(make_ctx(llm, Q, events=events), research=ResearchTools())
+    report = write_long_report(ctx, "deep_research", OUTLINE)
+    section2_first = [p for p in llm.prompts if "Current question: Which letters may" in p][0]
+    assert "Milvus Lite is the lightweight version" in section2_first  # found in section 1
+    sub = of_kind(events, "query.sub_queries")
+    assert sub[1]["duplicates"] == ["milvus lite"] and sub[1]["sub_queries"] == ["collection names"]
+    assert "## Contradictions and open questions\n\nNo contradictions between the sources were found." in \
+        report.answer
+    assert report.agent == "deep_research" and report.sub_queries == ["Milvus Lite", "collection names"]
+    assert report.answer.count("in-process [1]") == 2  # one source, one number, in both sections
+
+
+def test_the_coherence_pass_falls_back_to_the_draft_when_it_loses_a_section() -> None:
+    def text(p: str) -> str:
+        return f"Milvus Lite is in-process [{number_of(p, LITE)}]."
+
+    llm = ScriptedChatModel([deep_search_responder({"Running Milvus Lite": text, "Limits": text},
+                                                   lambda p: "## Introduction\n\nShort.")] * 12)
+    events: list[Event] = []
+    report = write_long_report(make_ctx(llm, Q, events=events), "deep_search", OUTLINE)
+    fallback = of_kind(events, "query.fallback")[-1]
+    assert fallback["step"] == "coherence" and "lost section(s): Running Milvus Lite, Limits" in fallback["error"]
+    assert "## Running Milvus Lite\n\nMilvus Lite is in-process [1]." in report.answer
+    assert "## Contradictions and open questions\n\nThe sections were not compared" in report.answer
+
+
+def test_the_outline_is_planned_by_the_model_or_falls_back() -> None:
+    planned = {"title": "Milvus Lite", "sections": [{"title": f"S{i}", "question": f"Question {i}?"}
+                                                     for i in range(1, 10)]}
+    llm = ScriptedChatModel([json.dumps(planned)])
+    from deepsearcher.agents.research.outline import plan_outline
+
+    outline, fell_back = plan_outline(make_ctx(llm, Q))
+    assert not fell_back and outline.title == "Milvus Lite" and len(outline.sections) == 8  # cut to 8
+    assert llm.prompts[0].startswith("Plan the table of contents of a long report") and "from 3 to 8" in \
+        llm.prompts[0]
+    too_few = json.dumps({"title": "x", "sections": [{"title": "a", "question": "b?"}]})
+    llm = ScriptedChatModel([too_few, too_few])
+    outline, fell_back = plan_outline(make_ctx(llm, Q))
+    assert fell_back and outline == fallback_outline(Q) and len(outline.sections) == 3
+
+
+def test_outline_file_round_trip_and_errors(tmp_path: Any) -> None:
+    assert parse_outline(outline_markdown(OUTLINE)) == OUTLINE
+    text = ("<!-- edit me -->\n# Title\nnotes before the sections are ignored\n\n## One\nQuestion: What is\n"
+            "Milvus Lite?\n\n## Two\nWhich limits?\n")
+    assert parse_outline(text) == Outline("Title", (Section("One", "What is Milvus Lite?"),
+                                                    Section("Two", "Which limits?")))
+    with pytest.raises(ConfigError, match="line 3: the section 'Empty' has no research question"):
+        parse_outline("# T\n\n## Empty\n\n## Full\nWhy?\n")
+    with pytest.raises(ConfigError, match="has no sections"):
+        parse_outline("# Only a title\n")
+    with pytest.raises(ConfigError, match="at most 8"):
+        parse_outline("".join(f"## S{i}\nQ{i}?\n" for i in range(9)))
+    with pytest.raises(ConfigError, match="cannot read the outline file"):
+        read_outline(tmp_path / "missing.md")
+
+
+def test_only_deep_research_and_deep_search_write_long_reports() -> None:
+    assert section_agent("auto") == "deep_research" and section_agent("deep_search") == "deep_search"
+    with pytest.raises(ConfigError, match="not 'naive'"):
+        section_agent("naive")
+
+
+def test_table_of_contents_slugs() -> None:
+    assert slug("Contradictions and open questions") == "contradictions-and-open-questions"
+    assert slug("What's new? (2024)") == "whats-new-2024"
+    assert table_of_contents("## A\n\ntext\n\n### not listed\n\n## B ##\n") == "## Contents\n\n1. [A](#a)\n2. [B](#b)"
