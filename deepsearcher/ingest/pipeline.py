@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource
+from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource, StoreInUseError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
 from deepsearcher.ingest.normalize import normalize_stage
 from deepsearcher.ingest.sources import SourceItem
@@ -236,15 +236,15 @@ def write_batch(store: VectorStore, collection: str, batch: Sequence[Chunk], vec
     """
     try:
         return store.upsert(collection, batch, vectors, dict(doc_chunks)), {}
-    except DeepSearcherError:
-        raise
     except Exception as error:
+        if _not_the_data(error):
+            raise
         try:
             store.has_collection(collection)
         except Exception as exc:
-            raise ProviderError(f"the vector store failed: {failure_reason(error)}",
-                                hint=f"check the store ({failure_reason(exc)}); re-run the same load to resume, "
-                                     "nothing is duplicated") from error
+            raise ProviderError(f"the vector store failed: {failure_reason(_cause(error))}",
+                                hint=f"check the store ({failure_reason(_cause(exc))}); re-run the same load to "
+                                     "resume, nothing is duplicated") from error
     rows: dict[str, list[int]] = {}
     for i, chunk in enumerate(batch):
         rows.setdefault(chunk.source, []).append(i)
@@ -252,12 +252,25 @@ def write_batch(store: VectorStore, collection: str, batch: Sequence[Chunk], vec
     for source, index in rows.items():
         try:
             written += store.upsert(collection, [batch[i] for i in index], vectors[index], dict(doc_chunks))
-        except DeepSearcherError:
-            raise
         except Exception as exc:
+            if _not_the_data(exc):
+                raise
             log.debug("the store refused %s", source, exc_info=True)
-            refused[source] = f"the vector store refused it: {failure_reason(exc)}"
+            refused[source] = f"the vector store refused it: {failure_reason(_cause(exc))}"
     return written, refused
+
+
+def _not_the_data(exc: Exception) -> bool:
+    """A failure no single source causes: our own configuration or collection errors, or a store that is in use.
+    A ``ProviderError`` of the store itself may be a refused value (``MilvusStore`` turns every pymilvus failure
+    into one): ``write_batch`` asks the store whether it still answers before blaming the data."""
+    return isinstance(exc, DeepSearcherError) and (not isinstance(exc, ProviderError)
+                                                   or isinstance(exc, StoreInUseError))
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """The store library's own exception behind a ``ProviderError`` (its type names the refusal), else ``exc``."""
+    return exc.__cause__ if isinstance(exc, ProviderError) and exc.__cause__ is not None else exc
 
 
 def failure_reason(exc: BaseException, limit: int = 300) -> str:
