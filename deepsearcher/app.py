@@ -11,12 +11,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from deepsearcher.errors import CollectionError, ConfigError, DeepSearcherError
-from deepsearcher.events import EventCallback, LoadDescribe, QueryReport, QueryStart, ignore_event
+from deepsearcher.events import EventCallback, LoadDescribe, QueryReport, QueryStart, RetrievalNotice, ignore_event
 from deepsearcher.protocols import ChatModel, Crawler, Embedder, Loader, SearchMode, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
 from deepsearcher.settings import ProviderOptions, QuerySettings, Settings
-from deepsearcher.types import CollectionDescription, CollectionInfo, Hit, LoadSummary, Report
+from deepsearcher.types import CollectionDescription, CollectionInfo, Hit, LoadSummary, Report, SearchPlan
 from deepsearcher.vectordb.names import validate_collection_name
 
 if TYPE_CHECKING:
@@ -242,14 +242,16 @@ class DeepSearcher:
 
     # --- retrieval -----------------------------------------------------------------------------------------------
     def retrieve(self, query: str, top_k: int | None = None, collections: Sequence[str] | None = None,
-                 mode: SearchMode | None = None) -> list[Hit]:
+                 mode: SearchMode | None = None, *, on_event: EventCallback | None = None) -> list[Hit]:
         """Rank chunks for a query with no LLM.
 
         Args:
             query: the query text.
             top_k: results wanted (default ``query.top_k``).
             collections: collections to search (default: all).
-            mode: "dense", "bm25" or "hybrid" (default from ``query.hybrid``).
+            mode: "dense", "bm25" or "hybrid" (default from ``query.hybrid``); a collection without full-text search
+                runs dense instead, announced by a ``RetrievalNotice``.
+            on_event: receives the ``RetrievalNotice`` events (default: the constructor's callback).
 
         Returns:
             Hits across the collections, best first (per-collection lists fused by reciprocal rank when several);
@@ -265,8 +267,9 @@ class DeepSearcher:
         k = top_k or self.settings.query.top_k
         chosen: SearchMode = mode or ("hybrid" if self.settings.query.hybrid else "dense")
         names = self.resolve_collections(collections)
-        vector = None if chosen == "bm25" else self.embedder.embed_query(query)
-        per_collection = [self.search(name, vector, query, k, chosen) for name in names]
+        plans = self.plan_searches(names, chosen, on_event or self.on_event)
+        vector = None if all(p.mode == "bm25" for p in plans.values()) else self.embedder.embed_query(query)
+        per_collection = [self.search(name, vector, query, k, plans[name].mode) for name in names]
         if len(per_collection) == 1:
             return per_collection[0]
         return collapse_identical(fuse_ranked(per_collection, sum(map(len, per_collection))))[:k]
@@ -286,6 +289,16 @@ class DeepSearcher:
 
         store = self.store
         return search_distinct(lambda limit: store.search(collection, vector, query, limit, mode=mode), top_k)
+
+    def plan_searches(self, names: Sequence[str], mode: SearchMode, on_event: EventCallback) -> dict[str, SearchPlan]:
+        """The mode each collection's search runs (``VectorStore.plan_search``); one ``RetrievalNotice`` per
+        collection where it is not ``mode``."""
+        plans = {name: self.store.plan_search(name, mode) for name in names}
+        for plan in plans.values():
+            if plan.notice:
+                on_event(RetrievalNotice(collection=plan.collection, requested=plan.requested, mode=plan.mode,
+                                         notice=plan.notice))
+        return plans
 
     def resolve_collections(self, collections: Sequence[str] | None) -> list[str]:
         """Validate requested collection names (all when None) and their embedding models.
@@ -373,7 +386,8 @@ class DeepSearcher:
         self.check_llm()  # before the embedder loads: a missing or unreachable LLM is reported in a moment
         names = self.resolve_collections(collections)
         emit = on_event or self.on_event
-        ctx = self._context(question, names, qs, emit)
+        modes: dict[str, SearchMode] = {}
+        ctx = self._context(question, names, qs, emit, modes)
         ctx.check_question()
         tools = build_tools(self.settings, self.registry, self.store, self.embedder, web=use_web,
                             allow_private_urls=allow_private_urls)
@@ -381,6 +395,8 @@ class DeepSearcher:
         ctx.emit(QueryStart(question=question, agent=requested, collections=names, max_iter=qs.max_iter,
                             web=tools.web.name if tools.web is not None else None,
                             report=report))  # type: ignore[arg-type]
+        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ctx.emit)
+        modes.update({name: plan.mode for name, plan in plans.items()})
         try:
             if sections_by is not None:
                 result = write_long_report(ctx, sections_by, outline)
@@ -406,14 +422,18 @@ class DeepSearcher:
             raise ConfigError("the question is empty", hint='deepsearcher query "your question"')
         self.check_llm()
         names = self.resolve_collections(collections)
-        ctx = self._context(question.strip(), names, self.settings.query, self.on_event)
+        qs = self.settings.query
+        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ignore_event)
+        ctx = self._context(question.strip(), names, qs, self.on_event,
+                            {name: plan.mode for name, plan in plans.items()})
         ctx.check_question()
         outline, _ = plan_outline(ctx)
         return outline
 
-    def _context(self, question: str, names: Sequence[str], qs: QuerySettings, emit: EventCallback) -> QueryContext:
-        """The ``QueryContext`` of one run: a metered model, search over ``names`` (dense or hybrid), a cached query
-        embedder."""
+    def _context(self, question: str, names: Sequence[str], qs: QuerySettings, emit: EventCallback,
+                 modes: dict[str, SearchMode]) -> QueryContext:
+        """The ``QueryContext`` of one run: a metered model, search over ``names`` in the mode ``modes`` names for
+        each (filled by the caller from ``plan_searches`` before the first search), a cached query embedder."""
         from functools import lru_cache
 
         from deepsearcher.agents.state import QueryContext
@@ -423,11 +443,10 @@ class DeepSearcher:
         meter = MeteredChatModel(llm, getattr(llm, "price_per_1m_input", None),
                                  getattr(llm, "price_per_1m_output", None))
         embed = lru_cache(maxsize=512)(self.embedder.embed_query)  # each sub-query is embedded once per run
-        mode: SearchMode = "hybrid" if qs.hybrid else "dense"
         store = self.store
 
         def search(text: str, collection: str, top_k: int) -> list[Hit]:
-            return self.search(collection, embed(text), text, top_k, mode)
+            return self.search(collection, embed(text), text, top_k, modes[collection])
 
         return QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],
                             search=search, embed=embed, settings=qs, emit=emit, registry=self.registry,

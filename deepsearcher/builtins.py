@@ -21,9 +21,12 @@ def milvus_store(options: MilvusSettings) -> MilvusStore:
     """A ``MilvusStore`` from the ``vector_db`` section (``uri`` already resolved; the token read from the
     environment variable named by ``token_env``)."""
     from deepsearcher.vectordb.milvus import MilvusStore
+    from deepsearcher.vectordb.schema import HnswParams
 
     token = os.environ.get(options.token_env) if options.token_env else None
-    return MilvusStore(options.uri, token=token, db_name=options.db_name)
+    hnsw = HnswParams(m=options.hnsw_m, ef_construction=options.hnsw_ef_construction, ef=options.hnsw_ef)
+    return MilvusStore(options.uri, token=token, db_name=options.db_name, hnsw=hnsw,
+                       connect_timeout_s=options.connect_timeout_s)
 
 
 def register(registry: Registry) -> None:

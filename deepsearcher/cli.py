@@ -155,9 +155,11 @@ def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, de
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def collections(ctx: click.Context, as_json: bool) -> None:
-    """List collections (name, description, chunk count, embedding model)."""
+    """List collections (name, description, chunk count, embedding model, search modes and index)."""
     if ctx.invoked_subcommand is not None:
         return
+    from deepsearcher.vectordb.capabilities import lite_size_notice
+
     app = make_app(ctx)
     infos = app.collections()
     if as_json:
@@ -166,16 +168,11 @@ def collections(ctx: click.Context, as_json: bool) -> None:
     if not infos:
         out.print("No collections yet. Load documents with: deepsearcher load PATH")
         return
-    table = Table(title=plain(f"Collections in {app.store.uri}"))
-    for col in ("name", "chunks", "embedding model", "description"):
-        table.add_column(col, justify="right" if col == "chunks" else "left")
-    for info in infos:
-        description = plain(info.description)
-        if info.description_generated:
-            description.append(" (generated)", style="dim")
-        table.add_row(plain(info.name), str(info.chunk_count),
-                      plain(f"{info.embedding_model} ({info.embedding_dim}d)"), description)
-    out.print(table)
+    from deepsearcher.render import render_collections, render_notices
+
+    caps = app.store.capabilities
+    render_collections(out, infos, app.store.uri, caps)
+    render_notices(console, [n for n in (lite_size_notice(i.name, caps.engine, i.chunk_count) for i in infos) if n])
 
 
 @collections.command("describe")
@@ -290,12 +287,19 @@ def config_providers(as_json: bool) -> None:
 def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], top_k: int | None,
              mode: str | None, as_json: bool) -> None:
     """Return ranked chunks for QUERY with no LLM."""
-    from deepsearcher.render import render_hits
+    from deepsearcher.events import Event, RetrievalNotice
+    from deepsearcher.render import render_hits, render_notice
 
     if not query.strip():
         raise click.BadParameter("the query is empty", param_hint="QUERY")
+
+    def notice(event: Event) -> None:
+        if isinstance(event, RetrievalNotice):
+            render_notice(console, event)  # on stderr, also with --json
+
     app = make_app(ctx)
-    hits = app.retrieve(query, top_k=top_k, collections=list(collection_names) or None, mode=mode)
+    hits = app.retrieve(query, top_k=top_k, collections=list(collection_names) or None, mode=mode,
+                        on_event=notice)
     if as_json:
         out.print_json(json.dumps([{"rank": i + 1, "score": h.score, "collection": h.collection,
                                     **h.chunk.__dict__, "also_in": [o.__dict__ for o in h.also_in]}

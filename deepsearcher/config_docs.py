@@ -93,6 +93,11 @@ def reference() -> str:
             plain: dict[str, type[BaseModel]] = {"ingest": IngestSettings, "query": QuerySettings,
                                                  "server": ServerSettings}
             lines += _table(plain[section]) + [""]
+            for key, info in plain[section].model_fields.items():  # nested options ("see below")
+                nested = info.annotation
+                if isinstance(nested, type) and issubclass(nested, BaseModel) and nested.model_fields:
+                    lines += [f"#### `{section}.{key}`", "", " ".join((nested.__doc__ or "").split()), ""]
+                    lines += _table(nested) + [""]
     lines.append(END)
     return "\n".join(lines) + "\n"
 

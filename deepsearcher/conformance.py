@@ -234,6 +234,23 @@ class VectorStoreConformance:
         if "hybrid" in missing:
             assert [h.chunk.id for h in self.search(store, "ducks webbed feet", mode="hybrid")] == dense
 
+    def test_search_plans_follow_the_collection_modes(self, store: VectorStore) -> None:
+        self.fill(store)
+        info = store.describe("docs")
+        assert info.modes == store.capabilities.modes and info.index_type  # a new collection gets what the store can
+        for mode in ("dense", "bm25", "hybrid"):
+            plan = store.plan_search("docs", mode)
+            assert (plan.collection, plan.requested) == ("docs", mode)
+            if mode in info.modes:
+                assert (plan.mode, plan.notice, plan.fell_back) == (mode, None, False)
+            else:
+                assert plan.mode == "dense" and plan.fell_back
+                assert plan.notice and "\n" not in plan.notice and f"{mode} search ran as dense" in plan.notice
+        with pytest.raises(ValueError, match="unknown search mode"):
+            store.plan_search("docs", "sparse")  # type: ignore[arg-type]
+        with pytest.raises(CollectionError):
+            store.plan_search("nothing_here", "dense")
+
     def test_chunks_around_returns_the_neighbours_in_document_order(self, store: VectorStore) -> None:
         texts = {"long.md": [f"Paragraph {i} of the long document." for i in range(6)], **TEXTS}
         chunks = self.fill(store, chunks=make_chunks("v1", texts))

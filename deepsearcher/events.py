@@ -279,6 +279,20 @@ class QueryBudget(Event):
 
 
 @dataclass(frozen=True)
+class RetrievalNotice(Event):
+    """A search ran in another mode than asked: a hybrid or BM25 request on a collection without full-text search
+    (e.g. on a Milvus server older than 2.5) ran dense. Emitted once per collection by ``retrieve`` and ``query``,
+    before any search."""
+
+    kind: ClassVar[str] = "query.notice"
+    group: ClassVar[str] = "query"
+    collection: str = _doc("the collection")
+    requested: str = _doc("the mode asked for: hybrid or bm25")
+    mode: str = _doc("the mode that runs: dense")
+    notice: str = _doc("one line for the user: why, and what ran instead")
+
+
+@dataclass(frozen=True)
 class QueryAnswerToken(Event):
     """A piece of the answer as it streams (reasoning filtered out); the final answer may differ (citations are
     verified and renumbered)."""

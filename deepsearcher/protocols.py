@@ -10,7 +10,7 @@ Built-ins and plugins implement the same protocols and register the same way (``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Literal, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 from pydantic import BaseModel
@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from deepsearcher.events import EventCallback
 from deepsearcher.llm.base import ChatResult, Message, TokenCallback
 from deepsearcher.types import (
-    Chunk, CollectionInfo, Document, FetchedPage, Hit, Report, StoreCapabilities, WebResult,
+    Chunk, CollectionInfo, Document, FetchedPage, Hit, Report, SearchMode, SearchPlan, StoreCapabilities, WebResult,
 )
 
 if TYPE_CHECKING:
@@ -26,9 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent", "ChatModel", "ChatResult", "Crawler", "Embedder", "Loader", "Message", "SearchMode",
            "TokenCallback", "VectorStore", "WebSearch"]
-
-SearchMode = Literal["dense", "bm25", "hybrid"]
-
 
 @runtime_checkable
 class Embedder(Protocol):
@@ -152,8 +149,8 @@ class VectorStore(Protocol):
         ...
 
     def describe(self, name: str) -> CollectionInfo:
-        """Name, description (and whether it was generated), chunk count and embedding model. Raises
-        CollectionError when missing."""
+        """Name, description (and whether it was generated), chunk count, embedding model, search modes and
+        dense index. Raises CollectionError when missing."""
         ...
 
     def set_description(self, name: str, description: str, *, generated: bool = False) -> None:
@@ -190,6 +187,16 @@ class VectorStore(Protocol):
 
     def seal(self, name: str) -> None:
         """Make written chunks durable and fast to search (called at the end of a load)."""
+        ...
+
+    def plan_search(self, name: str, mode: SearchMode) -> SearchPlan:
+        """The mode a search on collection ``name`` runs: ``mode`` when ``describe(name).modes`` has it, else "dense"
+        with a one-line ``notice`` saying why (callers show it; ``search`` falls back the same way).
+
+        Raises:
+            CollectionError: no such collection.
+            ValueError: an unknown mode.
+        """
         ...
 
     def search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,

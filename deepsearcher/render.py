@@ -22,11 +22,11 @@ from deepsearcher.agents.citations import also_in_text, location
 from deepsearcher.events import (
     CrawlFetched, CrawlQueued, Event, LoadBatch, LoadDescribe, LoadSource, LoadStart, QueryAccepted, QueryAgent,
     QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning,
-    QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed,
+    QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed, RetrievalNotice,
 )
 from deepsearcher.render_research import ResearchLines
 from deepsearcher.safe_text import one_line, plain
-from deepsearcher.types import CollectionDescription, Hit, LoadSummary
+from deepsearcher.types import CollectionDescription, CollectionInfo, Hit, LoadSummary, StoreCapabilities
 
 
 class EventRenderer:
@@ -207,9 +207,40 @@ def render_load_summary(console: Console, summary: LoadSummary) -> None:
         f"[bold]{counts['loaded']}[/] loaded, {counts['unchanged']} unchanged, {counts['skipped']} skipped; "
         f"{summary.chunks_written} chunks written, {summary.chunks_deleted} stale chunks removed; "
         f"{summary.seconds:.1f} s ({summary.embed_seconds:.1f} s embedding)"
-        + (f"; {records} JSON record(s) without text skipped" if records else ""), highlight=False)
+        + (f"; {records} JSON record(s) without text skipped" if records else "")
+        + (f"; engine {summary.engine}" if summary.engine != "local" else ""), highlight=False)
     if summary.description is not None and summary.description.origin != "given":
         render_description(console, summary.description)
+    render_notices(console, summary.notices)
+
+
+def render_collections(console: Console, infos: Sequence[CollectionInfo], uri: str, caps: StoreCapabilities) -> None:
+    """The collections table: name, chunks, embedding model, search modes, dense index, description; the store and
+    its engine in the title."""
+    engine = {"lite-3": "Milvus Lite", "lite-2": "Milvus Lite", "server": "Milvus server"}.get(caps.engine, caps.engine)
+    version = f" {caps.version}" if caps.version else ""
+    table = Table(title=plain(f"Collections in {uri} ({engine}{version})"))
+    for col in ("name", "chunks", "embedding model", "search", "index", "description"):
+        table.add_column(col, justify="right" if col == "chunks" else "left")
+    for info in infos:
+        description = plain(info.description)
+        if info.description_generated:
+            description.append(" (generated)", style="dim")
+        search = "dense + BM25 (hybrid)" if "hybrid" in info.modes else " + ".join(info.modes) + " only"
+        table.add_row(plain(info.name), str(info.chunk_count), plain(f"{info.embedding_model} ({info.embedding_dim}d)"),
+                      search, plain(info.index_type or "?"), description)
+    console.print(table)
+
+
+def render_notices(console: Console, notices: Sequence[str]) -> None:
+    """One yellow line per notice (advice about a collection, a search that ran in another mode)."""
+    for notice in notices:
+        console.print(Text.assemble(("! ", "yellow"), plain(notice, "yellow")), highlight=False, soft_wrap=True)
+
+
+def render_notice(console: Console, event: RetrievalNotice) -> None:
+    """One yellow line for a search that ran in another mode than asked (``deepsearcher retrieve``)."""
+    render_notices(console, [event.notice])
 
 
 def render_description(console: Console, described: CollectionDescription) -> None:
@@ -274,7 +305,8 @@ class QueryProgress(EventRenderer):
                          QueryRouted: self._routed, QueryAccepted: self._accepted,
                          QueryIntermediate: self._intermediate, QueryGaps: self._gaps, QueryFallback: self._fallback,
                          QueryReasoning: self._reasoning, QueryAnswerToken: self._token, QueryTrimmed: self._trimmed,
-                         QueryCutOff: self._cut_off, QueryBudget: self._budget, **ResearchLines(self).handlers()}
+                         QueryCutOff: self._cut_off, QueryBudget: self._budget, RetrievalNotice: self._notice,
+                         **ResearchLines(self).handlers()}
         self.ignored = {"query.report"}  # the CLI prints the verified report after the run
 
     def __enter__(self) -> "QueryProgress":
@@ -348,6 +380,9 @@ class QueryProgress(EventRenderer):
             self.status = "Writing the report"
         else:
             self.status = "Reflecting"
+
+    def _notice(self, e: RetrievalNotice) -> None:
+        self._line(f"  ! {e.notice}", "yellow")
 
     def _fallback(self, e: QueryFallback) -> None:
         self._line(f"  ! {e.step}: {e.error}; {e.fallback}", "yellow")

@@ -24,8 +24,8 @@ import numpy as np
 from deepsearcher.embedding.base import l2_normalise
 from deepsearcher.errors import CollectionError
 from deepsearcher.llm.scripted import ScriptedCall, ScriptedChatModel, ScriptExhaustedError
-from deepsearcher.protocols import SearchMode
-from deepsearcher.types import Chunk, CollectionInfo, Hit, StoreCapabilities
+from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
+from deepsearcher.vectordb.capabilities import plan_search
 from deepsearcher.vectordb.names import validate_collection_name
 
 __all__ = ["HashEmbedder", "MemoryStore", "ScriptedCall", "ScriptedChatModel", "ScriptExhaustedError"]
@@ -114,7 +114,12 @@ class MemoryStore:
 
     def describe(self, name: str) -> CollectionInfo:
         col = self._get(name)
-        return CollectionInfo(name, col.description, len(col.rows), col.model_name, col.dim, col.generated)
+        return CollectionInfo(name, col.description, len(col.rows), col.model_name, col.dim, col.generated,
+                              modes=["dense"], index_type="FLAT")
+
+    def plan_search(self, name: str, mode: SearchMode) -> SearchPlan:
+        self._get(name)
+        return plan_search(name, mode, ["dense"], "the in-memory store searches dense vectors only")
 
     def set_description(self, name: str, description: str, *, generated: bool = False) -> None:
         col = self._get(name)

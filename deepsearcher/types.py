@@ -6,7 +6,11 @@ Progress events live in ``deepsearcher.events``; the provider protocols in ``dee
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Literal, Mapping
+
+
+#: The retrieval modes: cosine on the dense vector, full text (BM25), or both fused.
+SearchMode = Literal["dense", "bm25", "hybrid"]
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,16 @@ class Hit:
 
 @dataclass(frozen=True)
 class CollectionInfo:
-    """What ``deepsearcher collections`` lists."""
+    """What ``deepsearcher collections`` lists.
+
+    Attributes:
+        name, description: the collection and what it holds (used for routing).
+        chunk_count: chunks stored.
+        embedding_model, embedding_dim: the model its vectors come from.
+        modes: search modes this collection supports, a subset of ["dense", "bm25", "hybrid"] (a collection made on
+            a Milvus server without full-text search is dense-only, whatever the server can do later).
+        index_type: its dense index ("FLAT" = exact search, "HNSW", ...), "" when unknown.
+    """
 
     name: str
     description: str
@@ -126,6 +139,8 @@ class CollectionInfo:
     embedding_dim: int
     #: the description was written by deepsearcher (an LLM, or file names and titles), not given by a user
     description_generated: bool = False
+    modes: list[str] = field(default_factory=lambda: ["dense"])
+    index_type: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,6 +194,9 @@ class LoadSummary:
         created: this load created the collection.
         description: the description it stored when it created the collection (given with ``-d``, or generated),
             else None.
+        engine: the ingestion engine that ran ("local" or "ray").
+        notices: one-line advice about the collection after the load (e.g. a Milvus Lite collection grown past the
+            size where its search gets slow), [] when none.
     """
 
     collection: str
@@ -189,6 +207,8 @@ class LoadSummary:
     embed_seconds: float
     created: bool = False
     description: CollectionDescription | None = None
+    engine: str = "local"
+    notices: list[str] = field(default_factory=list)
 
     @property
     def loaded(self) -> list[FileResult]:
@@ -286,11 +306,11 @@ class StoreCapabilities:
 
     Attributes:
         dense: cosine search on the dense vector.
-        bm25: full-text (BM25) search on the chunk text.
+        bm25: full-text (BM25) search on the chunk text, for collections created now.
         hybrid: dense + BM25 fused (needs both).
         engine: "lite-3", "lite-2", "server", "memory", ... (shown by ``deepsearcher collections``).
-        index_type: dense index ("FLAT" = exact search, "HNSW", ...).
-        version: the engine or server version, "" when unknown.
+        index_type: the dense index new collections get ("FLAT" = exact search, "HNSW", ...).
+        version: the engine or server version as it reports it ("v2.3.5-lite", "3.2.2"), "" when unknown.
         file_lock: one process at a time may open the store (Milvus Lite); a second one gets ``StoreInUseError``.
     """
 
@@ -306,6 +326,27 @@ class StoreCapabilities:
     def modes(self) -> list[str]:
         """The retrieval modes supported: a subset of ["dense", "bm25", "hybrid"]."""
         return [m for m in ("dense", "bm25", "hybrid") if getattr(self, m)]
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """The search mode that runs for a request on one collection (``VectorStore.plan_search``).
+
+    Attributes:
+        collection: the collection.
+        requested: the mode asked for ("dense", "bm25" or "hybrid").
+        mode: the mode that runs: ``requested``, or "dense" on a collection without full-text search.
+        notice: one line for the user when ``mode != requested`` (why, and what ran instead), else None.
+    """
+
+    collection: str
+    requested: SearchMode
+    mode: SearchMode
+    notice: str | None = None
+
+    @property
+    def fell_back(self) -> bool:
+        return self.mode != self.requested
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.milvus_server import milvus_server  # noqa: F401 - one session server for every test module
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["DO_NOT_TRACK"] = "1"
@@ -14,7 +16,8 @@ os.environ.pop("DEEPSEARCHER_CONFIG", None)
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
-SHARED_DATA = REPO.parent / "shared" / "data"
+#: the evaluation data: ``$DEEPSEARCHER_SHARED_DATA``, else ``../shared/data`` beside the checkout
+SHARED_DATA = Path(os.environ.get("DEEPSEARCHER_SHARED_DATA") or REPO.parent / "shared" / "data")
 
 
 @pytest.fixture(autouse=True)

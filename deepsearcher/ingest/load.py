@@ -21,6 +21,7 @@ from deepsearcher.protocols import Crawler, Embedder, Loader, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.settings import Settings
 from deepsearcher.types import LoadSummary
+from deepsearcher.vectordb.capabilities import LITE_SLOW_AT, lite_size_notice
 from deepsearcher.vectordb.names import validate_collection_name
 
 def split_signature(settings: Settings, embedder: Embedder) -> str:
@@ -63,6 +64,8 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
         registry: where the crawler provider is looked up (URLs only).
         force_new: drop and rebuild the collection (on its first write).
         batch_size: chunks per embed/upsert batch (default ``ingest.batch_size``).
+        (``ingest.engine`` chooses the engine: ``local``, or ``ray``, which needs a Milvus server:
+        ``ingest.ray_engine``.)
         path_allowed: ``path -> bool`` asked about every file found; a refused file is treated as absent (never
             listed, so the answer does not tell whether it exists). The HTTP server passes its allowed roots.
         allow_private_urls: the caller's rule for the addresses the crawler may reach (the HTTP server passes its
@@ -80,6 +83,8 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
     Raises:
         IngestError: a path does not exist (nothing written), or a URL yielded zero documents.
         CollectionError: invalid name, or the collection uses another embedding model.
+        ConfigError: the Ray engine with a Milvus Lite file.
+        ProviderError: the Ray engine cannot start or reach Ray.
     """
     name = validate_collection_name(settings.vector_db.default_collection if collection is None else collection)
     urls = [i for i in inputs if is_url(i)]
@@ -90,24 +95,46 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
         raise IngestError(f"no files to load in {', '.join(inputs)}",
                           hint="the folders are empty or every file was filtered out "
                                f"(include: {ld.include or 'all'}; exclude: {ld.exclude})")
+    ray_engine = settings.ingest.engine == "ray"
+    if ray_engine:
+        from deepsearcher.ingest.ray_engine import check_store
+
+        check_store(store)  # before any crawl or write
     signature = split_signature(settings, embedder)
-    items: Iterable[SourceItem] = file_items(files, loader, signature)
     web = None
     if urls:
         from deepsearcher.ingest.web import url_items
 
         web = url_items(urls, settings, signature, on_event, registry,  # validates before any write
                         allow_private_urls=allow_private_urls, crawler=crawler)
-        items = _chain(items, web)
-    pipeline = LoadPipeline(store, embedder, make_splitter(settings, embedder),
-                            batch_size or settings.ingest.batch_size, on_event)
-    summary = pipeline.run(items, name, description=default_description(inputs) if description is None else description,
-                           force_new=force_new, total=len(files) if not urls else None)
+    description = default_description(inputs) if description is None else description
+    splitter, batch = make_splitter(settings, embedder), batch_size or settings.ingest.batch_size
+    if ray_engine:
+        from deepsearcher.ingest.ray_engine import load_with_ray
+
+        summary = load_with_ray(files, web, name, description, settings=settings, store=store, embedder=embedder,
+                                splitter=splitter, signature=signature, force_new=force_new, batch_size=batch,
+                                on_event=on_event)
+    else:
+        items: Iterable[SourceItem] = file_items(files, loader, signature)
+        pipeline = LoadPipeline(store, embedder, splitter, batch, on_event)
+        summary = pipeline.run(_chain(items, web) if web is not None else items, name, description=description,
+                               force_new=force_new, total=len(files) if not urls else None)
     if web is not None:
         web.check(summary)  # a URL that gave 0 documents is an error (the collection is only made on a write)
     if found.skipped:
         summary = replace(summary, files=summary.files + found.skipped)
-    return summary
+    return replace(summary, notices=size_notices(store, name))
+
+
+def size_notices(store: VectorStore, collection: str) -> list[str]:
+    """Advice about a collection's size after a load: one line when it has outgrown Milvus Lite's exact search
+    (``vectordb.capabilities.lite_size_notice``), else none."""
+    engine = store.capabilities.engine
+    if engine not in LITE_SLOW_AT or not store.has_collection(collection):
+        return []
+    notice = lite_size_notice(collection, engine, store.count(collection))
+    return [notice] if notice else []
 
 
 def _chain(*iterables: Iterable[SourceItem]) -> Iterator[SourceItem]:

@@ -21,9 +21,9 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
-from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource
+from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource, StoreInUseError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
 from deepsearcher.ingest.normalize import normalize_stage
 from deepsearcher.ingest.sources import SourceItem
@@ -121,25 +121,10 @@ class LoadPipeline:
 
     def _process(self, run: _Run, item: SourceItem) -> FileResult:
         """One source: unchanged, skipped with a reason, or split and queued for writing."""
-        if item.error:
-            return FileResult(item.source, "skipped", item.error)
-        if run.exists and self.store.is_complete(run.collection, item.source, item.version):
-            return FileResult(item.source, "unchanged")
-        try:
-            loaded = item.load()
-            skipped_records = loaded.skipped_records if isinstance(loaded, Extraction) else {}
-            # the item's id is the source of record (a loader may spell a path differently, e.g. a non-UTF-8 name)
-            documents = [d if d.source == item.source else replace(d, source=item.source) for d in loaded]
-            chunks = self.splitter.split(normalize_stage(documents, item.source), item.version)
-            if not chunks:
-                raise SkipSource("no text extracted")
-        except SkipSource as exc:
-            return FileResult(item.source, "skipped", str(exc))
-        except DeepSearcherError:
-            raise  # configuration or provider: not this source's fault
-        except Exception as exc:  # any other failure belongs to this source alone
-            log.debug("loading %s failed", item.source, exc_info=True)
-            return FileResult(item.source, "skipped", failure_reason(exc))
+        prepared = prepare_source(item, self.splitter, self.store, run.collection if run.exists else None)
+        if isinstance(prepared, FileResult):
+            return prepared
+        chunks, skipped_records = prepared.chunks, prepared.skipped_records
         run.doc_chunks[item.source] = len(chunks)
         run.pending.extend(chunks)
         run.queued += len(chunks)
@@ -170,42 +155,14 @@ class LoadPipeline:
             self.store.create_collection(run.collection, description=run.description,
                                          model_name=self.embedder.model_name, dim=self.embedder.dimension)
             run.exists = run.created = True
-        try:
-            run.written += self.store.upsert(run.collection, batch, vectors, run.doc_chunks)
-        except DeepSearcherError:
-            raise
-        except Exception as exc:
-            self._write_by_source(run, batch, vectors, exc)
+        written, refused = write_batch(self.store, run.collection, batch, vectors, run.doc_chunks)
+        run.written += written
+        for source, reason in refused.items():
+            run.refused[source] = reason
+            # its old version stays (no stale chunks are deleted); a re-load tries it again
+            run.open_sources = [sv for sv in run.open_sources if sv[0] != source]
+            run.pending = [c for c in run.pending if c.source != source]
         self.on_event(LoadBatch(chunks=len(batch), written=run.written, queued=run.queued))
-
-    def _write_by_source(self, run: _Run, batch: list[Chunk], vectors: Any, error: Exception) -> None:
-        """After the store refused a batch: if the store still answers, write each source's chunks alone and skip
-        the sources it refuses; otherwise the store failed as a whole.
-
-        Raises:
-            ProviderError: the store does not answer any more.
-        """
-        try:
-            self.store.has_collection(run.collection)
-        except Exception as exc:
-            raise ProviderError(f"the vector store failed: {failure_reason(error)}",
-                                hint=f"check the store ({failure_reason(exc)}); re-run the same load to resume, "
-                                     "nothing is duplicated") from error
-        rows: dict[str, list[int]] = {}
-        for i, chunk in enumerate(batch):
-            rows.setdefault(chunk.source, []).append(i)
-        for source, index in rows.items():
-            try:
-                run.written += self.store.upsert(run.collection, [batch[i] for i in index], vectors[index],
-                                                 run.doc_chunks)
-            except DeepSearcherError:
-                raise
-            except Exception as exc:
-                log.debug("the store refused %s", source, exc_info=True)
-                run.refused[source] = f"the vector store refused it: {failure_reason(exc)}"
-                # its old version stays (no stale chunks are deleted); a re-load tries it again
-                run.open_sources = [sv for sv in run.open_sources if sv[0] != source]
-                run.pending = [c for c in run.pending if c.source != source]
 
     def _finish_sources(self, run: _Run) -> None:
         """A source is complete once none of its chunks wait: only then drop the chunks of its old version."""
@@ -214,6 +171,106 @@ class LoadPipeline:
             run.deleted += self.store.delete_stale(run.collection, source, version)
             run.open_sources.remove((source, version))
             run.doc_chunks.pop(source, None)
+
+
+@dataclass(frozen=True)
+class PreparedSource:
+    """A source ready to embed (``prepare_source``).
+
+    Attributes:
+        chunks: its chunks, in document order (at least one).
+        skipped_records: JSON records without text, by reason (``Extraction.skipped_records``), {} when none.
+    """
+
+    chunks: list[Chunk]
+    skipped_records: dict[str, int]
+
+
+def prepare_source(item: SourceItem, splitter: Splitter, store: VectorStore,
+                   collection: str | None) -> PreparedSource | FileResult:
+    """One source's chunks, or its result when there is nothing to write: skipped (with the reason) or unchanged.
+
+    The step both ingestion engines run per source: a source whose every chunk at this version is stored in
+    ``collection`` (None = the collection does not exist yet) is unchanged; otherwise its Documents are loaded,
+    normalised (``normalize_stage``) and split.
+
+    Raises:
+        DeepSearcherError: a configuration or provider failure (not this source's fault).
+    """
+    if item.error:
+        return FileResult(item.source, "skipped", item.error)
+    if collection is not None and store.is_complete(collection, item.source, item.version):
+        return FileResult(item.source, "unchanged")
+    try:
+        loaded = item.load()
+        skipped_records = loaded.skipped_records if isinstance(loaded, Extraction) else {}
+        # the item's id is the source of record (a loader may spell a path differently, e.g. a non-UTF-8 name)
+        documents = [d if d.source == item.source else replace(d, source=item.source) for d in loaded]
+        chunks = splitter.split(normalize_stage(documents, item.source), item.version)
+        if not chunks:
+            raise SkipSource("no text extracted")
+    except SkipSource as exc:
+        return FileResult(item.source, "skipped", str(exc))
+    except DeepSearcherError:
+        raise
+    except Exception as exc:  # any other failure belongs to this source alone
+        log.debug("loading %s failed", item.source, exc_info=True)
+        return FileResult(item.source, "skipped", failure_reason(exc))
+    return PreparedSource(chunks, dict(skipped_records))
+
+
+def write_batch(store: VectorStore, collection: str, batch: Sequence[Chunk], vectors: Any,
+                doc_chunks: Mapping[str, int]) -> tuple[int, dict[str, str]]:
+    """Upsert one embedded batch; when the store refuses it and still answers, write each source's chunks alone, so
+    a refusal is pinned on the sources that cause it.
+
+    Args:
+        batch: chunks; ``vectors`` their embeddings, shape (len(batch), dim).
+        doc_chunks: source -> chunks of the whole source (stored with each chunk).
+
+    Returns:
+        (rows written, source -> why the store refused it).
+
+    Raises:
+        ProviderError: the store failed as a whole (it does not answer any more).
+    """
+    try:
+        return store.upsert(collection, batch, vectors, dict(doc_chunks)), {}
+    except Exception as error:
+        if _not_the_data(error):
+            raise
+        try:
+            store.has_collection(collection)
+        except Exception as exc:
+            raise ProviderError(f"the vector store failed: {failure_reason(_cause(error))}",
+                                hint=f"check the store ({failure_reason(_cause(exc))}); re-run the same load to "
+                                     "resume, nothing is duplicated") from error
+    rows: dict[str, list[int]] = {}
+    for i, chunk in enumerate(batch):
+        rows.setdefault(chunk.source, []).append(i)
+    written, refused = 0, {}
+    for source, index in rows.items():
+        try:
+            written += store.upsert(collection, [batch[i] for i in index], vectors[index], dict(doc_chunks))
+        except Exception as exc:
+            if _not_the_data(exc):
+                raise
+            log.debug("the store refused %s", source, exc_info=True)
+            refused[source] = f"the vector store refused it: {failure_reason(_cause(exc))}"
+    return written, refused
+
+
+def _not_the_data(exc: Exception) -> bool:
+    """A failure no single source causes: our own configuration or collection errors, or a store that is in use.
+    A ``ProviderError`` of the store itself may be a refused value (``MilvusStore`` turns every pymilvus failure
+    into one): ``write_batch`` asks the store whether it still answers before blaming the data."""
+    return isinstance(exc, DeepSearcherError) and (not isinstance(exc, ProviderError)
+                                                   or isinstance(exc, StoreInUseError))
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """The store library's own exception behind a ``ProviderError`` (its type names the refusal), else ``exc``."""
+    return exc.__cause__ if isinstance(exc, ProviderError) and exc.__cause__ is not None else exc
 
 
 def failure_reason(exc: BaseException, limit: int = 300) -> str:

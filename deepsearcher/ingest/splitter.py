@@ -94,29 +94,53 @@ class Splitter:
 
 
 def token_counter(tokenizer: Any) -> Callable[[str], int]:
-    """A function counting ``tokenizer``'s tokens in a text (no special tokens).
+    """A function counting ``tokenizer``'s tokens in a text (no special tokens): a ``TokenCounter``."""
+    return TokenCounter(tokenizer)
 
-    ``tokenizer`` is a Hugging Face tokenizer or a Rust ``tokenizers.Tokenizer``.
 
-    Uses the Rust ``tokenizers`` backend of a fast Hugging Face tokenizer directly when there is one: the splitter
-    measures every word of a long text, and the Python ``tokenize`` wrapper made splitting 13 % of load time. Counts
-    are cached (``COUNT_CACHE`` texts): langchain's merge step measures each word of a long text at least twice, and
-    words repeat; on the 2Wiki corpus the cache cut the splitter's 411k tokenizer calls to ~30k.
+class TokenCounter:
+    """Counts a tokenizer's tokens in a text (no special tokens), with a cache; picklable (the Ray engine sends the
+    splitter to its extraction tasks), the cache starting empty after unpickling.
+
+    ``tokenizer`` is a Hugging Face tokenizer or a Rust ``tokenizers.Tokenizer``. Uses the Rust ``tokenizers``
+    backend of a fast Hugging Face tokenizer directly when there is one: the splitter measures every word of a long
+    text, and the Python ``tokenize`` wrapper made splitting 13 % of load time. Counts are cached (``COUNT_CACHE``
+    texts): langchain's merge step measures each word of a long text at least twice, and words repeat; on the 2Wiki
+    corpus the cache cut the splitter's 411k tokenizer calls to ~30k.
     """
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    if backend is None and hasattr(tokenizer, "to_str") and hasattr(tokenizer, "encode_batch"):
-        backend = tokenizer  # already a Rust ``tokenizers.Tokenizer`` (the ONNX backend's)
-    if backend is not None:
-        # a private copy: the shared one carries padding/truncation settings (pad to 128 for MiniLM) that would
-        # make every count wrong, and the embedder relies on them
-        from tokenizers import Tokenizer
 
-        counter = Tokenizer.from_str(backend.to_str())
-        counter.no_padding()
-        counter.no_truncation()
-        return functools.lru_cache(maxsize=COUNT_CACHE)(
-            lambda text: len(counter.encode(text, add_special_tokens=False).ids))
-    return functools.lru_cache(maxsize=COUNT_CACHE)(lambda text: len(tokenizer.tokenize(text)))
+    def __init__(self, tokenizer: Any) -> None:
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is None and hasattr(tokenizer, "to_str") and hasattr(tokenizer, "encode_batch"):
+            backend = tokenizer  # already a Rust ``tokenizers.Tokenizer`` (the ONNX backend's)
+        if backend is not None:
+            # a private copy: the shared one carries padding/truncation settings (pad to 128 for MiniLM) that would
+            # make every count wrong, and the embedder relies on them
+            from tokenizers import Tokenizer
+
+            counter = Tokenizer.from_str(backend.to_str())
+            counter.no_padding()
+            counter.no_truncation()
+            self._rust: Any = counter
+            self._python: Any = None
+        else:
+            self._rust, self._python = None, tokenizer
+        self._cached = functools.lru_cache(maxsize=COUNT_CACHE)(self._count)
+
+    def _count(self, text: str) -> int:
+        if self._rust is not None:
+            return len(self._rust.encode(text, add_special_tokens=False).ids)
+        return len(self._python.tokenize(text))
+
+    def __call__(self, text: str) -> int:
+        return self._cached(text)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"rust": self._rust, "python": self._python}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._rust, self._python = state["rust"], state["python"]
+        self._cached = functools.lru_cache(maxsize=COUNT_CACHE)(self._count)
 
 
 def _cap_bytes(text: str, limit: int) -> list[str]:

@@ -1,5 +1,10 @@
-"""Milvus Lite specifics: which engine is installed (3.x, pure Python; 2.x, the C++ engine), refusing a database
-of the other engine, probing the file lock, and where Lite 2.x keeps what it has no collection properties for.
+"""Milvus Lite specifics: which engine is installed (3.x, pure Python; 2.x, the C++ engine), opening a database,
+refusing one of the other engine, probing the file lock, and where Lite 2.x keeps what it has no collection
+properties for.
+
+Two engines share the package name ``milvus-lite``: 3.x (a database is a folder, locked with ``flock`` on
+``<folder>/LOCK``) and 2.x (a ``milvus`` subprocess; one file, locked with ``lockf`` on ``.<file>.lock`` beside it).
+Neither opens the other's database.
 
 Lite 2.x has no collection properties and cannot alter a collection (``alter_collection_properties`` answers
 UNIMPLEMENTED, measured with milvus-lite 2.5.1), so ``MilvusStore`` keeps the embedding model, dimension and
@@ -11,15 +16,22 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import os
+import warnings
 from pathlib import Path
 from typing import Any
 
-from deepsearcher.errors import ProviderError
+from deepsearcher.errors import ProviderError, StoreInUseError
+from deepsearcher.vectordb.connection import GuardedClient, quiet_pymilvus_logs
 
 PROP_MODEL = "deepsearcher.embedding_model"
 PROP_DIM = "deepsearcher.embedding_dim"
 PROP_DESC = "deepsearcher.description"
 PROP_DESC_GENERATED = "deepsearcher.description_generated"
+#: Lite files this process opened: milvus-lite keeps their lock for the life of the process, and a probe from the
+#: same process would see its own lock as "another process".
+OPENED_IN_THIS_PROCESS: set[str] = set()
 
 
 @functools.cache
@@ -35,6 +47,7 @@ def lite_engine_major() -> int:
 
 @functools.cache
 def lite_version() -> str:
+    """The installed milvus-lite's version, "" when unknown (read once per process; 2.x has no GetVersion RPC)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -128,3 +141,50 @@ def write_description(uri: str, name: str, props: dict[str, str] | None) -> None
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     tmp.replace(path)
+
+
+def open_lite_client(uri: str) -> GuardedClient:
+    """Open a Milvus Lite database (created when missing).
+
+    Raises:
+        ProviderError: milvus-lite is not installed, the path is unusable, or the file is of the other engine.
+        StoreInUseError: another process has the file open.
+    """
+    # gRPC's C core prints keep-alive GOAWAY notices to stderr during long embedding pauses; they are harmless
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    try:
+        with warnings.catch_warnings():  # milvus-lite 2.x imports pkg_resources, which warns on every run
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+            import milvus_lite  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise ProviderError(
+            "Milvus Lite is not available on this platform (package milvus-lite)",
+            hint="pip install milvus-lite (Linux/macOS), or point vector_db.uri at a Milvus server "
+                 "(http://host:19530, e.g. Milvus standalone in Docker) or Zilliz Cloud") from exc
+    from pymilvus import MilvusClient
+
+    quiet_pymilvus_logs()
+    try:
+        Path(uri).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ProviderError(f"cannot create the Milvus Lite file {uri}: {exc.strerror or exc}",
+                            hint="set vector_db.uri to a path in a writable folder") from exc
+    check_lite_format(Path(uri))
+    # milvus-lite's in-process gRPC server logs unimplemented optional RPCs (AllocTimestamp) at ERROR
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    in_use = StoreInUseError(f"the Milvus Lite file {uri} is in use by another process",
+                             hint="wait for the other deepsearcher process to finish (Milvus Lite allows one "
+                                  "process per file), use another vector_db.uri, or run a Milvus server for "
+                                  "concurrent access")
+    if uri not in OPENED_IN_THIS_PROCESS and lite_file_locked(Path(uri)):
+        raise in_use
+    try:
+        client = MilvusClient(uri=uri)
+    except Exception as exc:  # pymilvus raises MilvusException / ConnectionConfigException / RuntimeError
+        text = str(exc).lower()
+        if "lock" in text or "in use" in text or "opened" in text:
+            raise in_use from exc
+        raise ProviderError(f"cannot open Milvus Lite at {uri}: {exc}",
+                            hint="check vector_db.uri") from exc
+    OPENED_IN_THIS_PROCESS.add(uri)
+    return GuardedClient(client, uri)

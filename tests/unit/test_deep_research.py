@@ -441,7 +441,7 @@ def test_query_api_runs_deep_research_from_the_registry() -> None:
 
     events: list[Event] = []
     llm = ScriptedChatModel([search("Milvus Lite"), answer("In-process [1]."), CHECKS, PASS])
-    app = memory_app(llm)
+    app = memory_app(llm, hybrid=False)  # the memory store is dense-only: no hybrid-fallback notice
     report = app.query(Q, agent="deep_research", collections=["milvus"], on_event=events.append)
     assert report.agent == "deep_research" and report.checks
     assert kinds(events)[:3] == ["query.start", "query.agent", "query.step"]

@@ -65,6 +65,18 @@ def test_splitter_sizes_in_tokenizer_tokens(bundled_embedder):
     assert splitter.length("hello world") == 2  # counts tokens, no padding or special tokens
 
 
+def test_the_splitter_pickles_for_the_ray_engine(bundled_embedder):
+    """The Ray engine sends the driver's splitter to its extraction tasks: it must pickle, and count and split the
+    same afterwards (a cached counting lambda once made every Ray load fail with "Can't pickle local object")."""
+    import pickle
+
+    splitter = Splitter(50, 10, tokenizer=bundled_embedder.tokenizer(), model_max_tokens=bundled_embedder.max_tokens)
+    text = " ".join(f"sentence number {i} talks about vector databases and retrieval." for i in range(60))
+    copy = pickle.loads(pickle.dumps(splitter))
+    assert copy.length(text) == splitter.length(text) > 500
+    assert copy.split_text(text) == splitter.split_text(text)
+
+
 def test_default_chunk_fits_model_max_sequence(bundled_embedder):
     # 240 tokens + [CLS]/[SEP] must fit MiniLM's 256 so nothing is silently truncated
     assert bundled_embedder.max_tokens == 256

@@ -26,14 +26,18 @@ def test_query_runs_the_configured_agent_and_emits_the_documented_events():
                              j(gap_queries=[]), "Bake it for thirty minutes [1]."])
     events: list[Event] = []
     report = memory_app(llm).query("  How long do I bake bread?  ", on_event=events.append)
+    # the in-memory store is dense-only: the configured hybrid search runs dense, said once per collection
     assert [e.kind for e in events if e.kind != "query.answer_token"] == [
-        "query.start", "query.agent", "query.sub_queries", "query.routed", "query.routed", "query.accepted",
-        "query.accepted", "query.gaps", "query.report"]
+        "query.start", "query.notice", "query.notice", "query.agent", "query.sub_queries", "query.routed",
+        "query.routed", "query.accepted", "query.accepted", "query.gaps", "query.report"]
     assert {e.kind for e in events} <= set(QUERY_EVENT_KINDS)
     assert events[0].data == {"question": "How long do I bake bread?", "agent": "deep_search",
                               "collections": ["milvus", "recipes"], "max_iter": 3, "web": None,
                               "report": "short"}
-    assert events[2].data["sub_queries"] == ["How long do I bake bread?", "bread baking time"]
+    assert events[1].data == {"collection": "milvus", "requested": "hybrid", "mode": "dense", "notice": (
+        "collection 'milvus' has no full-text (BM25) index (the in-memory store searches dense vectors only): hybrid "
+        "search ran as dense")}
+    assert events[4].data["sub_queries"] == ["How long do I bake bread?", "bread baking time"]
     assert [(e.data["retrieved"], e.data["accepted"]) for e in events if e.kind == "query.accepted"] == [(2, 1),
                                                                                                        (0, 0)]
     assert events[-1].data == report.to_dict()
