@@ -123,7 +123,7 @@ def test_an_interrupted_ray_load_resumes_with_no_duplicates(milvus_server, datab
     pytest.importorskip("ray", reason="ray is not installed (pip install 'deepsearcher[ray]')")
     psutil = pytest.importorskip("psutil")
     folder = tmp_path / "passages"
-    passage_files(folder, shared_data / CORPUS, [f"part{i}" for i in range(10)], per_file=100)
+    passage_files(folder, shared_data / CORPUS, [f"part{i}" for i in range(10)], per_file=40)
     cfg = _config(tmp_path / "ray.yaml", milvus_server, database, "ray", embed_actors=1)
     env = dict(os.environ, HF_HUB_OFFLINE="1", DO_NOT_TRACK="1", PYTHONPATH=str(REPO),
                **{TOKEN_VAR: milvus_server.token or ""})
