@@ -18,6 +18,7 @@ import functools
 import json
 import logging
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -147,9 +148,16 @@ def open_lite_client(uri: str) -> GuardedClient:
     """Open a Milvus Lite database (created when missing).
 
     Raises:
-        ProviderError: milvus-lite is not installed, the path is unusable, or the file is of the other engine.
+        ProviderError: the URI is neither a ``.db`` path nor a server URL, milvus-lite is not installed, the path is
+            unusable, or the file is of the other engine.
         StoreInUseError: another process has the file open.
     """
+    if not uri.endswith(".db"):  # pymilvus takes only a path ending in .db as Milvus Lite
+        server_like = re.fullmatch(r"[\w.-]+:\d+(/.*)?", uri) is not None
+        raise ProviderError(f"vector_db.uri {uri!r} is neither a Milvus Lite file nor a server URL",
+                            hint=f"for a Milvus server write http://{uri}" if server_like else
+                            "a Milvus Lite file is a path ending in .db (e.g. ./milvus.db); a server is "
+                            "http://host:19530")
     # gRPC's C core prints keep-alive GOAWAY notices to stderr during long embedding pauses; they are harmless
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     try:

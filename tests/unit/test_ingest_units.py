@@ -190,6 +190,22 @@ def test_jsonl_bad_line_keeps_other_records():
         load_bytes(b"not json\nnor this\n", "/m.jsonl", suffix=".jsonl")
 
 
+@pytest.mark.parametrize("uri, hint", [
+    ("127.0.0.1:19530", "for a Milvus server write http://127.0.0.1:19530"),
+    ("milvus.internal:19530/db", "for a Milvus server write http://milvus.internal:19530/db"),
+    ("./data/vectors", "a Milvus Lite file is a path ending in .db"),
+])
+def test_a_uri_that_is_neither_a_lite_file_nor_a_server_url_is_one_line(uri: str, hint: str):
+    """pymilvus answers these with its own ConnectionConfigException ("needs start with [unix, http, ...]")."""
+    from deepsearcher.errors import ProviderError
+    from deepsearcher.vectordb.milvus import MilvusStore
+
+    with pytest.raises(ProviderError) as err:
+        MilvusStore(uri).list_collections()
+    assert "is neither a Milvus Lite file nor a server URL" in str(err.value) and err.value.hint.startswith(hint)
+    assert not Path(uri).exists()
+
+
 def test_unusable_lite_path_is_a_provider_error(tmp_path: Path):
     from deepsearcher.errors import ProviderError
     from deepsearcher.vectordb.milvus import MilvusStore
