@@ -28,6 +28,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart
+from deepsearcher.ingest.ids import file_hash
 from deepsearcher.ingest.pipeline import LoadPipeline
 from deepsearcher.ingest.ray_stages import KIND_REFUSED, KIND_RESULT, KIND_WRITTEN, RayJob
 from deepsearcher.ingest.sources import SourceItem, display_path
@@ -88,6 +89,10 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     written = deleted = 0
     embed_seconds = 0.0
     created = False
+    unchanged: list[FileResult] = []
+    order = {display_path(f): i for i, f in enumerate(files)}
+    if files and exists and not force_new:
+        files, unchanged = _split_unchanged(files, store, collection, signature, on_event)
     if files:
         if exists and force_new:
             store.drop_collection(collection)
@@ -105,6 +110,7 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
         if not written and not exists and not any(r.status == "loaded" for r in results):
             store.drop_collection(collection)  # as a local load: the collection is only made by a write
             created = False
+    results = sorted(unchanged + results, key=lambda r: order.get(r.source, len(order)))
     summary = LoadSummary(collection=collection, files=results, chunks_written=written, chunks_deleted=deleted,
                           seconds=time.perf_counter() - started, embed_seconds=embed_seconds, engine="ray",
                           created=created,
@@ -117,6 +123,28 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
                           embed_seconds=embed_seconds + web.embed_seconds, created=created or web.created,
                           description=summary.description or web.description)
     return summary
+
+
+def _split_unchanged(files: Sequence[Path], store: VectorStore, collection: str, signature: str,
+                     on_event: EventCallback) -> tuple[list[Path], list[FileResult]]:
+    """Answer on the driver the files whose every chunk at their current version is stored ("unchanged", with their
+    ``LoadSource`` events), so that an unchanged re-run starts no Ray at all; the rest go to the pipeline (a file that
+    cannot be hashed too: its task reports why)."""
+    todo: list[Path] = []
+    unchanged: list[FileResult] = []
+    for path in files:
+        source = display_path(path)
+        try:
+            version = file_hash(path, extra=signature)
+        except OSError:
+            todo.append(path)
+            continue
+        if store.is_complete(collection, source, version):
+            unchanged.append(FileResult(source, "unchanged"))
+            on_event(LoadSource(source=source, status="unchanged", reason="", chunks=0))
+        else:
+            todo.append(path)
+    return todo, unchanged
 
 
 def _job(settings: Settings, collection: str, check_existing: bool, signature: str) -> RayJob:

@@ -118,6 +118,15 @@ def test_both_engines_build_the_same_collection_and_a_rerun_writes_nothing(milvu
     assert changed.chunks_written == 1 and changed.chunks_deleted == old  # the old version's chunks removed
     assert len(_rows(milvus_server, database, "docs_ray")) == len(expected) - old + 1
 
+    from deepsearcher.ingest import ray_engine  # files already stored are answered on the driver: no Ray at all
+
+    monkeypatch.setattr(ray_engine.RaySession, "__enter__", lambda self: pytest.fail("an unchanged re-run started Ray"))
+    seen = []
+    with DeepSearcher(settings, on_event=seen.append) as app:
+        unchanged = app.load([str(folder / f"part{i}.jsonl") for i in (1, 2, 3)], "docs_ray")
+    assert [f.status for f in unchanged.files] == ["unchanged"] * 3 and unchanged.chunks_written == 0
+    assert [e.kind for e in seen].count("load.source") == 3
+
 
 def test_an_interrupted_ray_load_resumes_with_no_duplicates(milvus_server, database, shared_data, tmp_path):
     pytest.importorskip("ray", reason="ray is not installed (pip install 'deepsearcher[ray]')")
