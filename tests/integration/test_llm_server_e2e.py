@@ -195,19 +195,7 @@ def test_in_process_llama_cpp_provider(tmp_path: Path):
 def research_setup(server: LlamaServer, tmp_path: Path, max_steps: int) -> Path:
     """A config for DeepResearch on the test server (96-token replies, ``max_steps`` steps, small prompts) and
     data/milvus_docs loaded as one collection; returns the config path once the server is ready."""
-    cfg = tmp_path / "config.yaml"
-    cfg.write_text(f"""
-llm:
-  provider: openai_compatible
-  base_url: {server.base_url}
-  model: gemma-3-270m
-  api_key_env: null
-  max_tokens: 96
-  timeout_s: 120
-  max_retries: 1
-vector_db:
-  uri: ./milvus.db
-query:
+    cfg = write_config(tmp_path, server, 96, f"""query:
   max_iter: 1
   top_k: 2
   max_sub_queries: 1
@@ -217,7 +205,7 @@ agents:
     prompt_items: 4
     excerpt_chars: 300
     token_budget: 30000
-""", encoding="utf-8")
+""")
     loaded = CliRunner().invoke(main, ["--config", str(cfg), "load", str(DATA / "milvus_docs"), "-c", "samples",
                                        "-d", "Milvus documentation", "--json"], catch_exceptions=False)
     assert loaded.exit_code == 0, loaded.output
