@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from typing import Any, Callable
 
 from deepsearcher.errors import ProviderError
@@ -27,9 +28,11 @@ _REFUSED = {"UNAUTHENTICATED", "PERMISSION_DENIED"}
 
 
 def quiet_pymilvus_logs() -> None:
-    """Silence pymilvus's own error logging (its tracebacks on stderr) unless the root logger is at DEBUG."""
+    """Silence pymilvus's own error logging (its tracebacks on stderr) and gRPC's C-core log lines (e.g. a TLS
+    "Handshake failed" when https:// meets a plain server) unless the root logger is at DEBUG."""
     if logging.getLogger().isEnabledFor(logging.DEBUG):
         return
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")  # read by gRPC's core when its first channel starts
     for name in PYMILVUS_LOGGERS:
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
@@ -77,8 +80,11 @@ def translate_error(exc: BaseException, uri: str, action: str, *, db_name: str |
                              hint="put user:password (or a Zilliz Cloud API key) in an environment variable and "
                                   "name it in vector_db.token_env")
     if status in _UNREACHABLE or "server unavailable" in text:
-        return ProviderError(f"cannot reach Milvus at {uri} ({action}): the server is down or not listening there",
-                             hint="start the Milvus server, or fix vector_db.uri (e.g. http://localhost:19530)")
+        tls = uri.startswith("https://")
+        return ProviderError(f"cannot reach Milvus at {uri} ({action}): the server is down or not listening there"
+                             + (", or it does not speak TLS" if tls else ""),
+                             hint=f"if the server does not use TLS, write http://{uri[len('https://'):]}" if tls else
+                             "start the Milvus server, or fix vector_db.uri (e.g. http://localhost:19530)")
     if db_name and "database not found" in text:
         return ProviderError(f"Milvus at {uri} has no database {db_name!r}",
                              hint="create it (MilvusClient.create_database, or the Milvus CLI / Attu), or fix "
@@ -136,9 +142,10 @@ def open_server_client(uri: str, token: str | None, db_name: str | None, timeout
     Raises:
         ProviderError: the server is down, refuses the token, or has no such database (one line naming the URI).
     """
+    quiet_pymilvus_logs()  # before pymilvus imports gRPC, which reads GRPC_VERBOSITY then
     from pymilvus import MilvusClient
 
-    quiet_pymilvus_logs()
+    quiet_pymilvus_logs()  # and after: pymilvus sets its loggers' levels when first imported
     kwargs: dict[str, Any] = {"uri": uri, "timeout": timeout_s}
     if token:
         kwargs["token"] = token

@@ -207,6 +207,20 @@ def test_down_server_is_one_line_naming_the_uri(milvus_server, tmp_path):
     assert time.monotonic() - start < 60
 
 
+def test_https_to_a_plain_server_is_one_line_without_grpc_log_noise(milvus_server, tmp_path):
+    """gRPC's C core printed "ssl_transport_security.cc ... Handshake failed" on stderr before our error line."""
+    if not milvus_server.uri.startswith("http://"):
+        pytest.skip("the server under test speaks TLS")
+    uri = milvus_server.uri.replace("http://", "https://")
+    cfg = _config(tmp_path / "config.yaml", milvus_server, None, uri=uri, connect_timeout_s=3)
+    out = _cli(cfg, milvus_server, "collections", timeout=120)
+    assert out.returncode == 1, out.stdout + out.stderr
+    said = " ".join(out.stderr.split())
+    assert f"cannot reach Milvus at {uri} (connect)" in said and "or it does not speak TLS" in said
+    assert f"write {milvus_server.uri}" in said
+    assert "Handshake" not in out.stderr and "Traceback" not in out.stderr
+
+
 def test_refused_token_and_missing_database_are_one_line(milvus_server, database, tmp_path):
     if not milvus_server.auth_required:
         pytest.skip("the server under test does not require a token")
