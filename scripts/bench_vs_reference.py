@@ -285,8 +285,8 @@ from deepsearcher.ingest.normalize import normalize_stage
 from pathlib import Path
 chunks = splitter.split(normalize_stage(load_path(Path(corpus), settings.loader), corpus), "x")
 max_len = app.embedder.max_tokens
-from deepsearcher.ingest.splitter import SPECIAL_TOKENS, token_counter
-count = token_counter(app.embedder.tokenizer())
+from deepsearcher.ingest.splitter import SPECIAL_TOKENS, TokenCounter
+count = TokenCounter(app.embedder.tokenizer())
 lengths = [count(c.text) + SPECIAL_TOKENS for c in chunks]
 post_s = time.perf_counter() - t
 app.close()

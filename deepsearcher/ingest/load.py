@@ -113,7 +113,7 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
         from deepsearcher.ingest.ray_engine import load_with_ray
 
         summary = load_with_ray(files, web, name, description, settings=settings, store=store, embedder=embedder,
-                                splitter=splitter, signature=signature, force_new=force_new, batch_size=batch,
+                                loader=loader, splitter=splitter, signature=signature, force_new=force_new, batch_size=batch,
                                 on_event=on_event)
     else:
         items: Iterable[SourceItem] = file_items(files, loader, signature)

@@ -121,7 +121,7 @@ class LoadPipeline:
 
     def _process(self, run: _Run, item: SourceItem) -> FileResult:
         """One source: unchanged, skipped with a reason, or split and queued for writing."""
-        prepared = prepare_source(item, self.splitter, self.store, run.collection if run.exists else None)
+        prepared = prepare_source(item, self.splitter, (self.store, run.collection) if run.exists else None)
         if isinstance(prepared, FileResult):
             return prepared
         chunks, skipped_records = prepared.chunks, prepared.skipped_records
@@ -186,20 +186,20 @@ class PreparedSource:
     skipped_records: dict[str, int]
 
 
-def prepare_source(item: SourceItem, splitter: Splitter, store: VectorStore,
-                   collection: str | None) -> PreparedSource | FileResult:
+def prepare_source(item: SourceItem, splitter: Splitter,
+                   complete_in: tuple[VectorStore, str] | None) -> PreparedSource | FileResult:
     """One source's chunks, or its result when there is nothing to write: skipped (with the reason) or unchanged.
 
-    The step both ingestion engines run per source: a source whose every chunk at this version is stored in
-    ``collection`` (None = the collection does not exist yet) is unchanged; otherwise its Documents are loaded,
-    normalised (``normalize_stage``) and split.
+    The step both ingestion engines run per source: a source whose every chunk at this version is stored in the
+    collection of ``complete_in`` (store, collection) is unchanged; otherwise (or with None: a new collection, or the
+    caller asked already) its Documents are loaded, normalised (``normalize_stage``) and split.
 
     Raises:
         DeepSearcherError: a configuration or provider failure (not this source's fault).
     """
     if item.error:
         return FileResult(item.source, "skipped", item.error)
-    if collection is not None and store.is_complete(collection, item.source, item.version):
+    if complete_in is not None and complete_in[0].is_complete(complete_in[1], item.source, item.version):
         return FileResult(item.source, "unchanged")
     try:
         loaded = item.load()

@@ -28,12 +28,11 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart
-from deepsearcher.ingest.ids import file_hash
 from deepsearcher.ingest.pipeline import LoadPipeline
 from deepsearcher.ingest.ray_stages import KIND_REFUSED, KIND_RESULT, KIND_WRITTEN, RayJob
-from deepsearcher.ingest.sources import SourceItem, display_path
+from deepsearcher.ingest.sources import SourceItem, display_path, file_items
 from deepsearcher.ingest.splitter import Splitter
-from deepsearcher.protocols import Embedder, VectorStore
+from deepsearcher.protocols import Embedder, Loader, VectorStore
 from deepsearcher.settings import Settings
 from deepsearcher.types import CollectionDescription, FileResult, LoadSummary
 
@@ -59,7 +58,7 @@ def check_store(store: VectorStore) -> None:
 
 
 def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | None, collection: str,
-                  description: str, *, settings: Settings, store: VectorStore, embedder: Embedder,
+                  description: str, *, settings: Settings, store: VectorStore, embedder: Embedder, loader: Loader,
                   splitter: Splitter, signature: str, force_new: bool, batch_size: int,
                   on_event: EventCallback) -> LoadSummary:
     """Load ``files`` through Ray Data, then ``driver_items`` (crawled pages) through the local pipeline.
@@ -69,7 +68,8 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
         driver_items: sources loaded on the driver afterwards (URL pages), or None.
         collection, description: target collection and the description it gets when created.
         settings: the ``ingest.ray`` options and the provider sections (resolved for the workers).
-        store, embedder, splitter, signature: the driver's providers and the version-hash salt.
+        store, embedder, loader, splitter, signature: the driver's providers and the version-hash salt (the
+            loader is only used to list the files' versions here; the workers build their own).
         force_new: drop and rebuild the collection (before the pipeline starts, when there are files).
         batch_size: chunks per upsert.
         on_event: receives LoadStart, LoadSource and LoadBatch events, as from a local load.
@@ -92,14 +92,14 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     unchanged: list[FileResult] = []
     order = {display_path(f): i for i, f in enumerate(files)}
     if files and exists and not force_new:
-        files, unchanged = _split_unchanged(files, store, collection, signature, on_event)
+        files, unchanged = _split_unchanged(files, store, collection, loader, signature, on_event)
     if files:
         if exists and force_new:
             store.drop_collection(collection)
         if not exists or force_new:
             store.create_collection(collection, description=description, model_name=embedder.model_name,
                                     dim=embedder.dimension)
-        job = _job(settings, collection, exists and not force_new, signature)
+        job = _job(settings, collection, signature)
         results, written, embed_seconds, versions = _run_pipeline(files, job, splitter, settings, batch_size,
                                                                   on_event)
         for result in results:
@@ -125,31 +125,25 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     return summary
 
 
-def _split_unchanged(files: Sequence[Path], store: VectorStore, collection: str, signature: str,
+def _split_unchanged(files: Sequence[Path], store: VectorStore, collection: str, loader: Loader, signature: str,
                      on_event: EventCallback) -> tuple[list[Path], list[FileResult]]:
     """Answer on the driver the files whose every chunk at their current version is stored ("unchanged", with their
-    ``LoadSource`` events), so that an unchanged re-run starts no Ray at all; the rest go to the pipeline (a file that
-    cannot be hashed too: its task reports why)."""
+    ``LoadSource`` events), so that an unchanged re-run starts no Ray at all and the workers never ask again; the
+    rest go to the pipeline (a file that cannot be read too: its task reports why)."""
     todo: list[Path] = []
     unchanged: list[FileResult] = []
-    for path in files:
-        source = display_path(path)
-        try:
-            version = file_hash(path, extra=signature)
-        except OSError:
-            todo.append(path)
-            continue
-        if store.is_complete(collection, source, version):
-            unchanged.append(FileResult(source, "unchanged"))
-            on_event(LoadSource(source=source, status="unchanged", reason="", chunks=0))
+    for path, item in zip(files, file_items(files, loader, signature)):
+        if not item.error and store.is_complete(collection, item.source, item.version):
+            unchanged.append(FileResult(item.source, "unchanged"))
+            on_event(LoadSource(source=item.source, status="unchanged", reason="", chunks=0))
         else:
             todo.append(path)
     return todo, unchanged
 
 
-def _job(settings: Settings, collection: str, check_existing: bool, signature: str) -> RayJob:
+def _job(settings: Settings, collection: str, signature: str) -> RayJob:
     resolve = settings.resolve_path
-    return RayJob(run_id=uuid.uuid4().hex, collection=collection, check_existing=check_existing, signature=signature,
+    return RayJob(run_id=uuid.uuid4().hex, collection=collection, signature=signature,
                   loader=settings.loader.resolved(resolve),
                   embedding=settings.embedding.resolved(resolve), vector_db=settings.vector_db.resolved(resolve))
 
@@ -159,10 +153,9 @@ def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, settin
     """Run the three stages and turn the rows coming back into events.
 
     Returns:
-        (one FileResult per file in input order, chunks written, embedding seconds summed over the actors,
+        (one FileResult per file, in the order rows came back, chunks written, embedding seconds summed over the actors,
         source -> version of every loaded source).
     """
-    order = {display_path(f): i for i, f in enumerate(files)}
     results: dict[str, FileResult] = {}
     versions: dict[str, str] = {}
     refused: dict[str, str] = {}
@@ -187,7 +180,6 @@ def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, settin
             elif kind == KIND_REFUSED:
                 refused[source] = row["reason"]
     final = [FileResult(s, "skipped", refused[s]) if s in refused else r for s, r in results.items()]
-    final.sort(key=lambda r: order.get(r.source, len(order)))
     return final, written, embed_seconds, {s: v for s, v in versions.items() if s not in refused}
 
 

@@ -3,9 +3,9 @@
 Each stage calls the steps the local engine runs (``ingest.pipeline``), so both engines make the same chunks, ids,
 versions and writes:
 
-1. ``extract_batch`` (tasks): paths -> ``file_items`` (the file's version hash) -> ``prepare_source`` (unchanged in
-   the collection? else the loader provider, its normalisation, and the splitter) -> chunk rows plus one result row
-   per source.
+1. ``extract_batch`` (tasks): paths -> ``file_items`` (the file's version hash) -> ``prepare_source`` (the loader
+   provider, its normalisation, and the splitter; the driver already answered the files stored unchanged) -> chunk
+   rows plus one result row per source.
 2. ``EmbedActor`` (an actor pool, one model per actor): embeds the chunk rows of each batch with the configured
    embedder (the same ONNX path; it embeds in order of length).
 3. ``WriteActor``: ``write_batch`` (upsert, and per source on a refusal) -> result rows passed on, one ``written``
@@ -44,14 +44,12 @@ class RayJob:
     Attributes:
         run_id: identifies the load (providers are cached per worker process and load).
         collection: target collection.
-        check_existing: ask the store whether a source is already complete (False for a new or rebuilt collection).
         signature: the split settings mixed into every version hash (``ingest.load.split_signature``).
         loader, embedding, vector_db: resolved options of the providers, built through the registry.
     """
 
     run_id: str
     collection: str
-    check_existing: bool
     signature: str
     loader: Any
     embedding: Any
@@ -92,11 +90,11 @@ def _add_result(rows: dict[str, list[Any]], result: FileResult, version: str = "
 def extract_batch(batch: dict[str, np.ndarray], job: RayJob, splitter: Splitter) -> dict[str, list[Any]]:
     """Stage 1: read, normalise (the loader) and split the files of ``batch["path"]`` with the driver's splitter
     (it pickles with its tokenizer); one result row per source."""
-    loader, store = provider(job, "loader"), provider(job, "vector_db")
+    loader = provider(job, "loader")
     rows = _rows()
     for path in batch["path"]:
         for item in file_items([Path(str(path))], loader, job.signature):
-            prepared = prepare_source(item, splitter, store, job.collection if job.check_existing else None)
+            prepared = prepare_source(item, splitter, None)
             if isinstance(prepared, FileResult):
                 _add_result(rows, prepared)
                 continue

@@ -55,8 +55,9 @@ class Splitter:
                 hint=f"set ingest.chunk_size_tokens to at most {model_max_tokens - SPECIAL_TOKENS}")
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
+        self.length: Callable[[str], int]
         if tokenizer is not None:
-            self.length = token_counter(tokenizer)
+            self.length = TokenCounter(tokenizer)
             self._splitter = RecursiveCharacterTextSplitter(
                 chunk_size=chunk_size, chunk_overlap=chunk_overlap, length_function=self.length)
         else:
@@ -91,11 +92,6 @@ class Splitter:
                 chunks.append(Chunk(id=cid, text=piece, source=doc.source, title=doc.title, page=doc.page,
                                     chunk_index=index, doc_hash=doc_hash, metadata=doc.metadata))
         return chunks
-
-
-def token_counter(tokenizer: Any) -> Callable[[str], int]:
-    """A function counting ``tokenizer``'s tokens in a text (no special tokens): a ``TokenCounter``."""
-    return TokenCounter(tokenizer)
 
 
 class TokenCounter:
