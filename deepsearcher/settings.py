@@ -26,6 +26,7 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import Self
 
 from deepsearcher.errors import ConfigError
+from deepsearcher.vectordb.names import lacks_scheme
 
 CONFIG_ENV = "DEEPSEARCHER_CONFIG"
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -152,6 +153,15 @@ class MilvusSettings(VectorDBOptions):
                                                 "raised to the number of results asked for). Measured recall@10 "
                                                 "of exact: 0.988 at 100k chunks, 0.957 at 1M (512: 0.979); "
                                                 "docs/benchmarks.md.")
+
+    @field_validator("uri")
+    @classmethod
+    def _scheme_for_servers(cls, v: str) -> str:
+        # checked before the path is resolved against the config's folder, which would hide the host:port
+        if lacks_scheme(v):
+            raise ValueError(f"{v!r} is a server address without its scheme: write http://{v} (a Milvus Lite file "
+                             "is a path ending in .db)")
+        return v
 
     @field_validator("token")
     @classmethod

@@ -18,13 +18,13 @@ import functools
 import json
 import logging
 import os
-import re
 import warnings
 from pathlib import Path
 from typing import Any
 
 from deepsearcher.errors import ProviderError, StoreInUseError
 from deepsearcher.vectordb.connection import GuardedClient, quiet_pymilvus_logs
+from deepsearcher.vectordb.names import lacks_scheme
 
 PROP_MODEL = "deepsearcher.embedding_model"
 PROP_DIM = "deepsearcher.embedding_dim"
@@ -153,9 +153,8 @@ def open_lite_client(uri: str) -> GuardedClient:
         StoreInUseError: another process has the file open.
     """
     if not uri.endswith(".db"):  # pymilvus takes only a path ending in .db as Milvus Lite
-        server_like = re.fullmatch(r"[\w.-]+:\d+(/.*)?", uri) is not None
         raise ProviderError(f"vector_db.uri {uri!r} is neither a Milvus Lite file nor a server URL",
-                            hint=f"for a Milvus server write http://{uri}" if server_like else
+                            hint=f"for a Milvus server write http://{uri}" if lacks_scheme(uri) else
                             "a Milvus Lite file is a path ending in .db (e.g. ./milvus.db); a server is "
                             "http://host:19530")
     # gRPC's C core prints keep-alive GOAWAY notices to stderr during long embedding pauses; they are harmless

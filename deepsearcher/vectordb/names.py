@@ -19,3 +19,12 @@ def validate_collection_name(name: str) -> str:
     if not _NAME_RE.match(name or ""):
         raise CollectionError(f"invalid collection name {name!r}: use {NAME_RULE}")
     return name
+
+
+_HOST_PORT_RE = re.compile(r"[\w.-]+:\d+(/.*)?")
+
+
+def lacks_scheme(uri: str) -> bool:
+    """True for a server address written without its scheme (``host:port`` or ``host:port/path``), which pymilvus
+    would otherwise take for a Milvus Lite file name."""
+    return _HOST_PORT_RE.fullmatch(uri) is not None

@@ -62,6 +62,16 @@ def test_relative_paths_resolve_against_config_folder(tmp_path: Path):
     assert settings.resolve_path(settings.vector_db.uri) == (sub / "data" / "m.db").resolve()
 
 
+@pytest.mark.parametrize("uri", ["127.0.0.1:19530", "milvus.internal:19530", "milvus-0.svc:443/db"])
+def test_a_server_address_without_scheme_is_refused_with_the_fix(tmp_path: Path, uri: str):
+    """Resolved against the config's folder it became a Lite path, and pymilvus refused it with its own exception."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"vector_db:\n  uri: {uri}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert "vector_db.uri" in str(err.value) and f"write http://{uri}" in str(err.value)
+
+
 def test_env_var_selects_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     cfg = tmp_path / "other.yaml"
     cfg.write_text("query:\n  top_k: 9\n")
