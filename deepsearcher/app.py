@@ -20,7 +20,7 @@ from deepsearcher.types import CollectionDescription, CollectionInfo, Hit, LoadS
 from deepsearcher.vectordb.names import validate_collection_name
 
 if TYPE_CHECKING:
-    from deepsearcher.agents.research.outline import Outline
+    from deepsearcher.agents.long_report.outline import Outline
     from deepsearcher.agents.state import QueryContext
     from deepsearcher.ingest.sources import PathAllowed
 
@@ -334,7 +334,7 @@ class DeepSearcher:
             on_event: progress callback (default: the constructor's); events are listed in docs/events.md and
                 end with ``QueryReport``.
             report: "short" (one answer) or "long" (outline, sections researched by deep_research or deep_search,
-                an editing pass; ``deepsearcher.agents.long_report``).
+                an editing pass; ``deepsearcher.agents.long_report.agent``).
             outline: the long report's table of contents (default: planned by the model).
             web: search the web too (DeepResearch): None = when ``web_search`` is configured, False = never.
             save_to: store the web pages read into this collection after the run (``QuerySaved`` reports it).
@@ -355,8 +355,8 @@ class DeepSearcher:
             ProviderError: the LLM server is unreachable or failed (checked before any work is done).
         """
         from deepsearcher.agents import agent_router
-        from deepsearcher.agents.long_report import section_agent, write_long_report
-        from deepsearcher.agents.research.tools import build_tools, save_pages
+        from deepsearcher.agents.long_report.agent import section_agent, write_long_report
+        from deepsearcher.agents.deep_research.tools import build_tools, save_pages
 
         question = question.strip()
         if not question:
@@ -416,7 +416,7 @@ class DeepSearcher:
         Raises:
             ConfigError, CollectionError, ProviderError: as ``query``.
         """
-        from deepsearcher.agents.research.outline import plan_outline
+        from deepsearcher.agents.long_report.outline import plan_outline
 
         if not question.strip():
             raise ConfigError("the question is empty", hint='deepsearcher query "your question"')

@@ -60,8 +60,8 @@ def register(registry: Registry) -> None:
          "multi-hop factual questions, where finding one fact is needed before the next can be searched."),
         ("agent", "naive", "deepsearcher.agents.naive_rag:agent", None,
          "a simple question answered by a single search."),
-        ("agent", "deep_research", "deepsearcher.agents.deep_research:agent",
-         "deepsearcher.agents.research.options:DeepResearchOptions",
+        ("agent", "deep_research", "deepsearcher.agents.deep_research.agent:agent",
+         "deepsearcher.agents.deep_research.options:DeepResearchOptions",
          "hard questions worth a longer, budgeted search: the model chooses each step (search, read, reflect, "
          "answer), an evaluator rejects weak answers, and the web is searched too when configured."),
     ]

@@ -1,7 +1,7 @@
 """Typed progress events: one frozen dataclass per kind, for every long operation (load, crawl, query, eval).
 
 Long operations report progress by calling an ``on_event`` callback with one of these events. The CLI renders them
-(``deepsearcher.render``), the HTTP server streams them as Server-Sent Events (``event: <kind>``, ``data: <JSON of
+(``deepsearcher.cli.render``), the HTTP server streams them as Server-Sent Events (``event: <kind>``, ``data: <JSON of
 Event.data>``) and the web page shows them; all three dispatch on the same ``kind`` names, listed with their fields
 in docs/events.md (generated from this module: ``python -m deepsearcher.events > docs/events.md``; a test fails
 when the two differ).

@@ -114,7 +114,7 @@ class VectorStore(Protocol):
     """Chunk storage with dense (and, where ``capabilities`` says so, BM25 and hybrid) search.
 
     Collections hold chunks of one embedding model; their description routes sub-queries. Chunk ids are content
-    hashes, so ``upsert`` of an unchanged chunk is a no-op. The conformance suite in ``deepsearcher.testing`` states
+    hashes, so ``upsert`` of an unchanged chunk is a no-op. The conformance suite in ``deepsearcher.testing.conformance`` states
     the expected behaviour of every method.
 
     Attributes:

@@ -55,7 +55,7 @@ def slow_reply(delay: float) -> Any:
 
 def measure(base: Any, concurrency: int, delay: float) -> dict[str, Any]:
     from deepsearcher.app import DeepSearcher
-    from deepsearcher.llm.scripted import ScriptedChatModel
+    from deepsearcher.testing.scripted import ScriptedChatModel
 
     settings = base.settings.model_copy(deep=True)
     settings.query.concurrency = concurrency

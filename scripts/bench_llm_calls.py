@@ -107,7 +107,7 @@ class CountingStore:
 
 def run(base: Any, scenario: Scenario) -> dict[str, Any]:
     from deepsearcher.app import DeepSearcher
-    from deepsearcher.llm.scripted import ScriptedChatModel
+    from deepsearcher.testing.scripted import ScriptedChatModel
 
     llm = ScriptedChatModel([responder(scenario)] * 200)
     settings = base.settings.model_copy(deep=True)
@@ -235,7 +235,7 @@ def research_responder() -> Any:
 
 def run_agent(app: Any, agent: str) -> dict[str, Any]:
     from deepsearcher.app import DeepSearcher
-    from deepsearcher.llm.scripted import ScriptedChatModel
+    from deepsearcher.testing.scripted import ScriptedChatModel
 
     llm = ScriptedChatModel([research_responder() if agent == "deep_research" else agent_responder(agent)] * 200)
     settings = app.settings.model_copy(deep=True)

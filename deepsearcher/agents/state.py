@@ -20,7 +20,7 @@ from deepsearcher.settings import QuerySettings
 from deepsearcher.types import CollectionInfo, Hit, Report
 
 if TYPE_CHECKING:
-    from deepsearcher.agents.research.tools import ResearchTools
+    from deepsearcher.agents.deep_research.tools import ResearchTools
     from deepsearcher.registry import Registry
 
 SearchFn = Callable[[str, str, int], list[Hit]]

@@ -41,12 +41,12 @@ import httpx
 
 from deepsearcher.errors import SkipSource
 from deepsearcher.ingest.decoding import BodyTooLarge, DecodingError, accept_encoding, decoded_reader, read_capped
-from deepsearcher.ingest.guarded_http import guarded_client, request_deadline
+from deepsearcher.net.http import guarded_client, request_deadline
 from deepsearcher.ingest.loaders import decode_html, sniff
 from deepsearcher.ingest.robots import RobotsCache, origin_of, read_robots
 from deepsearcher.ingest.web import normalize_url, url_key
 from deepsearcher.types import FetchedPage
-from deepsearcher.netpolicy import AddressPolicy, AddressRefused
+from deepsearcher.net.policy import AddressPolicy, AddressRefused
 from deepsearcher.settings import BuiltinCrawler as BuiltinCrawlerSettings
 from deepsearcher.events import CrawlFetched, CrawlQueued, Event, EventCallback
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.types import FetchedPage
-from deepsearcher.netpolicy import AddressPolicy, AddressRefused
+from deepsearcher.net.policy import AddressPolicy, AddressRefused
 from deepsearcher.settings import FirecrawlCrawler as FirecrawlSettings
 from deepsearcher.events import CrawlFetched, CrawlQueued, EventCallback
 

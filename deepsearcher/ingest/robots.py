@@ -22,8 +22,8 @@ from urllib.robotparser import RobotFileParser
 import httpx
 
 from deepsearcher.ingest.decoding import BodyTooLarge, DecodingError, decoded_reader, read_capped
-from deepsearcher.ingest.guarded_http import request_deadline
-from deepsearcher.netpolicy import AddressRefused
+from deepsearcher.net.http import request_deadline
+from deepsearcher.net.policy import AddressRefused
 
 log = logging.getLogger(__name__)
 

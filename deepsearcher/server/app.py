@@ -190,7 +190,7 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
 
         outline = None
         if body.outline is not None:
-            from deepsearcher.agents.research.outline import Outline, Section
+            from deepsearcher.agents.long_report.outline import Outline, Section
 
             outline = Outline(body.outline_title or "", tuple(Section(s.title, s.question) for s in body.outline))
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from deepsearcher.errors import ConfigError
-from deepsearcher.netpolicy import AddressPolicy, AddressRefused
+from deepsearcher.net.policy import AddressPolicy, AddressRefused
 from deepsearcher.settings import Settings
 
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}

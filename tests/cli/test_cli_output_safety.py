@@ -19,7 +19,7 @@ from rich.console import Console
 
 from deepsearcher import cli
 from deepsearcher.cli import main
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.testing import HashEmbedder, MemoryStore
 from tests.unit.query_fakes import chunk
 
@@ -138,7 +138,7 @@ def test_config_check_prints_hostile_values_literally(runner: CliRunner, tmp_pat
 
 
 def test_eval_views_print_a_hostile_dataset_name_literally() -> None:
-    from deepsearcher.eval.render import EvalProgress, render_eval_summary
+    from deepsearcher.cli.render_eval import EvalProgress, render_eval_summary
     from deepsearcher.events import EvalStart
 
     console = Console(record=True, force_terminal=True, width=300)

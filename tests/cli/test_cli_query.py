@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from deepsearcher import cli
 from deepsearcher.cli import main
 from deepsearcher.llm.base import ChatResult
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from tests.unit.query_fakes import memory_app
 
 def reply(messages) -> str | ChatResult:

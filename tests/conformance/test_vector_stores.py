@@ -1,4 +1,4 @@
-"""The ``VectorStore`` conformance suite (``deepsearcher.conformance``) on every store that can run here.
+"""The ``VectorStore`` conformance suite (``deepsearcher.testing.conformance``) on every store that can run here.
 
 - ``TestMemoryStore``: the in-memory fake of ``deepsearcher.testing`` (dense only).
 - ``TestMilvusLite``: Milvus Lite with whichever engine is importable (3.x in the venv; the 2.x run is driven by
@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from deepsearcher.conformance import StoreFactory, VectorStoreConformance, hold_lite_command
+from deepsearcher.testing.conformance import StoreFactory, VectorStoreConformance, hold_lite_command
 from deepsearcher.protocols import VectorStore
 from deepsearcher.testing import MemoryStore
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from deepsearcher.ingest.crawler import BuiltinCrawler
-from deepsearcher.netpolicy import AddressPolicy
+from deepsearcher.net.policy import AddressPolicy
 from deepsearcher.settings import BuiltinCrawler as CrawlerSettings
 from tests.integration.hostile_http import HostileServer
 

@@ -93,7 +93,7 @@ def responder(gate: threading.Event | None = None, slow_word: str = "slowly") ->
 
 
 def scripted_llm(gate: threading.Event | None = None, calls: int = 400) -> Any:
-    from deepsearcher.llm.scripted import ScriptedChatModel
+    from deepsearcher.testing.scripted import ScriptedChatModel
 
     return ScriptedChatModel([responder(gate)] * calls)
 

@@ -21,7 +21,7 @@ from deepsearcher.ingest.crawler import BuiltinCrawler
 from deepsearcher.ingest.firecrawl import FirecrawlCrawler
 from deepsearcher.ingest.web import normalize_url
 from deepsearcher.types import FetchedPage
-from deepsearcher.netpolicy import AddressPolicy, IPAddress, classify
+from deepsearcher.net.policy import AddressPolicy, IPAddress, classify
 from deepsearcher.settings import BuiltinCrawler as CrawlerSettings
 from deepsearcher.settings import FirecrawlCrawler as FirecrawlSettings
 from tests.integration.hostile_http import HostileServer

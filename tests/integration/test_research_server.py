@@ -17,8 +17,8 @@ pytest.importorskip("fastapi", reason="the server tests need the extra `server` 
 
 import httpx  # noqa: E402
 
-from deepsearcher.llm.scripted import ScriptedChatModel  # noqa: E402
-from deepsearcher.netpolicy import AddressPolicy, IPAddress, classify  # noqa: E402
+from deepsearcher.testing.scripted import ScriptedChatModel  # noqa: E402
+from deepsearcher.net.policy import AddressPolicy, IPAddress, classify  # noqa: E402
 from tests.integration.http_site import Route, Site, html, json_route  # noqa: E402
 from tests.integration.server_support import LiveServer, sse_events  # noqa: E402
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from deepsearcher import cli
 from deepsearcher.agents.citations import report_markdown
 from deepsearcher.events import Event
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from tests.integration.http_site import Request, Route, Site, html, json_route
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ from typing import Sequence
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import Event
 from deepsearcher.llm.base import MeteredChatModel
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.settings import QuerySettings
 from deepsearcher.testing import HashEmbedder, MemoryStore
 from deepsearcher.types import Chunk

@@ -13,7 +13,7 @@ from deepsearcher.agents.replies import Decomposition, FollowUp, Intermediate, R
 from deepsearcher.agents.steps import dedup_queries
 from deepsearcher.events import Event
 from deepsearcher.llm.base import json_schema
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.testing import HashEmbedder, MemoryStore
 from tests.unit.query_fakes import DIM, chunk, kinds, make_ctx, memory_store, of_kind
 

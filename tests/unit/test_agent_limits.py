@@ -7,7 +7,7 @@ import json
 from deepsearcher.agents import chain_of_rag, deep_search
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from tests.unit.query_fakes import kinds, make_ctx, memory_app, of_kind
 
 Q = "What is Milvus Lite and what are its limits?"

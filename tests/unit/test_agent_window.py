@@ -14,7 +14,7 @@ from deepsearcher.agents.steps import top_ranked
 from deepsearcher.errors import ContextWindowError, QuestionError
 from deepsearcher.events import Event
 from deepsearcher.llm.base import Message
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.llm.window import EXCERPT_STEPS, Window, limit_in_message, upper_bound_tokens
 from deepsearcher.testing import HashEmbedder, MemoryStore
 from deepsearcher.types import Hit

@@ -7,7 +7,7 @@ import json
 from deepsearcher.agents import agent_router, chain_of_rag, deep_search, naive_rag, prompts
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from tests.unit.query_fakes import MILVUS_DOCS, NOW, kinds, make_ctx, memory_store, of_kind
 
 Q = "What is Milvus Lite and what are its limits?"

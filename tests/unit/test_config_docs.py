@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deepsearcher import config_docs
+from deepsearcher.cli import config_docs
 from deepsearcher.registry import registry
 from deepsearcher.settings import IngestSettings, QuerySettings, ServerSettings, Settings
 from tests.conftest import REPO
@@ -11,7 +11,7 @@ from tests.conftest import REPO
 def test_configuration_md_matches_the_settings_models() -> None:
     text = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert config_docs.generated_part(text) == config_docs.reference(), \
-        "regenerate: python -m deepsearcher.config_docs"
+        "regenerate: python -m deepsearcher.cli.config_docs"
 
 
 def test_every_option_of_every_built_in_provider_and_section_is_described() -> None:

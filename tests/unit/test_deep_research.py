@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 
 from deepsearcher.agents.citations import report_markdown
-from deepsearcher.agents.deep_research import DeepResearchAgent, research
-from deepsearcher.agents.research.knowledge import KnowledgeStore
-from deepsearcher.agents.research.options import DeepResearchOptions
-from deepsearcher.agents.research.run import research_context
-from deepsearcher.agents.research.state import ResearchState, allowed_actions
-from deepsearcher.agents.research.tools import ResearchTools
+from deepsearcher.agents.deep_research.agent import DeepResearchAgent, research
+from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
+from deepsearcher.agents.deep_research.options import DeepResearchOptions
+from deepsearcher.agents.deep_research.run import research_context
+from deepsearcher.agents.deep_research.state import ResearchState, allowed_actions
+from deepsearcher.agents.deep_research.tools import ResearchTools
 from deepsearcher.agents.report import nothing_found
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.types import Hit, Report, WebResult
 from deepsearcher.testing import MemoryStore
 from tests.unit.query_fakes import MILVUS_DOCS, kinds, make_ctx, memory_store, of_kind

@@ -12,7 +12,7 @@ from deepsearcher.agents.describe import clean_description, files_description, s
 from deepsearcher.app import DeepSearcher
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.events import Event, LoadDescribe
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.settings import load_settings
 from deepsearcher.testing import HashEmbedder, MemoryStore
 

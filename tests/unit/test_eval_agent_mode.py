@@ -13,7 +13,7 @@ import pytest
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.eval import EvalHarness
 from deepsearcher.eval.datasets import EvalDataset, EvalQuestion
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from tests.unit.query_fakes import memory_app
 
 QUESTIONS = [

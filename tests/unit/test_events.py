@@ -10,8 +10,8 @@ from pathlib import Path
 from rich.console import Console
 
 from deepsearcher import events
-from deepsearcher.eval.render import EvalProgress
-from deepsearcher.render import LoadProgress, QueryProgress
+from deepsearcher.cli.render_eval import EvalProgress
+from deepsearcher.cli.render import LoadProgress, QueryProgress
 from tests.conftest import REPO
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from deepsearcher.agents.citations import report_markdown
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.testing import HashEmbedder
 from deepsearcher.types import Hit, OtherSource
 from deepsearcher.vectordb.collapse import collapse_identical, search_distinct, text_key

@@ -11,7 +11,7 @@ from deepsearcher.llm.base import ChatResult
 from deepsearcher.llm.output import (
     RETRY_TEMPLATE, ThinkStreamFilter, ask_structured, ask_text, extract_json, parse_reply, split_reasoning,
 )
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 
 
 # --- reasoning -----------------------------------------------------------------------------------------------------

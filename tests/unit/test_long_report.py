@@ -12,14 +12,14 @@ from typing import Any, Callable
 import pytest
 
 from deepsearcher.agents.citations import report_markdown
-from deepsearcher.agents.long_report import section_agent, slug, table_of_contents, write_long_report
-from deepsearcher.agents.research.outline import (
+from deepsearcher.agents.long_report.agent import section_agent, slug, table_of_contents, write_long_report
+from deepsearcher.agents.long_report.outline import (
     Outline, Section, fallback_outline, outline_markdown, parse_outline, read_outline,
 )
-from deepsearcher.agents.research.tools import ResearchTools
+from deepsearcher.agents.deep_research.tools import ResearchTools
 from deepsearcher.errors import ConfigError
 from deepsearcher.events import Event
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from tests.unit.query_fakes import MILVUS_DOCS, make_ctx, memory_store, of_kind
 
 Q = "How does Milvus Lite work and what limits apply?"
@@ -192,7 +192,7 @@ def test_the_outline_is_planned_by_the_model_or_falls_back() -> None:
     planned = {"title": "Milvus Lite", "sections": [{"title": f"S{i}", "question": f"Question {i}?"}
                                                      for i in range(1, 10)]}
     llm = ScriptedChatModel([json.dumps(planned)])
-    from deepsearcher.agents.research.outline import plan_outline
+    from deepsearcher.agents.long_report.outline import plan_outline
 
     outline, fell_back = plan_outline(make_ctx(llm, Q))
     assert not fell_back and outline.title == "Milvus Lite" and len(outline.sections) == 8  # cut to 8

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from deepsearcher.ingest.crawler import same_site
-from deepsearcher.netpolicy import AddressPolicy, AddressRefused, classify
+from deepsearcher.net.policy import AddressPolicy, AddressRefused, classify
 
 REFUSED = {
     # IPv4

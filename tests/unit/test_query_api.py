@@ -9,7 +9,7 @@ import pytest
 from deepsearcher.agents import QUERY_EVENT_KINDS
 from deepsearcher.app import DeepSearcher
 from deepsearcher.errors import CollectionError, ConfigError
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.settings import load_settings
 from deepsearcher.events import Event
 from tests.unit.query_fakes import memory_app

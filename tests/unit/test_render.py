@@ -7,10 +7,10 @@ import io
 
 from rich.console import Console
 
-from deepsearcher.eval.render import EvalProgress
+from deepsearcher.cli.render_eval import EvalProgress
 from deepsearcher.events import EvalQuestion, EvalStart, LoadBatch, LoadDescribe, LoadSource, LoadStart
-from deepsearcher.render import LoadProgress, render_load_summary
-from deepsearcher.safe_text import one_line as printable
+from deepsearcher.cli.render import LoadProgress, render_load_summary
+from deepsearcher.cli.safe_text import one_line as printable
 from deepsearcher.types import CollectionDescription, FileResult, LoadSummary
 
 

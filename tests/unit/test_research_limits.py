@@ -8,14 +8,14 @@ import dataclasses
 import json
 from typing import Any
 
-from deepsearcher.agents.deep_research import DeepResearchAgent
-from deepsearcher.agents.long_report import write_long_report
-from deepsearcher.agents.research.options import DeepResearchOptions
-from deepsearcher.agents.research.outline import Outline, Section
-from deepsearcher.agents.research.tools import ResearchTools
+from deepsearcher.agents.deep_research.agent import DeepResearchAgent
+from deepsearcher.agents.long_report.agent import write_long_report
+from deepsearcher.agents.deep_research.options import DeepResearchOptions
+from deepsearcher.agents.long_report.outline import Outline, Section
+from deepsearcher.agents.deep_research.tools import ResearchTools
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
-from deepsearcher.llm.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.testing import HashEmbedder, MemoryStore
 from tests.unit.query_fakes import DIM, chunk, make_ctx, of_kind
 

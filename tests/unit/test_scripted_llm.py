@@ -6,7 +6,7 @@ import pytest
 
 from deepsearcher.llm.base import ChatResult, MeteredChatModel
 from deepsearcher.protocols import ChatModel
-from deepsearcher.llm.scripted import ScriptedChatModel, ScriptExhaustedError
+from deepsearcher.testing.scripted import ScriptedChatModel, ScriptExhaustedError
 
 
 def test_replays_in_order_and_records_prompts():

@@ -1,11 +1,10 @@
-"""DeepResearch (agent ``deep_research``) and long reports: the pieces of the loop in ``deepsearcher.agents
-.deep_research`` and of ``deepsearcher.agents.long_report``.
+"""DeepResearch (agent ``deep_research``): ``agent`` is the loop; its pieces, shared with long reports:
 
 - ``knowledge``: knowledge items with stable ids and citation numbers (``KnowledgeStore``, shared by a long report);
 - ``state``: the gap-question queue, diary, failed attempts and the action-availability rules;
 - ``run``: one run's context (its own share of the token budget, ``agents.budget``), its prompts fitted to the window
-  through the shared steps (``agents.steps.ask_fitted``, ``agents.report.write_fitted``), the forced final answer;
+  through the shared steps, the forced final answer (beast mode);
 - ``actions``: search, read, reflect, answer; ``evaluator``: the answer checks; ``schemas``: reply schemas;
 - ``prompts``: the templates, one render function per action; ``tools``: web search, page reader, neighbours;
-- ``options``: the ``agents.deep_research`` config section; ``outline``: a long report's table of contents.
+- ``options``: the ``agents.deep_research`` config section.
 """

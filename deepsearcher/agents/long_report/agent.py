@@ -30,15 +30,15 @@ from typing import Sequence
 from deepsearcher.agents import deep_search
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import location, verify_citations
-from deepsearcher.agents.deep_research import research
+from deepsearcher.agents.deep_research.agent import research
 from deepsearcher.agents.report import (
     Evidence, budget_too_small, choose_evidence, cut_off, empty_answer, write_fitted,
 )
-from deepsearcher.agents.research import prompts as rprompts
-from deepsearcher.agents.research.knowledge import KnowledgeItem, KnowledgeStore
-from deepsearcher.agents.research.options import DeepResearchOptions
-from deepsearcher.agents.research.outline import Outline, Section, plan_outline
-from deepsearcher.agents.research.tools import ResearchTools
+from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
+from deepsearcher.agents.deep_research.options import DeepResearchOptions
+from deepsearcher.agents.long_report.outline import Outline, Section, plan_outline
+from deepsearcher.agents.deep_research.tools import ResearchTools
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import fused_priority
 from deepsearcher.errors import ConfigError, ContextWindowError

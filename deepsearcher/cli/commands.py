@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from deepsearcher.errors import DeepSearcherError
-from deepsearcher.safe_text import plain, printable, safe
+from deepsearcher.cli.safe_text import plain, printable, safe
 from deepsearcher.settings import Settings, load_settings
 
 console = Console(stderr=True)
@@ -131,7 +131,7 @@ def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, de
 
     Re-running is safe: unchanged files are skipped, changed files replace their old chunks.
     """
-    from deepsearcher.render import LoadProgress, render_load_summary
+    from deepsearcher.cli.render import LoadProgress, render_load_summary
 
     overrides: dict[str, Any] = {}
     if include or exclude:
@@ -168,7 +168,7 @@ def collections(ctx: click.Context, as_json: bool) -> None:
     if not infos:
         out.print("No collections yet. Load documents with: deepsearcher load PATH")
         return
-    from deepsearcher.render import render_collections, render_notices
+    from deepsearcher.cli.render import render_collections, render_notices
 
     caps = app.store.capabilities
     render_collections(out, infos, app.store.uri, caps)
@@ -188,7 +188,7 @@ def collections_describe(ctx: click.Context, name: str, refresh: bool, text: str
 
     Routing sends each sub-query to the collections whose descriptions fit it.
     """
-    from deepsearcher.render import render_description
+    from deepsearcher.cli.render import render_description
 
     if refresh and text is not None:
         raise click.UsageError("give --refresh or --set, not both")
@@ -248,7 +248,7 @@ def config_check(ctx: click.Context) -> None:
 def config_providers(as_json: bool) -> None:
     """List the registered providers and agents (built-in and plugins), with their options."""
     from deepsearcher.registry import KINDS, registry
-    from deepsearcher.config_docs import option_rows
+    from deepsearcher.cli.config_docs import option_rows
 
     rows: list[dict[str, Any]] = []
     for kind in KINDS:
@@ -288,7 +288,7 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
              mode: str | None, as_json: bool) -> None:
     """Return ranked chunks for QUERY with no LLM."""
     from deepsearcher.events import Event, RetrievalNotice
-    from deepsearcher.render import render_hits, render_notice
+    from deepsearcher.cli.render import render_hits, render_notice
 
     if not query.strip():
         raise click.BadParameter("the query is empty", param_hint="QUERY")
@@ -349,7 +349,7 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
     from pathlib import Path
 
     from deepsearcher.agents.citations import report_markdown
-    from deepsearcher.render import QueryProgress, render_usage
+    from deepsearcher.cli.render import QueryProgress, render_usage
 
     outline = outline_source(outline_file, outline_only, report_kind)
     app = make_app(ctx)
@@ -393,7 +393,7 @@ def outline_source(path: str | None, outline_only: bool, report_kind: str) -> An
         return None
     if report_kind != "long":
         raise click.UsageError("--outline applies to long reports: add --report long")
-    from deepsearcher.agents.research.outline import read_outline
+    from deepsearcher.agents.long_report.outline import read_outline
 
     return read_outline(path)
 
@@ -402,7 +402,7 @@ def write_outline(app: Any, question: str, collections: list[str] | None, path: 
     """Plan a long report's outline and write it to ``path`` for editing."""
     from pathlib import Path
 
-    from deepsearcher.agents.research.outline import outline_markdown
+    from deepsearcher.agents.long_report.outline import outline_markdown
 
     outline = app.plan_outline(question, collections=collections)
     Path(str(path)).write_text(outline_markdown(outline), encoding="utf-8")
@@ -470,7 +470,7 @@ def eval_cmd(ctx: click.Context, dataset: str, mode: str, retrieval: str | None,
     """
     from deepsearcher.eval import EvalHarness, load_dataset
     from deepsearcher.eval.datasets import default_run_folder
-    from deepsearcher.eval.render import EvalProgress, render_eval_summary
+    from deepsearcher.cli.render_eval import EvalProgress, render_eval_summary
 
     retrieval = retrieval or ("hybrid" if get_settings(ctx).query.hybrid else "dense")
     overrides: dict[str, Any] = {"loader": {"json_text_path": "text", "json_title_path": "title"}}

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
 from deepsearcher.agents import prompts
-from deepsearcher.agents.research.state import Action
+from deepsearcher.agents.deep_research.state import Action
 
 MAX_QUERIES = 3
 MAX_ITEMS = 3

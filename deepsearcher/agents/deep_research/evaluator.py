@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from deepsearcher.agents.research import prompts as rprompts
-from deepsearcher.agents.research.knowledge import KnowledgeItem
-from deepsearcher.agents.research.run import Run
-from deepsearcher.agents.research.schemas import CheckChoice, verdict_model
+from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research.knowledge import KnowledgeItem
+from deepsearcher.agents.deep_research.run import Run
+from deepsearcher.agents.deep_research.schemas import CheckChoice, verdict_model
 
 GAP_CHECKS = ["definitive", "attribution"]
 NO_CITATION = ("The answer cites no knowledge item, so none of its statements is attributed to a source.",

@@ -2,7 +2,7 @@
 
 One rule for every outgoing request a URL from outside can cause: a host name is resolved **once**, every address it
 resolves to is classified, and the connection is made to one of those vetted addresses (see
-``deepsearcher.ingest.guarded_http``, which applies this at connect time, so DNS rebinding between a check and the
+``deepsearcher.net.http``, which applies this at connect time, so DNS rebinding between a check and the
 connect cannot happen). Unless private addresses are allowed, these are refused:
 
 - IPv4: "this network" 0/8, private 10/8, 172.16/12, 192.168/16, shared (CGNAT) 100.64/10, loopback 127/8,

@@ -11,8 +11,8 @@ from rich.table import Table
 
 from deepsearcher.eval.harness import EvalSummary
 from deepsearcher.events import EvalQuestion, EvalStart, LoadBatch, LoadSource, LoadStart
-from deepsearcher.render import ProgressView, rate
-from deepsearcher.safe_text import one_line, plain, safe
+from deepsearcher.cli.render import ProgressView, rate
+from deepsearcher.cli.safe_text import one_line, plain, safe
 
 
 class EvalProgress(ProgressView):

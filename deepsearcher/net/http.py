@@ -35,7 +35,7 @@ from typing import Iterable, Iterator
 import httpcore
 import httpx
 
-from deepsearcher.netpolicy import AddressPolicy
+from deepsearcher.net.policy import AddressPolicy
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deepsearcher_http_deadline", default=None)
 

@@ -3,9 +3,9 @@ model, each satisfying its protocol (``deepsearcher.protocols``).
 
 - ``HashEmbedder``: bag of hashed words, L2-normalised (equal word sets give cosine 1, disjoint ones 0); no model.
 - ``MemoryStore``: collections in a dict, exact cosine search; passes the ``VectorStore`` conformance suite
-  (``deepsearcher.conformance``) for what it claims: dense search only (``capabilities``), other modes fall back to
+  (``deepsearcher.testing.conformance``) for what it claims: dense search only (``capabilities``), other modes fall back to
   dense.
-- ``ScriptedChatModel``: replays queued replies and records every prompt (``deepsearcher.llm.scripted``).
+- ``ScriptedChatModel``: replays queued replies and records every prompt (``deepsearcher.testing.scripted``).
 
 Use them through the public constructor, never by writing private attributes::
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from deepsearcher.embedding.base import l2_normalise
 from deepsearcher.errors import CollectionError
-from deepsearcher.llm.scripted import ScriptedCall, ScriptedChatModel, ScriptExhaustedError
+from deepsearcher.testing.scripted import ScriptedCall, ScriptedChatModel, ScriptExhaustedError
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
 from deepsearcher.vectordb.capabilities import plan_search
 from deepsearcher.vectordb.names import validate_collection_name

@@ -31,7 +31,7 @@ import pytest
 
 from deepsearcher.errors import CollectionError, StoreInUseError
 from deepsearcher.protocols import VectorStore
-from deepsearcher.testing import HashEmbedder
+from deepsearcher.testing.fakes import HashEmbedder
 from deepsearcher.types import Chunk
 
 StoreFactory = Callable[[], VectorStore]

@@ -13,8 +13,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
 
-from deepsearcher.agents.research.knowledge import KnowledgeStore
-from deepsearcher.agents.research.options import DeepResearchOptions
+from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
+from deepsearcher.agents.deep_research.options import DeepResearchOptions
 
 Action = Literal["search", "read", "reflect", "answer"]
 ACTIONS: tuple[Action, ...] = ("search", "read", "reflect", "answer")

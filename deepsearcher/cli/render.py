@@ -24,8 +24,8 @@ from deepsearcher.events import (
     QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning,
     QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed, RetrievalNotice,
 )
-from deepsearcher.render_research import ResearchLines
-from deepsearcher.safe_text import one_line, plain
+from deepsearcher.cli.render_research import ResearchLines
+from deepsearcher.cli.safe_text import one_line, plain
 from deepsearcher.types import CollectionDescription, CollectionInfo, Hit, LoadSummary, StoreCapabilities
 
 

@@ -32,15 +32,15 @@ from typing import Sequence
 
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import gaps_note, verify_citations
-from deepsearcher.agents.research import actions
-from deepsearcher.agents.research import prompts as rprompts
-from deepsearcher.agents.research.evaluator import Verdict
-from deepsearcher.agents.research.knowledge import KnowledgeItem, KnowledgeStore
-from deepsearcher.agents.research.options import DeepResearchOptions
-from deepsearcher.agents.research.run import BeastMode, Run, final_answer
-from deepsearcher.agents.research.schemas import StepBase, step_model
-from deepsearcher.agents.research.state import Action, StopReason, allowed_actions
-from deepsearcher.agents.research.tools import ResearchTools
+from deepsearcher.agents.deep_research.agent import actions
+from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research.evaluator import Verdict
+from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
+from deepsearcher.agents.deep_research.options import DeepResearchOptions
+from deepsearcher.agents.deep_research.run import BeastMode, Run, final_answer
+from deepsearcher.agents.deep_research.schemas import StepBase, step_model
+from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_actions
+from deepsearcher.agents.deep_research.tools import ResearchTools
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
 from deepsearcher.types import Report, Source

@@ -1,6 +1,6 @@
 """The configuration reference, generated from the settings models and the registry.
 
-``python -m deepsearcher.config_docs`` rewrites the generated part of docs/configuration.md (between the
+``python -m deepsearcher.cli.config_docs`` rewrites the generated part of docs/configuration.md (between the
 ``BEGIN``/``END`` markers); ``deepsearcher config providers`` lists the same options per provider. A test fails when
 the file and the code differ.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-BEGIN = "<!-- BEGIN GENERATED: python -m deepsearcher.config_docs -->"
+BEGIN = "<!-- BEGIN GENERATED: python -m deepsearcher.cli.config_docs -->"
 END = "<!-- END GENERATED -->"
 
 

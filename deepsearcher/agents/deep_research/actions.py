@@ -10,11 +10,11 @@ from typing import Sequence
 
 import numpy as np
 
-from deepsearcher.agents.research.evaluator import Verdict, checks_for, evaluate
-from deepsearcher.agents.research.knowledge import WEB, KnowledgeItem
-from deepsearcher.agents.research.run import Run
-from deepsearcher.agents.research.schemas import MAX_ITEMS, MAX_QUERIES, MAX_QUESTIONS
-from deepsearcher.agents.research.state import FailedAttempt
+from deepsearcher.agents.deep_research.evaluator import Verdict, checks_for, evaluate
+from deepsearcher.agents.deep_research.knowledge import WEB, KnowledgeItem
+from deepsearcher.agents.deep_research.run import Run
+from deepsearcher.agents.deep_research.schemas import MAX_ITEMS, MAX_QUERIES, MAX_QUESTIONS
+from deepsearcher.agents.deep_research.state import FailedAttempt
 from deepsearcher.agents.router import route_and_retrieve
 from deepsearcher.agents.steps import chunk_ref, dedup_queries
 from deepsearcher.errors import DeepSearcherError

@@ -12,8 +12,8 @@ from datetime import date
 from typing import Mapping, Sequence
 
 from deepsearcher.agents.prompts import bullet_list
-from deepsearcher.agents.research.knowledge import KnowledgeItem
-from deepsearcher.agents.research.state import Action, ResearchState
+from deepsearcher.agents.deep_research.knowledge import KnowledgeItem
+from deepsearcher.agents.deep_research.state import Action, ResearchState
 
 NO_KNOWLEDGE = "(nothing yet)"
 
