@@ -13,7 +13,6 @@ import dataclasses
 import inspect
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel
