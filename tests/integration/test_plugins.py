@@ -258,10 +258,13 @@ def test_a_plugin_agent_declaring_web_search_and_sections_gets_the_web_tools_and
     assert report.answer.startswith("## Contents\n\n1. [Habitat](#habitat)\n2. [Food](#food)")
 
 
-def test_web_and_sections_are_refused_for_an_agent_that_declares_neither(web_notes: Any, make_app: Any) -> None:
+def test_web_and_sections_are_refused_for_an_agent_that_declares_neither(web_notes: Any, tmp_path: Path) -> None:
+    from deepsearcher.app import DeepSearcher
     from deepsearcher.errors import ConfigError
+    from deepsearcher.settings import load_settings
 
-    app = make_app()
+    # refused before any provider is built
+    app = DeepSearcher(load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}}), registry=web_notes)
     with pytest.raises(ConfigError, match="the naive agent does not search the web") as web:
         app.query("q", agent="naive", web=True)
     assert web.value.hint == "use --agent deep_research to search the web too, or leave out --web"
