@@ -7,7 +7,7 @@ Nothing here prints: progress goes to the ``on_event`` callback, failures are ``
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from deepsearcher.errors import CollectionError, ConfigError, DeepSearcherError
@@ -26,11 +26,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: agents that search the web when ``web_search`` is configured ("auto" may pick deep_research)
-WEB_AGENTS = ("deep_research", "auto")
 NO_LLM_HINT = ("add an llm: block to the config, e.g. provider: openai_compatible, model: gpt-4o-mini, api_key_env: "
                "OPENAI_API_KEY; or base_url: http://127.0.0.1:8080/v1 for a local llama.cpp / Ollama / vLLM server. "
                "See docs/llm-providers.md")
+
+
+@dataclass(frozen=True)
+class _QueryPlan:
+    """What one ``query`` runs, decided before any provider is built.
+
+    Attributes:
+        question: the stripped question.
+        agent: "auto" or the requested agent.
+        sections_by: the agent that researches a long report's sections, None for a short report.
+        settings: the query settings with any per-call overrides (``max_iter``).
+        web: the run gets web search tools.
+    """
+
+    question: str
+    agent: str
+    sections_by: str | None
+    settings: QuerySettings
+    web: bool
 
 
 class DeepSearcher:
@@ -333,10 +350,11 @@ class DeepSearcher:
             max_iter: search rounds at most (default ``query.max_iter``).
             on_event: progress callback (default: the constructor's); events are listed in docs/events.md and
                 end with ``QueryReport``.
-            report: "short" (one answer) or "long" (outline, sections researched by deep_research or deep_search,
-                an editing pass; ``deepsearcher.agents.long_report.agent``).
+            report: "short" (one answer) or "long" (outline, sections researched by an agent that declares
+                sections: deep_research, deep_search or a plugin's; an editing pass; ``agents.long_report.agent``).
             outline: the long report's table of contents (default: planned by the model).
-            web: search the web too (DeepResearch): None = when ``web_search`` is configured, False = never.
+            web: search the web too (agents that declare web search, e.g. deep_research): None = when
+                ``web_search`` is configured, False = never.
             save_to: store the web pages read into this collection after the run (``QuerySaved`` reports it).
             allow_private_urls: the caller's address rule for the pages the run reads and saves (the HTTP server
                 passes its resolved ``server.allow_private_urls``); it replaces ``crawler.allow_private_urls``
@@ -347,16 +365,55 @@ class DeepSearcher:
 
         Raises:
             ConfigError: no LLM configured, an unknown agent, a bad ``max_iter`` or ``report``, an empty question,
-                ``web=True`` or ``save_to`` without a configured web search, or a long report with an agent other
-                than deep_research / deep_search.
+                ``web=True`` or ``save_to`` without a configured web search, ``web=True`` with an agent that does not
+                declare web search, or a long report with an agent that does not declare sections
+                (``agents.base.AgentCapabilities``).
             QuestionError: the question is longer than ``query.max_question_tokens`` or than the model's context
                 window allows (refused before any LLM call).
             CollectionError: no collections, an unknown one, an embedding-model mismatch, or a bad ``save_to`` name.
             ProviderError: the LLM server is unreachable or failed (checked before any work is done).
         """
-        from deepsearcher.agents import agent_router
-        from deepsearcher.agents.long_report.agent import section_agent, write_long_report
-        from deepsearcher.agents.deep_research.tools import build_tools, save_pages
+        from deepsearcher import compose
+        from deepsearcher.agents.tools import ResearchTools
+
+        plan = self._plan_query(question, agent, report, max_iter, web, save_to)
+        self.check_llm()  # before the embedder loads: a missing or unreachable LLM is reported in a moment
+        emit = on_event or self.on_event
+        ctx = self._query_context(plan, self.resolve_collections(collections), emit, report, allow_private_urls)
+        tools = ctx.research or ResearchTools()
+        try:
+            result = self._run_agent(ctx, plan, outline)
+            if save_to is not None:
+                compose.save_pages(self.load, tools, save_to, emit)
+        finally:
+            tools.close()
+        emit(QueryReport(report=result))
+        return result
+
+    def _query_context(self, plan: _QueryPlan, names: list[str], emit: EventCallback, report: str,
+                       allow_private_urls: bool | None) -> QueryContext:
+        """The run's context with its research tools (``compose.research_tools``), after the question is checked
+        against the window; emits ``QueryStart`` and the search-mode notices."""
+        from deepsearcher import compose
+
+        modes: dict[str, SearchMode] = {}
+        ctx = self._context(plan.question, names, plan.settings, emit, modes)
+        ctx.check_question()
+        tools = compose.research_tools(self.settings, self.registry, self.store, self.embedder, web=plan.web,
+                                       allow_private_urls=allow_private_urls)
+        ctx = replace(ctx, research=tools)
+        ctx.emit(QueryStart(question=plan.question, agent=plan.agent, collections=names,
+                            max_iter=plan.settings.max_iter, web=tools.web.name if tools.web is not None else None,
+                            report=report))  # type: ignore[arg-type]
+        searches = self.plan_searches(names, "hybrid" if plan.settings.hybrid else "dense", ctx.emit)
+        modes.update({name: search.mode for name, search in searches.items()})
+        return ctx
+
+    def _plan_query(self, question: str, agent: str | None, report: str, max_iter: int | None, web: bool | None,
+                    save_to: str | None) -> _QueryPlan:
+        """What ``query`` will run, checked before any provider is built (the errors of ``query``)."""
+        from deepsearcher.agents.base import check_agent_name
+        from deepsearcher.agents.long_report.agent import section_agent
 
         question = question.strip()
         if not question:
@@ -365,49 +422,47 @@ class DeepSearcher:
             raise ConfigError(f"unknown report kind {report!r}", hint="use short or long")
         qs = self.settings.query
         requested = agent or qs.agent
-        known = self.registry.names("agent")
-        if requested != "auto" and requested not in known:
-            raise ConfigError(f"unknown agent {requested!r}", hint=f"use one of: auto, {', '.join(known)}")
-        sections_by = section_agent(requested) if report == "long" else None
+        check_agent_name(self.registry, requested)
+        sections_by = section_agent(requested, self.registry, self.settings.agent_options) \
+            if report == "long" else None
         if max_iter is not None:
             if max_iter < 1:
                 raise ConfigError(f"max_iter must be at least 1, got {max_iter}")
             qs = qs.model_copy(update={"max_iter": max_iter})
-        searches_web = (sections_by or requested) in WEB_AGENTS
-        if web and not searches_web:
-            raise ConfigError(f"the {sections_by or requested} agent does not search the web",
-                              hint="use --agent deep_research to search the web too, or leave out --web")
-        use_web = searches_web and (self.settings.web_search is not None if web is None else web)
+        use_web = self._uses_web(sections_by or requested, web)
         if save_to is not None:
             validate_collection_name(save_to)
             if not use_web:
                 raise ConfigError("--save-to stores the web pages a query reads, but web search is off",
                                   hint="configure web_search (docs/web-search.md) and leave out --no-web")
-        self.check_llm()  # before the embedder loads: a missing or unreachable LLM is reported in a moment
-        names = self.resolve_collections(collections)
-        emit = on_event or self.on_event
-        modes: dict[str, SearchMode] = {}
-        ctx = self._context(question, names, qs, emit, modes)
-        ctx.check_question()
-        tools = build_tools(self.settings, self.registry, self.store, self.embedder, web=use_web,
-                            allow_private_urls=allow_private_urls)
-        ctx = replace(ctx, research=tools)
-        ctx.emit(QueryStart(question=question, agent=requested, collections=names, max_iter=qs.max_iter,
-                            web=tools.web.name if tools.web is not None else None,
-                            report=report))  # type: ignore[arg-type]
-        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ctx.emit)
-        modes.update({name: plan.mode for name, plan in plans.items()})
-        try:
-            if sections_by is not None:
-                result = write_long_report(ctx, sections_by, outline)
-            else:
-                result = agent_router.run(ctx, requested)
-            if save_to is not None:
-                save_pages(self.load, tools, save_to, emit)
-        finally:
-            tools.close()
-        emit(QueryReport(report=result))
-        return result
+        return _QueryPlan(question, requested, sections_by, qs, use_web)
+
+    def _uses_web(self, agent: str, web: bool | None) -> bool:
+        """Whether the run gets web search tools: ``agent`` declares ``web_search`` (for "auto": some agent does)
+        and web search is configured (``web`` None) or asked for (``web`` True).
+
+        Raises:
+            ConfigError: ``web`` is True for an agent that does not search the web.
+        """
+        from deepsearcher.agents.base import agents_with, capabilities
+
+        options = self.settings.agent_options
+        searches_web = capabilities(self.registry, agent, options).web_search
+        if web and not searches_web:
+            able = agents_with(self.registry, options, web_search=True)
+            raise ConfigError(f"the {agent} agent does not search the web",
+                              hint=f"use --agent {able[0]} to search the web too, or leave out --web" if able else
+                              "no installed agent searches the web; leave out --web")
+        return searches_web and (self.settings.web_search is not None if web is None else web)
+
+    def _run_agent(self, ctx: QueryContext, plan: _QueryPlan, outline: Outline | None) -> Report:
+        """The long report written by the section agent, or the (routed) agent's report."""
+        from deepsearcher.agents import agent_router
+        from deepsearcher.agents.long_report.agent import write_long_report
+
+        if plan.sections_by is not None:
+            return write_long_report(ctx, plan.sections_by, outline)
+        return agent_router.run(ctx, plan.agent)
 
     def plan_outline(self, question: str, *, collections: Sequence[str] | None = None) -> Outline:
         """The table of contents a long report on ``question`` would follow (one LLM call), to edit and pass back

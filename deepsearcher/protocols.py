@@ -1,5 +1,6 @@
 """The provider protocols, in one module: what an embedder, chat model, vector store, loader, crawler, web search
-provider and agent must implement.
+provider must implement (the ``Agent`` protocol sits beside the ``QueryContext`` it runs on, in
+``deepsearcher.agents.base``).
 
 Built-ins and plugins implement the same protocols and register the same way (``deepsearcher.registry``);
 ``DeepSearcher(settings, embedder=…, store=…, llm=…)`` accepts any object that satisfies them.
@@ -10,21 +11,18 @@ Built-ins and plugins implement the same protocols and register the same way (``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 from pydantic import BaseModel
 
 from deepsearcher.events import EventCallback
-from deepsearcher.llm.base import ChatResult, Message, TokenCallback
 from deepsearcher.types import (
-    Chunk, CollectionInfo, Document, FetchedPage, Hit, Report, SearchMode, SearchPlan, StoreCapabilities, WebResult,
+    ChatResult, Chunk, CollectionInfo, Document, FetchedPage, Hit, Message, SearchMode, SearchPlan, StoreCapabilities,
+    TokenCallback, WebResult,
 )
 
-if TYPE_CHECKING:
-    from deepsearcher.agents.state import QueryContext
-
-__all__ = ["Agent", "ChatModel", "ChatResult", "Crawler", "Embedder", "Loader", "Message", "SearchMode",
+__all__ = ["ChatModel", "ChatResult", "Crawler", "Embedder", "Loader", "Message", "SearchMode",
            "TokenCallback", "VectorStore", "WebSearch"]
 
 @runtime_checkable
@@ -274,24 +272,5 @@ class WebSearch(Protocol):
 
         Raises:
             ProviderError: the service refused the key, rate-limited, timed out or answered malformed JSON.
-        """
-        ...
-
-
-@runtime_checkable
-class Agent(Protocol):
-    """A research strategy (an ``agent`` provider): turns a question into a cited ``Report``.
-
-    Attributes:
-        name: the registered name (``--agent NAME``).
-    """
-
-    name: str
-
-    def run(self, ctx: QueryContext) -> Report:
-        """Research ``ctx.question`` with ``ctx``'s model, collections and search, emitting query events.
-
-        Raises:
-            ProviderError: the LLM failed (malformed replies are retried and fall back instead).
         """
         ...

@@ -1,12 +1,14 @@
 """Plain result types shared by every layer: frozen dataclasses, never tuples or loose dicts.
 
-Progress events live in ``deepsearcher.events``; the provider protocols in ``deepsearcher.protocols``.
+Progress events live in ``deepsearcher.events``; the provider protocols in ``deepsearcher.protocols``. The chat
+message types (``Message``, ``ChatResult``, ``TokenCallback``) are here so that the protocols and ``llm.base`` share
+them without importing each other.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping, TypedDict
 
 
 #: The retrieval modes: cosine on the dense vector, full text (BM25), or both fused.
@@ -393,3 +395,59 @@ class WebResult:
     provider: str
     rank: int
     published: str | None = None
+
+
+class Message(TypedDict):
+    """One chat message, OpenAI shape (every provider we support speaks it)."""
+
+    role: str
+    content: str
+
+
+TokenCallback = Callable[[str], None]
+"""Receives each piece of *content* text as it streams (reasoning deltas are not passed)."""
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One chat completion.
+
+    Attributes:
+        text: the content as the model wrote it (may still contain ``<think>`` blocks; see ``llm.output``).
+        reasoning: a separate reasoning field (``reasoning_content`` of DeepSeek-R1 / vLLM / llama.cpp), "" if none.
+        prompt_tokens, completion_tokens: as reported by the server, or estimated (characters / 4) when it reports
+            none.
+        attempts: HTTP requests made for this result (1 + transport retries).
+        finish_reason: "stop", "length", ... as reported ("" when unknown); "length" means the reply was cut at
+            its token limit.
+        max_tokens: the completion limit the request was sent with, when the caller set one (None: the provider's
+            configured ``max_tokens``).
+    """
+
+    text: str
+    reasoning: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 1
+    finish_reason: str = ""
+    max_tokens: int | None = None
+
+    @property
+    def cut_off(self) -> bool:
+        """True when the reply stopped at its token limit (``finish_reason == "length"``), not at its end."""
+        return self.finish_reason == "length"
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """A web page read at query time (DeepResearch's ``read`` action).
+
+    Attributes:
+        url: the final URL (after redirects), what citations show.
+        passages: the page's text split as a load would split it (source = ``url``); empty when it failed.
+        error: why nothing was read ("" when it was).
+    """
+
+    url: str
+    passages: list[Chunk] = field(default_factory=list)
+    error: str = ""

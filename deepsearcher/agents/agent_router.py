@@ -12,13 +12,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, create_model, model_validator
 
 from deepsearcher.agents import prompts
+from deepsearcher.agents.base import AUTO, build_agent, check_agent_name, registry_of
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import ask
-from deepsearcher.errors import ConfigError
 from deepsearcher.events import QueryAgent
-from deepsearcher.registry import Registry
-from deepsearcher.registry import registry as default_registry
 from deepsearcher.types import Report
 
 DEFAULT_AGENT = "deep_search"
@@ -53,10 +51,6 @@ def choice_model(names: tuple[str, ...]) -> type[AgentChoiceBase]:
     return create_model("AgentChoice", __base__=AgentChoiceBase, agent=(agent_type, ...))
 
 
-def _registry(ctx: QueryContext) -> Registry:
-    return ctx.registry or default_registry
-
-
 def choose(ctx: QueryContext, requested: str) -> tuple[str, str]:
     """Resolve ``requested`` ("auto" or an agent name) to ``(agent, chosen_by)``.
 
@@ -66,12 +60,11 @@ def choose(ctx: QueryContext, requested: str) -> tuple[str, str]:
     Raises:
         ConfigError: an unknown agent name.
     """
-    registry = _registry(ctx)
-    names = tuple(registry.names("agent"))
-    if requested != "auto":
-        if requested not in names:
-            raise ConfigError(f"unknown agent {requested!r}", hint=f"use one of: auto, {', '.join(names)}")
+    registry = registry_of(ctx)
+    check_agent_name(registry, requested)
+    if requested != AUTO:
         return requested, "config"
+    names = tuple(registry.names("agent"))
     strategies = prompts.agent_strategies(registry.providers("agent"))
     schema = choice_model(names)
     try:
@@ -86,6 +79,4 @@ def run(ctx: QueryContext, requested: str) -> Report:
     """Pick the agent (emitting ``QueryAgent``), build it from the registry with its options, and run it."""
     name, chosen_by = choose(ctx, requested)
     ctx.emit(QueryAgent(agent=name, chosen_by=chosen_by))  # type: ignore[arg-type]
-    agent = _registry(ctx).get("agent", name).create(ctx.agent_options(name))
-    report: Report = agent.run(ctx)
-    return report
+    return build_agent(registry_of(ctx), name, ctx.agent_options).run(ctx)

@@ -26,7 +26,8 @@ from deepsearcher.agents.citations import gaps_note
 from deepsearcher.agents.replies import FollowUp, Intermediate
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.router import route
-from deepsearcher.agents.state import FunctionAgent, QueryContext
+from deepsearcher.agents.base import FunctionAgent
+from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
     ask_fitted, by_collection, chunk_ref, dedup_queries, fused_priority, hit_key, retrieve,
 )

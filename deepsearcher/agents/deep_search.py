@@ -24,16 +24,20 @@ so far and the queries that found nothing; every prompt is fitted to the model's
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
-from typing import Sequence
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, Sequence
 
 from deepsearcher.agents import prompts
+from deepsearcher.agents.base import AgentCapabilities
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import gaps_note
+from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
+from deepsearcher.agents.long_report.outline import Outline, Section
+from deepsearcher.agents.long_report.sections import SectionFinding, write_section
 from deepsearcher.agents.replies import Decomposition, Reflection, Relevance, no_placeholders
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.router import route_and_retrieve
-from deepsearcher.agents.state import FunctionAgent, QueryContext
+from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
     ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, fused_priority, hit_key, in_parallel,
 )
@@ -232,6 +236,30 @@ def run(ctx: QueryContext) -> Report:
                   removed_citations=written.removed_citations, gaps=found.open_gaps)
 
 
-def agent(options: object = None) -> FunctionAgent:
+@dataclass(frozen=True)
+class DeepSearchAgent:
+    """The ``deep_search`` agent (an ``Agent``): ``run``; it also researches the sections of long reports (its
+    accepted chunks join the report's knowledge, then one section-writing call)."""
+
+    name: str = NAME
+    capabilities: ClassVar[AgentCapabilities] = AgentCapabilities(sections=True)
+
+    def run(self, ctx: QueryContext) -> Report:
+        """Answer ``ctx.question`` (see ``deepsearcher.agents.base.Agent``)."""
+        return run(ctx)
+
+    def research_section(self, ctx: QueryContext, outline: Outline, section: Section,
+                         store: KnowledgeStore) -> SectionFinding:
+        """One section of a long report, on a share of ``query.token_budget`` whose reserve is its own
+        (``long_report.sections.SectionResearcher``)."""
+        sub = replace(ctx, budget=ctx.budget.share(None, ctx.budget.setting))
+        found = research(sub)
+        text = write_section(sub, outline, section, store,
+                             Evidence(found.accepted, found.rankings, found.searched,
+                                      stopped_on_budget=found.stopped_on_budget, unjudged=found.unjudged))
+        return SectionFinding(text, found.open_gaps, found.searched, found.iterations)
+
+
+def agent(options: object = None) -> DeepSearchAgent:
     """The ``deep_search`` agent (registry factory; no options)."""
-    return FunctionAgent(NAME, run)
+    return DeepSearchAgent()

@@ -6,7 +6,8 @@ The baseline the agentic flow is measured against, and the cheapest choice for s
 from __future__ import annotations
 
 from deepsearcher.agents.report import Evidence, write_report
-from deepsearcher.agents.state import FunctionAgent, QueryContext
+from deepsearcher.agents.base import FunctionAgent
+from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import by_collection, chunk_ref, retrieve
 from deepsearcher.events import QueryAccepted, QueryRouted, QuerySubQueries
 from deepsearcher.types import Report

@@ -1,4 +1,5 @@
-"""The state of one query run (``QueryContext``) and its stop rules; the steps agents share are in ``steps``."""
+"""The state of one query run (``QueryContext``) and its stop rules; the steps agents share are in ``steps``, the
+``Agent`` protocol that runs on it in ``base``."""
 
 from __future__ import annotations
 
@@ -12,15 +13,15 @@ from pydantic import BaseModel
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import CallGate, TokenBudget
 from deepsearcher.agents.dedup_rules import threshold_for
+from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.errors import QuestionError
 from deepsearcher.events import Event, EventCallback
 from deepsearcher.llm.base import MeteredChatModel, Message
 from deepsearcher.llm.window import MIN_REPLY_TOKENS, Window, resolve_window
 from deepsearcher.settings import QuerySettings
-from deepsearcher.types import CollectionInfo, Hit, Report
+from deepsearcher.types import CollectionInfo, Hit
 
 if TYPE_CHECKING:
-    from deepsearcher.agents.deep_research.tools import ResearchTools
     from deepsearcher.registry import Registry
 
 SearchFn = Callable[[str, str, int], list[Hit]]
@@ -151,15 +152,3 @@ class QueryContext:
         if self.over_budget():
             return "token_budget"
         return None
-
-
-@dataclass(frozen=True)
-class FunctionAgent:
-    """An ``Agent`` made of a name and a ``run(ctx) -> Report`` function (how the built-in agents register)."""
-
-    name: str
-    run_fn: Callable[[QueryContext], Report]
-
-    def run(self, ctx: QueryContext) -> Report:
-        """Answer ``ctx.question`` (see ``deepsearcher.protocols.Agent``)."""
-        return self.run_fn(ctx)

@@ -137,6 +137,21 @@ def eval_modes(registry: Any) -> list[str]:
     return ["retrieve", *registry.names("agent")]
 
 
+def check_long_report_mode(app: Any, mode: str) -> None:
+    """Refuse ``--report long`` with a mode whose agent does not declare ``sections``
+    (``agents.base.AgentCapabilities``; retrieve mode writes no report).
+
+    Raises:
+        ConfigError: the message names the agents that write long reports.
+    """
+    from deepsearcher.agents.long_report.agent import also, either, section_agents
+
+    capable = section_agents(app.registry, app.settings.agent_options)
+    if mode not in capable:
+        raise ConfigError(f"long reports are written by {either(capable)}, not mode {mode!r}",
+                          hint=f"use --mode {capable[0]}{also(capable)} with --report long")
+
+
 def collection_name(dataset: str) -> str:
     """Collection used for a dataset's corpus, e.g. ``eval_2wikimultihopqa``."""
     return "eval_" + re.sub(r"[^A-Za-z0-9_]", "_", dataset)[:200]
@@ -157,7 +172,8 @@ class EvalHarness:
         restart: discard earlier rows in ``out_dir`` (this run's, or another run's) instead of resuming
             (``--force``).
         on_event: progress callback.
-        report: "short", or "long" to answer with a long report (agent modes deep_research / deep_search).
+        report: "short", or "long" to answer with a long report (agent modes whose agent declares sections:
+            deep_research, deep_search, a plugin's).
 
     Raises:
         ConfigError: unknown mode/retrieval, a long report in retrieve mode, or ``out_dir`` holds another run
@@ -176,9 +192,8 @@ class EvalHarness:
             raise ConfigError(f"unknown retrieval {retrieval!r}", hint=f"use one of {', '.join(RETRIEVALS)}")
         if mode != "retrieve" and retrieval == "bm25":
             raise ConfigError("agents retrieve with dense or hybrid search", hint="use --retrieval dense|hybrid")
-        if report == "long" and mode not in ("deep_research", "deep_search"):
-            raise ConfigError(f"long reports are written by deep_research or deep_search, not mode {mode!r}",
-                              hint="use --mode deep_research (or deep_search) with --report long")
+        if report == "long":
+            check_long_report_mode(app, mode)
         self.report = report
         self.app = app
         self.dataset = dataset

@@ -1,4 +1,6 @@
-"""Chat messages and results, and the usage meter (the ``ChatModel`` protocol is in ``deepsearcher.protocols``).
+"""The usage meter of chat models, and helpers every provider uses (the ``ChatModel`` protocol is in
+``deepsearcher.protocols``; ``Message``, ``ChatResult`` and ``TokenCallback`` are in ``deepsearcher.types`` and
+re-exported here).
 
 Messages are OpenAI-shaped dicts (``{"role": "system" | "user" | "assistant", "content": str}``) because every provider
 we support speaks that shape. A provider returns the model's *raw* text: stripping reasoning and parsing JSON is the
@@ -11,56 +13,15 @@ import dataclasses
 import inspect
 import threading
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict
+from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel
 
-from deepsearcher.types import Usage
+from deepsearcher.protocols import ChatModel
+from deepsearcher.types import ChatResult, Message, TokenCallback, Usage
 
-if TYPE_CHECKING:
-    from deepsearcher.protocols import ChatModel
-
-
-class Message(TypedDict):
-    """One chat message, OpenAI shape."""
-
-    role: str
-    content: str
-
-
-TokenCallback = Callable[[str], None]
-"""Receives each piece of *content* text as it streams (reasoning deltas are not passed)."""
-
-
-@dataclass(frozen=True)
-class ChatResult:
-    """One chat completion.
-
-    Attributes:
-        text: the content as the model wrote it (may still contain ``<think>`` blocks; see ``llm.output``).
-        reasoning: a separate reasoning field (``reasoning_content`` of DeepSeek-R1 / vLLM / llama.cpp), "" if none.
-        prompt_tokens, completion_tokens: as reported by the server, or estimated (characters / 4) when it reports
-            none.
-        attempts: HTTP requests made for this result (1 + transport retries).
-        finish_reason: "stop", "length", ... as reported ("" when unknown); "length" means the reply was cut at
-            its token limit.
-        max_tokens: the completion limit the request was sent with, when the caller set one (None: the provider's
-            configured ``max_tokens``).
-    """
-
-    text: str
-    reasoning: str = ""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    attempts: int = 1
-    finish_reason: str = ""
-    max_tokens: int | None = None
-
-    @property
-    def cut_off(self) -> bool:
-        """True when the reply stopped at its token limit (``finish_reason == "length"``), not at its end."""
-        return self.finish_reason == "length"
+__all__ = ["ChatResult", "MeteredChatModel", "Message", "TokenCallback", "accepts_keyword", "estimate_tokens",
+           "json_schema", "messages_chars", "schema_name"]
 
 
 def estimate_tokens(text: str) -> int:

@@ -1,10 +1,12 @@
 """A third-party distribution registers an embedder, a chat model and an agent through the ``deepsearcher.providers``
 entry-point group; they are used from config.yaml and ``--agent`` exactly like built-ins, with no change to the
-package (issue #10).
+package (issue #10). A plugin agent that declares web search and long-report sections (``AgentCapabilities``) gets
+the research tools and researches the sections (issue #18).
 
 The distribution is written into tmp_path as an installed package would leave it (a module plus a ``.dist-info``
-folder with ``entry_points.txt``), and the CLI runs in a subprocess with that folder on ``PYTHONPATH``, so
-``importlib.metadata`` discovers it the way it discovers a pip-installed plugin.
+folder with ``entry_points.txt``, ``install_plugin``), and the CLI runs in a subprocess with that folder on
+``PYTHONPATH`` (or, to assert on what an agent received, the folder goes on ``sys.path`` and a fresh registry loads
+the entry points), so ``importlib.metadata`` discovers it the way it discovers a pip-installed plugin.
 """
 
 from __future__ import annotations
@@ -15,10 +17,17 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import unquote
 
 import pytest
 
+from deepsearcher import registry as registry_module
+from deepsearcher.events import Event
+from deepsearcher.testing.scripted import ScriptedChatModel
 from tests.conftest import REPO
+from tests.integration.http_site import Site
+from tests.integration.test_research_web import MALLARD, pages, service_for  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.integration
 
@@ -81,15 +90,22 @@ PLUGIN = textwrap.dedent('''
 ''')
 
 
+def install_plugin(site: Path, module: str, source: str, entry_point: str) -> None:
+    """Write the distribution ``deepsearcher-<module>`` into ``site`` as pip would install it: the module and a
+    ``.dist-info`` whose ``entry_points.txt`` names ``module:register`` in the ``deepsearcher.providers`` group."""
+    site.mkdir(exist_ok=True)
+    (site / f"{module}.py").write_text(source, encoding="utf-8")
+    dist = f"deepsearcher-{module.replace('_', '-')}"
+    info = site / f"{dist.replace('-', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[deepsearcher.providers]\n{entry_point} = {module}:register\n")
+
+
 @pytest.fixture
 def plugin_env(tmp_path: Path) -> dict[str, str]:
     site = tmp_path / "site"
-    site.mkdir()
-    (site / "ds_demo_plugin.py").write_text(PLUGIN, encoding="utf-8")
-    info = site / "deepsearcher_demo_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: deepsearcher-demo-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[deepsearcher.providers]\ndemo = ds_demo_plugin:register\n")
+    install_plugin(site, "ds_demo_plugin", PLUGIN, "demo")
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "HF_HUB_OFFLINE": "1",
             "DO_NOT_TRACK": "1", "COLUMNS": "200"}
 
@@ -154,3 +170,104 @@ def test_plugin_options_are_checked_like_built_in_ones(tmp_path: Path, plugin_en
     bad_agent = cli(plugin_env, tmp_path, "query", "q", "--agent", "nope")
     assert bad_agent.returncode == 2 and "'nope' is not one of 'auto', 'deep_search'" in bad_agent.stderr
     assert "'demo_first_hit'" in bad_agent.stderr
+
+
+WEB_AGENT_PLUGIN = textwrap.dedent('''
+    """deepsearcher-web-notes: an agent that declares web search and long-report sections."""
+    from __future__ import annotations
+
+    from deepsearcher.agents.base import AgentCapabilities
+    from deepsearcher.types import Report, Source
+
+    #: what each run received, for the test to read
+    RECEIVED = []
+
+
+    class WebNotes:
+        name = "web_notes"
+        capabilities = AgentCapabilities(web_search=True, sections=True)
+
+        def __init__(self, options) -> None:
+            self.options = options
+
+        def run(self, ctx):
+            tools = ctx.research
+            results = tools.web.search(ctx.question, max_results=3)
+            page = tools.pages.read(results[0].url)
+            RECEIVED.append({"question": ctx.question, "web": tools.web.name, "results": [r.url for r in results],
+                             "page": page.url, "text": " ".join(p.text for p in page.passages),
+                             "can_open_chunks": tools.chunks_around is not None})
+            first = page.passages[0]
+            return Report(question=ctx.question, answer=f"{first.text.split('. ')[0]} [1].",
+                          sources=[Source(1, first, "web")], sub_queries=[ctx.question], iterations=1,
+                          usage=ctx.llm.usage(), agent=self.name)
+
+
+    def register(registry):
+        registry.register("agent", "web_notes", WebNotes, description="answers from the first web result's page.")
+''')
+
+
+@pytest.fixture
+def web_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The web_notes plugin installed on ``sys.path``, and a fresh process registry that loads it by entry point."""
+    install_plugin(tmp_path / "site", "ds_web_notes", WEB_AGENT_PLUGIN, "web_notes")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(registry_module, "registry", registry_module.Registry())
+    yield registry_module.registry
+    sys.modules.pop("ds_web_notes", None)
+
+
+def test_a_plugin_agent_declaring_web_search_and_sections_gets_the_web_tools_and_writes_the_sections(
+        web_notes: Any, pages: Site, service_for: Any, make_app: Any, tmp_path: Path) -> None:
+    from deepsearcher.agents.long_report.outline import Outline, Section
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.settings import load_settings
+
+    assert web_notes.get("agent", "web_notes").origin.startswith("entry point web_notes")
+    service = service_for("searxng")
+    notes = tmp_path / "notes.md"
+    notes.write_text("Dabbling ducks feed at the water surface.", encoding="utf-8")
+    loader = make_app()
+    loader.load([str(notes)], "notes", "Field notes about ducks")
+    settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None, "web_search": {
+        "provider": "searxng", "base_url": service.base_url, "retry_backoff_s": 0.01, "timeout_s": 2}})
+    edited = "## Habitat\n\nMallards live on ponds [1].\n\n## Food\n\nThey dabble for plants [1]."
+    llm = ScriptedChatModel([edited])  # the editing pass: the only model call of the run
+    app = DeepSearcher(settings, embedder=loader.embedder, store=loader.store, llm=llm, registry=web_notes)
+    outline = Outline("Mallards", (Section("Habitat", "Where do mallards live?"),
+                                   Section("Food", "What do mallards eat?")))
+    events: list[Event] = []
+    report = app.query("Mallards?", agent="web_notes", report="long", outline=outline, web=True,
+                       on_event=events.append)
+
+    received = sys.modules["ds_web_notes"].RECEIVED  # type: ignore[attr-defined]
+    assert [r["question"] for r in received] == ["Where do mallards live?", "What do mallards eat?"]
+    assert all(r["web"] == "searxng" and r["can_open_chunks"] for r in received)
+    assert received[0]["results"] == [pages.url("/mallard"), pages.url("/private/ducks")]
+    assert received[0]["page"] == pages.url("/mallard") and MALLARD in received[0]["text"]
+    assert [unquote(q) for q in service.queries()] == ["Where do mallards live?", "What do mallards eat?"]
+    assert events[0].data["web"] == "searxng" and events[0].data["agent"] == "web_notes"
+    # both sections cite the one page passage: one number in the whole draft the editing pass received
+    said = "Mallard\nMallards live on ponds, lakes and rivers across the northern hemisphere [1]."
+    assert f"## Habitat\n\n{said}\n\n## Food\n\n{said}\n\nSources:\n[1] Mallard — {pages.url('/mallard')}" \
+        in llm.prompts[0]
+    assert report.agent == "web_notes" and report.sections == ["Habitat", "Food"]
+    assert [s.chunk.source for s in report.sources] == [pages.url("/mallard")] and report.sub_queries == [
+        "Where do mallards live?", "What do mallards eat?"]
+    assert report.answer.startswith("## Contents\n\n1. [Habitat](#habitat)\n2. [Food](#food)")
+
+
+def test_web_and_sections_are_refused_for_an_agent_that_declares_neither(web_notes: Any, tmp_path: Path) -> None:
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.errors import ConfigError
+    from deepsearcher.settings import load_settings
+
+    # refused before any provider is built
+    app = DeepSearcher(load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}}), registry=web_notes)
+    with pytest.raises(ConfigError, match="the naive agent does not search the web") as web:
+        app.query("q", agent="naive", web=True)
+    assert web.value.hint == "use --agent deep_research to search the web too, or leave out --web"
+    with pytest.raises(ConfigError, match="a long report researches its sections with deep_research, deep_search "
+                                          "or web_notes, not 'naive'"):
+        app.query("q", agent="naive", report="long")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from deepsearcher.agents import agent_router, chain_of_rag, deep_search, naive_rag, prompts
+from deepsearcher.errors import ConfigError
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
 from deepsearcher.testing.scripted import ScriptedChatModel
@@ -355,3 +358,45 @@ def test_named_agent_makes_no_choice_call():
     llm = ScriptedChatModel(["A [1]."])
     assert agent_router.run(make_ctx(llm), "naive").usage.llm_calls == 1
     assert MILVUS_DOCS[0].text in llm.prompts[0]
+
+
+# --- capabilities and the agent-name rule (issue #18) --------------------------------------------------------------
+def test_built_in_agents_declare_their_capabilities():
+    from deepsearcher.agents.base import AgentCapabilities, agents_with, capabilities, default_options
+    from deepsearcher.registry import registry
+
+    options = default_options(registry)
+    declared = {name: capabilities(registry, name, options) for name in registry.names("agent")}
+    assert declared == {"deep_search": AgentCapabilities(sections=True), "chain_of_rag": AgentCapabilities(),
+                        "naive": AgentCapabilities(), "deep_research": AgentCapabilities(web_search=True, sections=True)}
+    assert capabilities(registry, "auto", options) == AgentCapabilities(web_search=True, sections=True)
+    assert agents_with(registry, options, web_search=True) == ["deep_research"]
+
+
+def test_a_registered_agent_is_read_by_its_declaration_not_its_name():
+    from deepsearcher.agents.base import AgentCapabilities, FunctionAgent, capabilities, default_options
+    from deepsearcher.agents.long_report.agent import section_agent
+    from deepsearcher.registry import registry
+
+    def factory(options: object) -> FunctionAgent:
+        return FunctionAgent("sectioner", naive_rag.run, AgentCapabilities(sections=True))
+
+    with registry.temporarily("agent", "sectioner", factory, description="writes sections"):
+        assert capabilities(registry, "sectioner", default_options(registry)).sections
+        assert section_agent("sectioner") == "sectioner"
+    with registry.temporarily("agent", "sectioner", lambda options: object()):  # declares nothing
+        with pytest.raises(ConfigError, match="with deep_research or deep_search, not 'sectioner'"):
+            section_agent("sectioner")
+
+
+def test_auto_or_a_registered_agent_is_one_rule_for_the_api_and_the_router():
+    from deepsearcher.agents.base import check_agent_name
+    from deepsearcher.registry import registry
+
+    check_agent_name(registry, "auto")
+    with pytest.raises(ConfigError, match="unknown agent 'telepathy'") as direct:
+        check_agent_name(registry, "telepathy")
+    with pytest.raises(ConfigError) as routed:
+        agent_router.choose(make_ctx(ScriptedChatModel([])), "telepathy")
+    assert str(routed.value) == str(direct.value)
+    assert direct.value.hint == "use one of: auto, deep_search, chain_of_rag, naive, deep_research"

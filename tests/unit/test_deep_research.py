@@ -15,7 +15,7 @@ from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
 from deepsearcher.agents.deep_research.run import research_context
 from deepsearcher.agents.deep_research.state import ResearchState, allowed_actions
-from deepsearcher.agents.deep_research.tools import ResearchTools
+from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.agents.report import nothing_found
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult

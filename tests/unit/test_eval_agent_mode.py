@@ -120,3 +120,17 @@ def test_deep_search_mode_with_long_reports(dataset: EvalDataset, tmp_path: Path
     assert summary.done == 1
     with pytest.raises(ConfigError, match="long reports are written by deep_research or deep_search"):
         EvalHarness(app, dataset, tmp_path / "o2", mode="naive", report="long")
+
+
+def test_long_reports_follow_the_agents_declaration(dataset: EvalDataset, tmp_path: Path) -> None:
+    """A registered agent that declares sections is a long-report mode; the message names it with the built-ins."""
+    from deepsearcher.agents import naive_rag
+    from deepsearcher.agents.base import AgentCapabilities, FunctionAgent
+
+    app = memory_app(ScriptedChatModel([]))
+    sections = AgentCapabilities(sections=True)
+    with app.registry.temporarily("agent", "sectioner", lambda o: FunctionAgent("sectioner", naive_rag.run, sections)):
+        assert EvalHarness(app, dataset, tmp_path / "out", mode="sectioner", report="long").report == "long"
+        with pytest.raises(ConfigError, match="by deep_research, deep_search or sectioner, not mode 'naive'") as no:
+            EvalHarness(app, dataset, tmp_path / "o2", mode="naive", report="long")
+    assert no.value.hint == "use --mode deep_research (or deep_search, sectioner) with --report long"

@@ -16,7 +16,7 @@ from deepsearcher.agents.long_report.agent import section_agent, slug, table_of_
 from deepsearcher.agents.long_report.outline import (
     Outline, Section, fallback_outline, outline_markdown, parse_outline, read_outline,
 )
-from deepsearcher.agents.deep_research.tools import ResearchTools
+from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.errors import ConfigError
 from deepsearcher.events import Event
 from deepsearcher.testing.scripted import ScriptedChatModel

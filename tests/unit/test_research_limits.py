@@ -12,7 +12,7 @@ from deepsearcher.agents.deep_research.agent import DeepResearchAgent
 from deepsearcher.agents.long_report.agent import write_long_report
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
 from deepsearcher.agents.long_report.outline import Outline, Section
-from deepsearcher.agents.deep_research.tools import ResearchTools
+from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
 from deepsearcher.testing.scripted import ScriptedChatModel

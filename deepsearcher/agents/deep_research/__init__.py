@@ -5,6 +5,7 @@
 - ``run``: one run's context (its own share of the token budget, ``agents.budget``), its prompts fitted to the window
   through the shared steps, the forced final answer (beast mode);
 - ``actions``: search, read, reflect, answer; ``evaluator``: the answer checks; ``schemas``: reply schemas;
-- ``prompts``: the templates, one render function per action; ``tools``: web search, page reader, neighbours;
+- ``prompts``: the templates, one render function per action (the web search, page reader and neighbour query
+  it reaches are ``agents.tools.ResearchTools``, built by ``deepsearcher.compose``);
 - ``options``: the ``agents.deep_research`` config section.
 """

@@ -3,7 +3,7 @@ final answer ends the run when the budget runs out (DESIGN.md "DeepResearch loop
 
 Each step works on the question at the head of the queue (the user's question first; gap questions from ``reflect``
 go to the head; an unsolved question goes back to the tail). The model sees that question, the knowledge most
-similar to it, the diary, the rejected answers, and only the actions allowed now (``research.state.allowed_actions``),
+similar to it, the diary, the rejected answers, and only the actions allowed now (``state.allowed_actions``),
 and replies with one action as JSON:
 
 ==========  ====================================================================  ===================================
@@ -18,7 +18,7 @@ answer      an answer citing knowledge as [n] → the evaluator (``evaluator``) 
 
 An accepted answer to the original question ends the run; to a gap question, it becomes knowledge; a rejected one is
 kept with its critique and plan. The run has its own hard token budget (``token_budget``, ``final_reserve`` of it kept
-for the final answer; ``research.run.research_context``), which every call checks before it is made
+for the final answer; ``run.research_context``), which every call checks before it is made
 (``ctx.model(step)``, ``agents.budget``): a call that would eat into the reserve raises ``BudgetExhausted``. Then, or
 when ``max_bad_attempts`` answers were rejected, ``max_steps`` steps ran, or no action is allowed, beast mode writes
 one forced final answer from all knowledge. An unusable step reply (after one retry) falls back to searching the
@@ -28,8 +28,9 @@ current question, else to reading the first unopened items, else to beast mode.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import ClassVar, Sequence
 
+from deepsearcher.agents.base import AgentCapabilities
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import gaps_note, verify_citations
 from deepsearcher.agents.deep_research import actions
@@ -40,7 +41,9 @@ from deepsearcher.agents.deep_research.options import DeepResearchOptions
 from deepsearcher.agents.deep_research.run import BeastMode, Run, final_answer
 from deepsearcher.agents.deep_research.schemas import StepBase, step_model
 from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_actions
-from deepsearcher.agents.deep_research.tools import ResearchTools
+from deepsearcher.agents.tools import ResearchTools
+from deepsearcher.agents.long_report.outline import Outline, Section
+from deepsearcher.agents.long_report.sections import SectionFinding
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
 from deepsearcher.types import Report, Source
@@ -186,16 +189,25 @@ def consulted(ctx: QueryContext, store: KnowledgeStore, limit: int = 10) -> list
 
 @dataclass(frozen=True)
 class DeepResearchAgent:
-    """The ``deep_research`` agent (an ``Agent``): ``research`` then ``to_report``."""
+    """The ``deep_research`` agent (an ``Agent``): ``research`` then ``to_report``; it searches the web (when
+    configured) and researches the sections of long reports into their shared knowledge."""
 
     options: DeepResearchOptions
     name: str = NAME
+    capabilities: ClassVar[AgentCapabilities] = AgentCapabilities(web_search=True, sections=True)
 
     def run(self, ctx: QueryContext) -> Report:
-        """Answer ``ctx.question`` (see ``deepsearcher.protocols.Agent``); tools come from ``ctx.research``."""
+        """Answer ``ctx.question`` (see ``deepsearcher.agents.base.Agent``); tools come from ``ctx.research``."""
         store = KnowledgeStore()
         finding = research(ctx, self.options, ctx.research or ResearchTools(), store)
         return to_report(ctx, store, finding)
+
+    def research_section(self, ctx: QueryContext, outline: Outline, section: Section,
+                         store: KnowledgeStore) -> SectionFinding:
+        """One section of a long report: the loop on the section's question over the report's ``store``
+        (``long_report.sections.SectionResearcher``)."""
+        finding = research(ctx, self.options, ctx.research or ResearchTools(), store)
+        return SectionFinding(finding.answer, finding.gaps, finding.queries, finding.steps)
 
 
 def agent(options: DeepResearchOptions | None = None) -> DeepResearchAgent:

@@ -32,7 +32,7 @@ from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
 from deepsearcher.agents.deep_research.state import ResearchState, StopReason
-from deepsearcher.agents.deep_research.tools import ResearchTools
+from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import ask_fitted
 from deepsearcher.events import QueryBeastMode

@@ -1,11 +1,13 @@
 """Long reports: outline → research per section over one shared knowledge store → sections with global citation
 numbers → one coherence pass → one Markdown report with a table of contents (DESIGN.md "DeepResearch loop").
 
-1. **Outline**: 3-8 sections, each a title and one research question (``research.outline``), or the user's file.
-2. **Research** each section's question with ``deep_research`` (the loop, its knowledge kept in the shared store) or
-   ``deep_search`` (its accepted chunks added to the store, then one section-writing call). The store is shared: a
-   chunk or page found for one section keeps its item and number, searches are cached for the whole report and
-   DeepResearch does not run a query again.
+1. **Outline**: 3-8 sections, each a title and one research question (``long_report.outline``), or the user's file.
+2. **Research** each section's question with the section agent (``section_agent``: one that declares
+   ``AgentCapabilities(sections=True)``; ``sections.research_section``): ``deep_research`` (the loop, its knowledge
+   kept in the shared store), ``deep_search`` (its accepted chunks added to the store, then one section-writing
+   call), or a plugin agent (its report's sources added to the store). The store is shared: a chunk or page found
+   for one section keeps its item and number, searches are cached for the whole report and DeepResearch does not run
+   a query again.
 3. **Sections** cite store items ``[n]``; the draft is renumbered once over the whole report in order of first
    appearance, so a source has one number everywhere.
 4. **Coherence pass** (one call): removes repetition, aligns terms, writes the introduction and the conclusion, and
@@ -27,42 +29,67 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Sequence
 
-from deepsearcher.agents import deep_search
+from deepsearcher.agents.base import (
+    AUTO, OptionsFn, agents_with, build_agent, check_agent_name, default_options, registry_of,
+)
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import location, verify_citations
-from deepsearcher.agents.deep_research.agent import research
-from deepsearcher.agents.report import (
-    Evidence, budget_too_small, choose_evidence, cut_off, empty_answer, write_fitted,
-)
 from deepsearcher.agents.deep_research import prompts as rprompts
-from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
-from deepsearcher.agents.deep_research.options import DeepResearchOptions
+from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.long_report.outline import Outline, Section, plan_outline
-from deepsearcher.agents.deep_research.tools import ResearchTools
+from deepsearcher.agents.long_report.sections import research_section
+from deepsearcher.agents.report import write_fitted
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import fused_priority
 from deepsearcher.errors import ConfigError, ContextWindowError
 from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
+from deepsearcher.registry import Registry
+from deepsearcher.registry import registry as default_registry
 from deepsearcher.types import Report, Source
 
-SECTION_AGENTS = ("deep_research", "deep_search")
+#: the agent that researches the sections when the query's agent is "auto"
+DEFAULT_SECTION_AGENT = "deep_research"
 CONTRADICTIONS = "Contradictions and open questions"
 NO_CONTRADICTIONS = "No contradictions between the sources were found."
 
 
-def section_agent(requested: str) -> str:
-    """The agent that researches the sections: ``deep_research`` or ``deep_search`` as requested, ``deep_research``
-    for "auto".
+def section_agent(requested: str, registry: Registry | None = None, options: OptionsFn | None = None) -> str:
+    """The agent that researches the sections: the requested one when it declares ``sections``
+    (``agents.base.AgentCapabilities``), ``deep_research`` for "auto".
+
+    Args:
+        requested: "auto" or a registered agent name.
+        registry: where agents are looked up (default: the process-wide registry).
+        options: the agents' options (default: each agent's defaults).
 
     Raises:
-        ConfigError: another agent was requested.
+        ConfigError: an unknown agent, or one that does not declare ``sections`` (the message names those that do).
     """
-    if requested == "auto":
-        return "deep_research"
-    if requested not in SECTION_AGENTS:
-        raise ConfigError(f"a long report researches its sections with deep_research or deep_search, not {requested!r}",
-                          hint="add --agent deep_research (or deep_search), or leave out --report long")
+    registry = registry or default_registry
+    options = options or default_options(registry)
+    if requested == AUTO:
+        return DEFAULT_SECTION_AGENT
+    check_agent_name(registry, requested)
+    capable = section_agents(registry, options)
+    if requested not in capable:
+        raise ConfigError(f"a long report researches its sections with {either(capable)}, not {requested!r}",
+                          hint=f"add --agent {capable[0]}{also(capable)}, or leave out --report long")
     return requested
+
+
+def section_agents(registry: Registry, options: OptionsFn) -> list[str]:
+    """The agents that declare ``sections``, the default one first."""
+    capable = agents_with(registry, options, sections=True)
+    return sorted(capable, key=lambda name: name != DEFAULT_SECTION_AGENT)
+
+
+def either(names: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c`` (for messages)."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def also(names: list[str]) -> str:
+    """`` (or b, c)`` after the first of ``names`` (for hints); "" for one name."""
+    return f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
 
 
 def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = None) -> Report:
@@ -70,7 +97,7 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
 
     Args:
         ctx: the query context (its ``research`` tools are used by deep_research sections).
-        agent: "deep_research" or "deep_search".
+        agent: the agent that researches the sections (``section_agent``).
         outline: the table of contents to follow; None = planned by the model.
     """
     source = "file"
@@ -79,6 +106,7 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
         source = "fallback" if fell_back else "llm"
     sections = [{"title": s.title, "question": s.question} for s in outline.sections]
     ctx.emit(QueryOutline(title=outline.title, sections=sections, source=source))  # type: ignore[arg-type]
+    researcher = build_agent(registry_of(ctx), agent, ctx.agent_options)
     store = KnowledgeStore()
     shared = replace(ctx, search=lru_cache(maxsize=1024)(ctx.search))  # a search run for one section is reused
     written: list[tuple[Section, str]] = []
@@ -89,25 +117,12 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     for index, section in enumerate(outline.sections, start=1):
         ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
                               status="research", sources=0))
-        sub = replace(shared, question=section.question)
-        if agent == "deep_research":
-            options = ctx.agent_options("deep_research")
-            finding = research(sub, options if isinstance(options, DeepResearchOptions) else DeepResearchOptions(),
-                               ctx.research or ResearchTools(), store)
-            text, found_gaps, found_queries, found_steps = finding.answer, finding.gaps, finding.queries, \
-                finding.steps
-        else:
-            sub = replace(sub, budget=ctx.budget.share(None, ctx.budget.setting))  # its reserve is its own
-            found = deep_search.research(sub)
-            text = write_section(sub, outline, section, store,
-                                 Evidence(found.accepted, found.rankings, found.searched,
-                                          stopped_on_budget=found.stopped_on_budget, unjudged=found.unjudged))
-            found_gaps, found_queries, found_steps = found.open_gaps, found.searched, found.iterations
-        text = store.expand_answers(text)
+        found = research_section(researcher, replace(shared, question=section.question), outline, section, store)
+        text = store.expand_answers(found.text)
         written.append((section, text))
-        gaps += [g for g in found_gaps if g not in gaps]
-        queries += found_queries
-        steps += found_steps
+        gaps += [g for g in found.gaps if g not in gaps]
+        queries += found.queries
+        steps += found.steps
         ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
                               status="written", sources=len(store.cited(text))))
     draft = verify_citations(assemble(written), len(store))
@@ -120,34 +135,6 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
                   sub_queries=queries, iterations=steps, usage=ctx.llm.usage(), agent=agent,
                   removed_citations=draft.removed + final.removed, gaps=gaps, title=outline.title,
                   sections=[s.title for s in outline.sections])
-
-
-def write_section(ctx: QueryContext, outline: Outline, section: Section, store: KnowledgeStore,
-                  evidence: Evidence) -> str:
-    """Write one section from DeepSearch's evidence (the chunks ``report.choose_evidence`` picks), added to the
-    store and shown with their store numbers; the prompt is fitted to the window and the budget
-    (``report.write_fitted``; the chunks of worst fused rank are left out first)."""
-    chosen = choose_evidence(ctx, evidence)
-    if chosen.answer is not None:
-        return chosen.answer
-    rank = fused_priority(chosen.hits, evidence.rankings)
-    best: dict[str, tuple[KnowledgeItem, float]] = {}
-    for hit, priority in zip(chosen.hits, rank):
-        item = store.add_hit(hit, section.question)[0]
-        if item.id not in best or priority < best[item.id][1]:
-            best[item.id] = (item, priority)
-    ordered = sorted(best.values(), key=lambda pair: pair[0].number)
-
-    def render(items: Sequence[KnowledgeItem], cap: int | None) -> str:
-        return rprompts.section_prompt(outline.title or ctx.question, section.title, section.question, items,
-                                       language=ctx.language, excerpt_chars=cap)
-
-    try:
-        reply, _ = write_fitted(ctx, "section", render, [i for i, _ in ordered], [p for _, p in ordered])
-    except BudgetExhausted:
-        return budget_too_small(ctx, []).answer
-    text = (reply.text or empty_answer(reply)) + cut_off(ctx, "section", reply)
-    return f"{chosen.warning}\n\n{text}" if chosen.warning else text
 
 
 def assemble(written: Sequence[tuple[Section, str]]) -> str:
