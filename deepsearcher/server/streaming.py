@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator, Callable, Mapping
 
 from sse_starlette import ServerSentEvent
 
-from deepsearcher.errors import DeepSearcherError
+from deepsearcher.errors import DeepSearcherError, without_hint
 from deepsearcher.events import Event, EventCallback, QueryReport
 from deepsearcher.types import Report
 
@@ -38,11 +38,17 @@ def error_payload(exc: BaseException, redact: Callable[[str], str] = str) -> dic
     """The JSON body of an ``error`` event (the same shape as an HTTP error body); ``redact`` hides configured
     endpoints (``AccessPolicy.redact``)."""
     if isinstance(exc, DeepSearcherError):
-        detail = exc.args[0] if exc.args else str(exc)
-        return {"detail": redact(detail), "hint": redact(exc.hint) if exc.hint else exc.hint,
+        return {"detail": redact(without_hint(exc)), "hint": redact(exc.hint) if exc.hint else exc.hint,
                 "type": type(exc).__name__}
     return {"detail": f"unexpected error ({type(exc).__name__}); see the server log", "hint": None,
             "type": "InternalError"}
+
+
+def event_payload(event: Event, finish: Callable[[Report], dict[str, Any]]) -> dict[str, Any]:
+    """The JSON of an event's SSE frame: its fields (the report's JSON with its rendered forms, for ``query.report``)
+    and ``lines``, the event in words (``Event.describe``), which the web page shows as the CLI prints them."""
+    data = finish(event.report) if isinstance(event, QueryReport) else event.data
+    return {**data, "lines": event.describe()}
 
 
 def sse(kind: str, data: Mapping[str, Any], seq: int) -> ServerSentEvent:
@@ -100,11 +106,9 @@ async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]",
             if isinstance(item, QueryReport):
                 if saw_report:
                     continue
-                saw_report, data = True, finish(item.report)
-            else:
-                data = item.data
+                saw_report = True
             seq += 1
-            yield sse(item.kind, data, seq)
+            yield sse(item.kind, event_payload(item, finish), seq)
         try:
             report = await future
         except Exception as exc:  # the run failed: tell the client in-band, never as a trace
@@ -115,7 +119,7 @@ async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]",
             yield sse(ERROR_EVENT, error_payload(exc, redact), seq + 1)
             return
         if not saw_report:
-            yield sse(REPORT_EVENT, finish(report), seq + 1)
+            yield sse(REPORT_EVENT, event_payload(QueryReport(report), finish), seq + 1)
     finally:
         cancelled.set()
         future.add_done_callback(_consume)
