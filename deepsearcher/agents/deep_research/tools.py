@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
 
-from deepsearcher.errors import ConfigError, DeepSearcherError, SkipSource
+from deepsearcher.errors import ConfigError, DeepSearcherError, SkipSource, first_line
 from deepsearcher.events import EventCallback, QuerySaved, ignore_event
 from deepsearcher.ingest.ids import bytes_hash
 from deepsearcher.ingest.splitter import Splitter
@@ -82,7 +82,7 @@ class PageReader:
                     page = got
                     break
         except DeepSearcherError as exc:  # the crawler provider as a whole failed (e.g. a refused Firecrawl key)
-            return PageRead(url, error=str(exc).split("\n")[0])
+            return PageRead(url, error=first_line(exc))
         if page is None:
             return PageRead(url, error="the crawler returned no page")
         self._fetched[key] = page
@@ -183,7 +183,7 @@ def save_pages(load: Callable[..., LoadSummary], tools: ResearchTools, collectio
         summary = load(pages, collection, f"Web pages read by deepsearcher queries ({pages[0]} …)",
                        on_event=ignore_event, crawler=tools.pages)
     except DeepSearcherError as exc:
-        emit(QuerySaved(collection=collection, pages=0, chunks=0, error=str(exc).split("\n")[0]))
+        emit(QuerySaved(collection=collection, pages=0, chunks=0, error=first_line(exc)))
         return
     emit(QuerySaved(collection=collection, pages=len(summary.loaded) + len(summary.unchanged),
                     chunks=summary.chunks_written, error=""))

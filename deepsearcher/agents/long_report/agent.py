@@ -34,16 +34,16 @@ from deepsearcher.agents.deep_research.agent import research
 from deepsearcher.agents.report import (
     Evidence, budget_too_small, choose_evidence, cut_off, empty_answer, write_fitted,
 )
-from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
 from deepsearcher.agents.long_report.outline import Outline, Section, plan_outline
 from deepsearcher.agents.deep_research.tools import ResearchTools
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import fused_priority
 from deepsearcher.errors import ConfigError, ContextWindowError
 from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
 from deepsearcher.types import Report, Source
+from deepsearcher.vectordb.fusion import fused_priority
 
 SECTION_AGENTS = ("deep_research", "deep_search")
 CONTRADICTIONS = "Contradictions and open questions"
