@@ -10,7 +10,7 @@ Every event has a stable ``kind`` ("query.gaps") and a JSON-serialisable ``data`
 added; none are removed or renamed.
 
 Every event also says itself in words (``describe``): the one wording of it, which the CLI prints (indented and
-coloured by its view) and the web page shows (the server sends it as ``lines`` beside the fields).
+coloured by its view) and the web page shows (the server sends it as ``lines`` beside the fields when asked).
 """
 
 from __future__ import annotations
@@ -630,8 +630,9 @@ def markdown() -> str:
              (__doc__ or "").split("\n\n")[1].replace("\n", " ").strip(), "",
              "Each event has a `kind` and a `data` object with the fields below. In Python, events are frozen "
              "dataclasses in `deepsearcher.events` (`event.kind`, `event.data`, or the fields as attributes); "
-             "over HTTP, each is one Server-Sent Event `event: <kind>` with `data: <JSON>`, whose `lines` (beside the "
-             "fields) say the event in words: what the CLI prints and the web page shows (`Event.describe()`).", ""]
+             "over HTTP, each is one Server-Sent Event `event: <kind>` with `data: <JSON>`; asked for "
+             "(`\"lines\": true`), the data also holds `lines`, the event in words: what the CLI prints and the web "
+             "page shows (`Event.describe()`).", ""]
     titles = {"load": "Load", "crawl": "Crawl (inside a load of URLs)", "query": "Query", "eval": "Evaluation"}
     for group, title in titles.items():
         lines += [f"## {title}", ""]

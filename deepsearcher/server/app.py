@@ -210,8 +210,8 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
             loop = asyncio.get_running_loop()
             report = await loop.run_in_executor(service.queries, run, _ignore)
             return JSONResponse(finish_report(report))
-        return EventSourceResponse(stream_events(service.queries, run, finish_report, policy.redact), ping=15,
-                                   headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        return EventSourceResponse(stream_events(service.queries, run, finish_report, policy.redact, body.lines),
+                                   ping=15, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     _add_web(app)
     app.add_middleware(RequestGuard, policy=policy, max_body_bytes=int(settings.server.max_body_mb * 1_000_000))

@@ -240,7 +240,7 @@ async function ask(event) {
   $("copy").disabled = $("download").disabled = true;
   $("steps-box").hidden = false;
   $("report-box").hidden = false;
-  const body = { question, stream: true };
+  const body = { question, stream: true, lines: true }; // lines: each event in words, as the CLI prints them
   const picked = pickedCollections();
   if (picked.length) body.collections = picked;
   if ($("agent").value) body.agent = $("agent").value;

@@ -125,6 +125,7 @@ def test_the_server_sends_each_event_with_its_words() -> None:
             assert payload["answer"] == event.report.answer and "answer_html" in payload
         else:
             assert {k: v for k, v in payload.items() if k != "lines"} == json.loads(json.dumps(event.data))
+            assert event_payload(event, finish_report, lines=False) == event.data  # unless asked, the fields only
 
 
 NODE = shutil.which("node")
