@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 import pytest
 from click.testing import CliRunner
 
-from deepsearcher import cli
+from deepsearcher.cli import commands as cli
 from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.events import Event
 from deepsearcher.testing.scripted import ScriptedChatModel
