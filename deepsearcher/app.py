@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
-from deepsearcher.errors import CollectionError, ConfigError, DeepSearcherError
+from deepsearcher.errors import CollectionError, ConfigError, DeepSearcherError, without_hint
 from deepsearcher.events import EventCallback, LoadDescribe, QueryReport, QueryStart, RetrievalNotice, ignore_event
 from deepsearcher.protocols import ChatModel, Crawler, Embedder, Loader, SearchMode, VectorStore
 from deepsearcher.registry import Registry
@@ -241,7 +241,7 @@ class DeepSearcher:
             return self.llm, ""
         except DeepSearcherError as exc:
             log.warning("not describing with the LLM: %s", exc)
-            return None, f"the LLM is not usable: {exc.args[0] if exc.args else exc}"
+            return None, f"the LLM is not usable: {without_hint(exc)}"
 
     # --- collections ---------------------------------------------------------------------------------------------
     def collections(self) -> list[CollectionInfo]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from deepsearcher.agents.tools import ChunksAround, ResearchTools
-from deepsearcher.errors import ConfigError, DeepSearcherError
+from deepsearcher.errors import ConfigError, DeepSearcherError, first_line
 from deepsearcher.events import EventCallback, QuerySaved, ignore_event
 from deepsearcher.ingest.load import make_splitter
 from deepsearcher.ingest.page_reader import PageReader
@@ -62,7 +62,7 @@ def save_pages(load: Callable[..., LoadSummary], tools: ResearchTools, collectio
         summary = load(pages, collection, f"Web pages read by deepsearcher queries ({pages[0]} …)",
                        on_event=ignore_event, crawler=tools.pages)
     except DeepSearcherError as exc:
-        emit(QuerySaved(collection=collection, pages=0, chunks=0, error=str(exc).split("\n")[0]))
+        emit(QuerySaved(collection=collection, pages=0, chunks=0, error=first_line(exc)))
         return
     emit(QuerySaved(collection=collection, pages=len(summary.loaded) + len(summary.unchanged),
                     chunks=summary.chunks_written, error=""))

@@ -23,6 +23,18 @@ class DeepSearcherError(Exception):
         return f"{base}\n  hint: {self.hint}" if self.hint else base
 
 
+def first_line(error: BaseException | str) -> str:
+    """The first line of an error's message: the message without its hint (``DeepSearcherError.__str__`` puts the
+    hint on a line of its own) or a traceback-like tail, for a one-line event field or note."""
+    return str(error).split("\n")[0]
+
+
+def without_hint(error: BaseException) -> str:
+    """An error's message without its hint (which ``DeepSearcherError.__str__`` appends), for a text that shows the
+    hint apart or not at all."""
+    return str(error.args[0]) if error.args else str(error)
+
+
 class ConfigError(DeepSearcherError):
     """The configuration file or an option is invalid (names the key and the file)."""
 

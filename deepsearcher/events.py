@@ -8,6 +8,9 @@ when the two differ).
 
 Every event has a stable ``kind`` ("query.gaps") and a JSON-serialisable ``data`` dict of its fields. Fields may be
 added; none are removed or renamed.
+
+Every event also says itself in words (``describe``): the one wording of it, which the CLI prints (indented and
+coloured by its view) and the web page shows (the server sends it as ``lines`` beside the fields when asked).
 """
 
 from __future__ import annotations
@@ -38,12 +41,37 @@ class Event:
         """The fields as a JSON-serialisable dict (nested dataclasses become dicts)."""
         return dataclasses.asdict(self)
 
+    def describe(self) -> list[str]:
+        """The event in words for people, one entry per line (a line may hold several for a long text): the CLI
+        prints them and the web page shows them, so both say the same. Events without their own wording give their
+        fields."""
+        return [" · ".join(f"{name}: {value}" for name, value in self.data.items())]
+
 
 EventCallback = Callable[[Event], None]
 
 
 def ignore_event(event: Event) -> None:
     """Default callback: drop the event."""
+
+
+def plural(count: int, word: str) -> str:
+    """``1 source``, ``3 sources``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+#: why research stopped (``QueryGaps.stop``), in words
+STOP_TEXT = {"no_gaps": "nothing left to search", "max_iter": "reached --max-iter",
+             "token_budget": "token budget spent", "duplicates": "new queries repeat earlier ones"}
+#: what ran out before beast mode (``QueryBeastMode.reason``), in words
+BEAST_TEXT = {"token_budget": "the token budget is spent", "bad_attempts": "too many answers were rejected",
+              "max_steps": "the step limit is reached", "no_action": "no action was left to take"}
+MARK = {True: "✓", False: "✗", None: "?"}
+
+
+def checks_text(checks: dict[str, bool | None]) -> str:
+    """``definitive ✓, attribution ✗`` (``?`` for a check not run)."""
+    return ", ".join(f"{name} {MARK[ok]}" for name, ok in checks.items())
 
 
 # --- load ----------------------------------------------------------------------------------------------------------
@@ -140,6 +168,10 @@ class QueryStart(Event):
     report: Literal["short", "long"] = _doc("one answer, or a long report with an outline and sections",
                                             default="short")
 
+    def describe(self) -> list[str]:
+        web = f"; web search: {self.web}" if self.web else ""
+        return [f"Researching in {', '.join(self.collections)} (max {self.max_iter} rounds){web}"]
+
 
 @dataclass(frozen=True)
 class QueryAgent(Event):
@@ -149,6 +181,9 @@ class QueryAgent(Event):
     group: ClassVar[str] = "query"
     agent: str = _doc("the agent that runs")
     chosen_by: Literal["config", "llm", "fallback"] = _doc("who chose it")
+
+    def describe(self) -> list[str]:
+        return [f"Agent: {self.agent} (chosen by {self.chosen_by})"]
 
 
 @dataclass(frozen=True)
@@ -160,6 +195,11 @@ class QuerySubQueries(Event):
     iteration: int = _doc("1-based iteration")
     sub_queries: list[str] = _doc("queries searched in this iteration")
     duplicates: list[str] = _doc("queries dropped as near-duplicates of earlier ones")
+
+    def describe(self) -> list[str]:
+        """The round, then one line per query searched and one per near-duplicate dropped."""
+        return ([f"Round {self.iteration}: searching"] + [f"• {query}" for query in self.sub_queries]
+                + [f"– skipped near-duplicate: {query}" for query in self.duplicates])
 
 
 @dataclass(frozen=True)
@@ -176,6 +216,11 @@ class QueryRouted(Event):
     query: str = _doc("the text searched: the sub-query as rewritten by the router for these collections, else the "
                       "sub-query", default="")
 
+    def describe(self) -> list[str]:
+        dropped = f" (ignored unknown: {', '.join(self.dropped)})" if self.dropped else ""
+        rewritten = f" as “{self.query}”" if self.query and self.query != self.sub_query else ""
+        return [f"→ {self.sub_query}: {', '.join(self.collections)}{rewritten}{dropped}"]
+
 
 @dataclass(frozen=True)
 class QueryAccepted(Event):
@@ -190,6 +235,11 @@ class QueryAccepted(Event):
     chunks: list[ChunkRef] = _doc("the kept chunks")
     fell_back: bool = _doc("the relevance reply was unusable and every chunk was kept")
 
+    def describe(self) -> list[str]:
+        if not self.retrieved:
+            return [f"– nothing new for: {self.sub_query} (its chunks were already found)"]
+        return [f"✓ kept {self.accepted} of {self.retrieved} new chunks for: {self.sub_query}"]
+
 
 @dataclass(frozen=True)
 class QueryIntermediate(Event):
@@ -200,6 +250,9 @@ class QueryIntermediate(Event):
     iteration: int = _doc("1-based iteration")
     sub_query: str = _doc("the follow-up question")
     answer: str = _doc("the short answer ('' when none was found)")
+
+    def describe(self) -> list[str]:
+        return [f"= {self.answer or '(no answer found)'}"]
 
 
 @dataclass(frozen=True)
@@ -214,6 +267,15 @@ class QueryGaps(Event):
         "why research stops here, or null to go on")
     tokens: int = _doc("LLM tokens used so far")
 
+    def describe(self) -> list[str]:
+        """The gaps (when any), then why research stops (when it does); nothing when it goes on without gaps."""
+        lines: list[str] = []
+        if self.gaps:
+            lines.append(("Gaps to search next: " if self.stop is None else "Open gaps: ") + "; ".join(self.gaps))
+        if self.stop:
+            lines.append(f"Research done after {self.iteration} round(s): {STOP_TEXT.get(self.stop, '')}")
+        return lines
+
 
 @dataclass(frozen=True)
 class QueryReasoning(Event):
@@ -223,6 +285,9 @@ class QueryReasoning(Event):
     group: ClassVar[str] = "query"
     step: str = _doc("agent, decompose, route, relevance, reflect, follow_up, intermediate or synthesise")
     text: str = _doc("the reasoning text")
+
+    def describe(self) -> list[str]:
+        return [f"[reasoning: {self.step}]", self.text.strip()]
 
 
 @dataclass(frozen=True)
@@ -235,6 +300,9 @@ class QueryFallback(Event):
     step: str = _doc("the step (as for query.reasoning)")
     error: str = _doc("what went wrong")
     fallback: str = _doc("what was done instead")
+
+    def describe(self) -> list[str]:
+        return [f"! {self.step}: {self.error}; {self.fallback}"]
 
 
 @dataclass(frozen=True)
@@ -251,6 +319,11 @@ class QueryTrimmed(Event):
     prompt_tokens: int = _doc("tokens of the fitted prompt (counted, or estimated high)")
     window: int = _doc("the model's context window in tokens")
 
+    def describe(self) -> list[str]:
+        what = f"left out {self.dropped} of {self.kept + self.dropped} chunks" if self.dropped else "kept every chunk"
+        cut = f", excerpts cut to {self.excerpt_chars} characters" if self.excerpt_chars else ""
+        return [f"! {self.step}: prompt fitted to the {self.window:,}-token context window: {what}{cut}"]
+
 
 @dataclass(frozen=True)
 class QueryCutOff(Event):
@@ -262,6 +335,10 @@ class QueryCutOff(Event):
     max_tokens: int | None = _doc("the token limit the reply hit, null when unknown")
     action: str = _doc("what was done: retried with more room, dropped the cut-off last item, fell back, or kept "
                        "the partial report with a note")
+
+    def describe(self) -> list[str]:
+        limit = f"{self.max_tokens:,} tokens" if self.max_tokens else "its token limit"
+        return [f"! {self.step}: the reply was cut off at {limit} (llm.max_tokens); {self.action}"]
 
 
 @dataclass(frozen=True)
@@ -277,6 +354,10 @@ class QueryBudget(Event):
                        "agents.deep_research.token_budget (tokens counted from the run's start)")
     reserve: int = _doc("tokens kept for the final report or answer")
 
+    def describe(self) -> list[str]:
+        return [f"Research stopped on the token budget: {self.used:,} of {self.budget:,} tokens used, "
+                f"{self.reserve:,} kept for the report ({self.step} not run)"]
+
 
 @dataclass(frozen=True)
 class RetrievalNotice(Event):
@@ -291,6 +372,9 @@ class RetrievalNotice(Event):
     mode: str = _doc("the mode that runs: dense")
     notice: str = _doc("one line for the user: why, and what ran instead")
 
+    def describe(self) -> list[str]:
+        return [f"! {self.notice}"]
+
 
 @dataclass(frozen=True)
 class QueryAnswerToken(Event):
@@ -300,6 +384,10 @@ class QueryAnswerToken(Event):
     kind: ClassVar[str] = "query.answer_token"
     group: ClassVar[str] = "query"
     text: str = _doc("the piece of text")
+
+    def describe(self) -> list[str]:
+        """Nothing: the text is the answer itself, shown where the answer streams."""
+        return []
 
 
 @dataclass(frozen=True)
@@ -318,6 +406,14 @@ class QueryStep(Event):
     fell_back: bool = _doc("the reply was unusable and the documented fallback action was taken")
     tokens: int = _doc("LLM tokens used so far")
 
+    def describe(self) -> list[str]:
+        """The step, then the actions that were off (the CLI shows them with ``--verbose``)."""
+        about = "" if self.original else f" on “{self.question}”"
+        why = f" — {self.think}" if self.think else ""
+        fell = " (fallback: the reply was unusable)" if self.fell_back else ""
+        off = ["off: " + "; ".join(f"{action} ({reason})" for action, reason in self.disabled.items())]
+        return [f"Step {self.step}: {self.action}{about}{fell}{why}"] + (off if self.disabled else [])
+
 
 @dataclass(frozen=True)
 class QueryWebSearch(Event):
@@ -332,6 +428,11 @@ class QueryWebSearch(Event):
     new: int = _doc("results that were not known yet")
     error: str = _doc("why the search failed ('' when it did not); web search is then off for the rest of the run")
 
+    def describe(self) -> list[str]:
+        if self.error:
+            return [f"! web search ({self.provider}) failed: {self.error}"]
+        return [f"↗ web ({self.provider}): {self.query} → {self.results} results ({self.new} new)"]
+
 
 @dataclass(frozen=True)
 class QueryRead(Event):
@@ -343,6 +444,11 @@ class QueryRead(Event):
     opened: list[str] = _doc("what was opened: file (page) or URL of each item")
     added: int = _doc("new knowledge items (neighbouring chunks, page passages)")
     failed: list[str] = _doc("'URL: reason' for each page that could not be read")
+
+    def describe(self) -> list[str]:
+        """What was read, then one line per page that could not be."""
+        return ([f"✓ read {len(self.opened)} item(s), {self.added} new: " + "; ".join(self.opened)]
+                + [f"! could not read {failure}" for failure in self.failed])
 
 
 @dataclass(frozen=True)
@@ -360,6 +466,10 @@ class QueryEvaluation(Event):
     critique: str = _doc("why it failed ('' when it passed)")
     plan: str = _doc("the evaluator's improvement plan ('' when it passed)")
 
+    def describe(self) -> list[str]:
+        outcome = "accepted" if self.passed else f"rejected: {self.critique}"
+        return [f"evaluator ({checks_text(self.checks)}): {outcome}"]
+
 
 @dataclass(frozen=True)
 class QueryBeastMode(Event):
@@ -375,6 +485,10 @@ class QueryBeastMode(Event):
     tokens: int = _doc("LLM tokens used so far")
     bad_attempts: int = _doc("answers rejected so far")
 
+    def describe(self) -> list[str]:
+        return [f"Beast mode after {self.step} step(s): {BEAST_TEXT.get(self.reason, self.reason)}; writing the final "
+                "answer from all knowledge"]
+
 
 @dataclass(frozen=True)
 class QueryOutline(Event):
@@ -386,6 +500,12 @@ class QueryOutline(Event):
     sections: list[dict[str, str]] = _doc("{title, question} per section, in order")
     source: Literal["llm", "file", "fallback"] = _doc("planned by the model, read from --outline FILE, or the "
                                                       "fallback outline (the model's reply was unusable)")
+
+    def describe(self) -> list[str]:
+        """The title, then one line per section."""
+        how = {"llm": "", "file": " (from the outline file)", "fallback": " (fallback outline)"}[self.source]
+        return [f"Outline: {self.title}{how}"] + [f"{i}. {section.get('title', '')}: {section.get('question', '')}"
+                                                  for i, section in enumerate(self.sections, start=1)]
 
 
 @dataclass(frozen=True)
@@ -403,6 +523,13 @@ class QuerySection(Event):
         "research starts, the section text is written, or the editing (coherence) pass starts")
     sources: int = _doc("knowledge items the section cites (0 when research starts; all sources when editing)")
 
+    def describe(self) -> list[str]:
+        if self.status == "research":
+            return [f"Section {self.index}/{self.total}: {self.title}"]
+        if self.status == "written":
+            return [f"✓ section {self.index} written ({self.sources} sources cited)"]
+        return [f"Editing the whole report ({self.sources} sources)"]
+
 
 @dataclass(frozen=True)
 class QuerySaved(Event):
@@ -414,6 +541,11 @@ class QuerySaved(Event):
     pages: int = _doc("pages stored (loaded or already there)")
     chunks: int = _doc("chunks written")
     error: str = _doc("why nothing could be stored ('' when it worked)")
+
+    def describe(self) -> list[str]:
+        if self.error:
+            return [f"Web pages not saved to {self.collection}: {self.error}"]
+        return [f"Saved {self.pages} web page(s) ({self.chunks} new chunks) to collection {self.collection}"]
 
 
 @dataclass(frozen=True)
@@ -428,6 +560,11 @@ class QueryReport(Event):
     @property
     def data(self) -> dict[str, Any]:
         return self.report.to_dict()
+
+    def describe(self) -> list[str]:
+        usage = self.report.usage
+        return [f"Report written with {plural(len(self.report.sources), 'source')} "
+                f"({plural(usage.llm_calls, 'LLM call')})"]
 
 
 # --- eval ----------------------------------------------------------------------------------------------------------
@@ -493,7 +630,9 @@ def markdown() -> str:
              (__doc__ or "").split("\n\n")[1].replace("\n", " ").strip(), "",
              "Each event has a `kind` and a `data` object with the fields below. In Python, events are frozen "
              "dataclasses in `deepsearcher.events` (`event.kind`, `event.data`, or the fields as attributes); "
-             "over HTTP, each is one Server-Sent Event `event: <kind>` with `data: <JSON>`.", ""]
+             "over HTTP, each is one Server-Sent Event `event: <kind>` with `data: <JSON>`; asked for "
+             "(`\"lines\": true`), the data also holds `lines`, the event in words: what the CLI prints and the web "
+             "page shows (`Event.describe()`).", ""]
     titles = {"load": "Load", "crawl": "Crawl (inside a load of URLs)", "query": "Query", "eval": "Evaluation"}
     for group, title in titles.items():
         lines += [f"## {title}", ""]

@@ -22,17 +22,18 @@ from typing import Sequence
 
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import BudgetExhausted
-from deepsearcher.agents.citations import gaps_note
 from deepsearcher.agents.replies import FollowUp, Intermediate
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
+from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route
 from deepsearcher.agents.base import FunctionAgent
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
-    ask_fitted, by_collection, chunk_ref, dedup_queries, fused_priority, hit_key, retrieve,
+    ask_fitted, by_collection, chunk_ref, dedup_queries, retrieve,
 )
 from deepsearcher.events import QueryAccepted, QueryBudget, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries
 from deepsearcher.types import Hit, Report
+from deepsearcher.vectordb.fusion import fused_priority, hit_key
 
 __all__ = ["FollowUp", "Intermediate", "agent", "answer_step", "next_follow_up", "run"]
 

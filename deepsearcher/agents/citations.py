@@ -1,9 +1,8 @@
-"""Citations: number the chunks given to the model, verify the ``[n]`` it wrote, and render the report as Markdown.
+"""Citations: number the chunks given to the model and verify the ``[n]`` it wrote.
 
 The one home of what counts as a citation (``find_citations``, used by the report step, the web page's HTML
-(``server/markdown.py``) and the evaluation metrics), of a chunk's location as citations show it (``location``) and
-of the report's Markdown (``report_markdown``: what ``query --output`` writes and the web page downloads; its
-Sources list each file once, ``group_sources``).
+(``server/markdown.py``) and the evaluation metrics) and of a chunk's location as citations show it (``location``).
+The report's Markdown, with its Sources list, is ``report_markdown``.
 
 Every ``[n]`` in a report must resolve to a chunk retrieved in this run (paper-qa verifies its citation keys the same
 way). Numbers outside ``1..len(chunks)`` are removed and counted; the remaining ones are renumbered in order of
@@ -27,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from deepsearcher.types import Chunk, Hit, OtherSource, Report, Source
+from deepsearcher.types import Chunk, Hit, OtherSource, Source
 
 _SEP = r"\s*(?:,|，|;|、|-|–|and)\s*"
 #: a bracketed citation candidate: ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】``; group 1 holds the numbers. Whether it is
@@ -239,96 +238,6 @@ def location(chunk: Chunk | OtherSource) -> str:
     return f"{chunk.source}, p. {chunk.page}" if chunk.page is not None else chunk.source
 
 
-@dataclass(frozen=True)
-class SourceGroup:
-    """The cited chunks of one file or URL, for a Sources list that names each file once.
-
-    Attributes:
-        source: the file path or URL.
-        title: the document title ("" when none, or when it only repeats the file name).
-        collection: the collection of its first cited chunk.
-        sources: its cited chunks, by citation number.
-    """
-
-    source: str
-    title: str
-    collection: str
-    sources: list[Source]
-
-    @property
-    def refs(self) -> str:
-        """``[1], [2]``, or with pages ``[3] p. 2, [4] p. 5``."""
-        return ", ".join(f"[{s.number}]" + (f" p. {s.chunk.page}" if s.chunk.page is not None else "")
-                         for s in self.sources)
-
-    def line(self) -> str:
-        """``/d/lite.md — lite: [1], [2]`` (title left out when empty or part of the path), then ``(also in …)``
-        when the same text is stored under other sources."""
-        head = self.source + (f" — {self.title}" if self.title else "")
-        others: dict[str, OtherSource] = {}
-        for source in self.sources:
-            for other in source.also_in:
-                others.setdefault(location(other), other)
-        tail = f" ({also_in_text(list(others.values()))})" if others else ""
-        return f"{head}: {self.refs}{tail}"
-
-
-def group_sources(sources: Sequence[Source]) -> list[SourceGroup]:
-    """Group sources by file or URL, in order of each file's first citation number."""
-    groups: dict[str, list[Source]] = {}
-    for source in sorted(sources, key=lambda s: s.number):
-        groups.setdefault(source.chunk.source, []).append(source)
-    out: list[SourceGroup] = []
-    for path, members in groups.items():
-        title = members[0].chunk.title.strip()
-        out.append(SourceGroup(path, "" if not title or title in path else title, members[0].collection, members))
-    return out
-
-
-def also_in_text(others: Sequence[OtherSource]) -> str:
-    """``"also in /b/policy.md, /c/policy.md"`` for the other copies of a text ("" when there are none)."""
-    return "also in " + ", ".join(location(o) for o in others) if others else ""
-
-
-def gaps_note(gaps: Sequence[str]) -> str:
-    """The paragraph appended to an answer when research stopped with open gap queries."""
-    items = "\n".join(f"- {g}" for g in gaps)
-    return f"**Open questions.** Research stopped before these could be searched:\n{items}"
-
-
 def cites_any(text: str) -> bool:
     """True when ``text`` holds at least one citation."""
     return bool(find_citations(text))
-
-
-def research_note(report: Report) -> str:
-    """One italic line on how the answer was checked: the evaluator's checks, or that beast mode forced it ("" for
-    an answer no evaluator saw)."""
-    if report.beast_mode:
-        return ("*Forced final answer (beast mode): research ended on its budget or limits before an answer passed "
-                "the evaluator.*")
-    if report.checks:
-        marks = {True: "passed", False: "failed", None: "not run"}
-        return "*Evaluator checks: " + ", ".join(f"{name} {marks[ok]}" for name, ok in report.checks.items()) + ".*"
-    return ""
-
-
-def report_markdown(report: Report, *, title: bool = False) -> str:
-    """The whole report as Markdown: the answer, how it was checked (DeepResearch), then a Sources section listing
-    each cited file or URL once with the citation numbers (and pages) that point into it.
-
-    Args:
-        report: the report.
-        title: start with the title (a long report's) or the question as a level-1 heading (``query --output``
-            files, the web page's download and the API's ``markdown`` field do; the terminal does not repeat it).
-    """
-    parts = [f"# {' '.join((report.title or report.question).split())}"] if title else []
-    parts.append(report.answer.strip())
-    if research_note(report):
-        parts.append(research_note(report))
-    if report.sources:
-        heading = "## Sources" if cites_any(report.answer) else "## Sources consulted (the answer cites none)"
-        parts.append(heading + "\n\n" + "\n".join(f"- {g.line()}" for g in group_sources(report.sources)))
-    else:
-        parts.append("## Sources\n\nNo sources: nothing relevant was retrieved.")
-    return "\n\n".join(parts) + "\n"

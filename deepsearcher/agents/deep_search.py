@@ -30,19 +30,20 @@ from typing import ClassVar, Sequence
 from deepsearcher.agents import prompts
 from deepsearcher.agents.base import AgentCapabilities
 from deepsearcher.agents.budget import BudgetExhausted
-from deepsearcher.agents.citations import gaps_note
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding, write_section
 from deepsearcher.agents.replies import Decomposition, Reflection, Relevance, no_placeholders
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
+from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route_and_retrieve
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
-    ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, fused_priority, hit_key, in_parallel,
+    ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, in_parallel,
 )
 from deepsearcher.events import QueryAccepted, QueryBudget, QueryGaps, QuerySubQueries
 from deepsearcher.types import Hit, Report
+from deepsearcher.vectordb.fusion import fused_priority, hit_key
 
 __all__ = ["Decomposition", "Reflection", "Relevance", "agent", "decompose", "filter_relevant", "no_placeholders",
            "reflect", "research", "run"]

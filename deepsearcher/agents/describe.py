@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 from urllib.parse import urlsplit
 
 from deepsearcher.agents import prompts
-from deepsearcher.errors import DeepSearcherError
+from deepsearcher.errors import DeepSearcherError, without_hint
 from deepsearcher.llm.output import ask_text
 from deepsearcher.protocols import ChatModel, VectorStore
 from deepsearcher.types import Chunk, CollectionDescription
@@ -84,7 +84,7 @@ def describe_collection(store: VectorStore, name: str, llm: ChatModel | None, *,
             text = llm_description(llm, sample)
         except DeepSearcherError as exc:
             log.warning("describing %s: the LLM failed (%s); describing it from file names and titles", name, exc)
-            text, note = "", f"the LLM failed: {exc.args[0] if exc.args else exc}"
+            text, note = "", f"the LLM failed: {without_hint(exc)}"
         else:
             note = "" if text else "the LLM's reply was unusable (empty, or a copy of the prompt)"
         if text:

@@ -24,12 +24,13 @@ from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import cited_sources, consulted_sources, verify_citations
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import REFIT_ATTEMPTS, Item, PromptFn, fit_prompt, fused_priority, refit, top_ranked
+from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
 from deepsearcher.errors import ContextWindowError
 from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
 from deepsearcher.llm.output import TextReply, ask_text, reasoning_used_up
-from deepsearcher.llm.window import MIN_REPLY_TOKENS
+from deepsearcher.llm.window import MIN_REPLY_TOKENS, Fit
 from deepsearcher.types import Hit, Source
+from deepsearcher.vectordb.fusion import fused_priority, top_ranked
 
 log = logging.getLogger(__name__)
 
@@ -168,24 +169,22 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
     """
     gate = ctx.model(step, final=final)
     on_token = (lambda text: ctx.emit(QueryAnswerToken(text=text))) if stream else None
-    for attempt in range(REFIT_ATTEMPTS + 1):
-        size = ctx.window.size
+
+    def fit_to_budget() -> Fit[Item]:
         left = ctx.budget.left(final)
         room = ctx.window.prompt_room() if left is None else min(ctx.window.prompt_room(), left - MIN_REPORT_TOKENS)
         try:
-            fit = fit_prompt(ctx, step, render, items, priority, room)
+            return fit_prompt(ctx, step, render, items, priority, room)
         except ContextWindowError:
             if room < ctx.window.prompt_room():
                 raise BudgetExhausted(step, ctx.budget.used, ctx.budget.limit or 0) from None
             raise
-        try:
-            reply = ask_text(gate, fit.messages, on_token=on_token)
-            break
-        except ContextWindowError as exc:
-            if attempt == REFIT_ATTEMPTS or not refit(ctx, exc, fit.tokens, size):
-                raise
-            ctx.emit(QueryFallback(step=step, error="the prompt exceeds the model's context window",
-                                   fallback=f"fitting the prompt to {ctx.window.describe()}"))
+
+    def refused(fit: Fit[Item]) -> None:
+        ctx.emit(QueryFallback(step=step, error="the prompt exceeds the model's context window",
+                               fallback=f"fitting the prompt to {ctx.window.describe()}"))
+
+    reply, fit = call_fitted(ctx, fit_to_budget, lambda fit: ask_text(gate, fit.messages, on_token=on_token), refused)
     if reply.reasoning:
         ctx.emit(QueryReasoning(step=step, text=reply.reasoning))
     return reply, fit.items

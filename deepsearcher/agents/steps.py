@@ -1,6 +1,7 @@
 """The steps every agent shares: structured asks fitted to the window (with reasoning, cut-off and fallback events),
-retrieval per collection, the fused rank that decides which chunks a short prompt keeps, near-duplicate sub-query
-detection, and running the sub-queries of a round concurrently. The report step is in ``report``."""
+retrieval per collection, near-duplicate sub-query detection, and running the sub-queries of a round concurrently.
+The report step is in ``report``; the fused rank that decides which chunks a short prompt keeps is
+``vectordb.fusion`` (``fused_priority``, ``top_ranked``)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from deepsearcher.llm.base import Message
 from deepsearcher.llm.output import Structured, ask_structured
 from deepsearcher.llm.window import Fit
 from deepsearcher.types import Hit
+from deepsearcher.vectordb.fusion import hit_key
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,7 @@ def ask_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequ
         step: the step name in events.
         render: builds the prompt from the kept items and an excerpt cap.
         items: the candidates, in prompt order.
-        priority: per item, lower = keep first (``fused_priority``); None = the given order.
+        priority: per item, lower = keep first (``vectordb.fusion.fused_priority``); None = the given order.
         schema: the reply model.
         fallback: the fallback value for the items kept.
         fallback_text: what the fallback does, for the event.
@@ -68,19 +70,40 @@ def ask_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequ
         ProviderError: the server failed.
     """
     gate = ctx.model(step)
-    for attempt in range(REFIT_ATTEMPTS + 1):
-        size = ctx.window.size
-        fit = fit_prompt(ctx, step, render, items, priority)
-        try:
-            result = ask_structured(gate, fit.messages, schema, fallback(fit.items))
-            break
-        except ContextWindowError as exc:
-            if attempt == REFIT_ATTEMPTS or not refit(ctx, exc, fit.tokens, size):
-                raise
-            log.info("%s: the server refused %d prompt tokens; fitting again to %s", step, fit.tokens,
-                     ctx.window.describe())
+
+    def refused(fit: Fit[Item]) -> None:
+        log.info("%s: the server refused %d prompt tokens; fitting again to %s", step, fit.tokens,
+                 ctx.window.describe())
+
+    result, fit = call_fitted(ctx, lambda: fit_prompt(ctx, step, render, items, priority),
+                              lambda fit: ask_structured(gate, fit.messages, schema, fallback(fit.items)), refused)
     report_reply(ctx, step, result, fallback_text)
     return result, fit.items
+
+
+def call_fitted(ctx: QueryContext, fit: Callable[[], Fit[Item]], call: Callable[[Fit[Item]], R],
+                refused: Callable[[Fit[Item]], None]) -> tuple[R, Fit[Item]]:
+    """The fit → ask → refit loop of every prompt fitted to the window (``ask_fitted``, ``report.write_fitted``):
+    ``fit()`` the prompt and ``call`` the model with it; when the server refuses it as too long and the window is
+    now smaller (``refit``), say so (``refused``) and fit again, at most ``REFIT_ATTEMPTS`` times.
+
+    Returns:
+        ``(what call returned, the fit it was called with)``.
+
+    Raises:
+        ContextWindowError: the server kept refusing the prompt, or refused it without a smaller window to fit to.
+    """
+    attempt = 0
+    while True:
+        size = ctx.window.size
+        fitted = fit()
+        try:
+            return call(fitted), fitted
+        except ContextWindowError as exc:
+            if attempt == REFIT_ATTEMPTS or not refit(ctx, exc, fitted.tokens, size):
+                raise
+            attempt += 1
+            refused(fitted)
 
 
 def refit(ctx: QueryContext, error: ContextWindowError, prompt_tokens: int, size: int) -> bool:
@@ -133,11 +156,6 @@ def retrieve(ctx: QueryContext, query: str, collections: Sequence[str]) -> list[
     return collapse_identical(hits)
 
 
-def hit_key(hit: Hit) -> str:
-    """Identity of a hit within a run: ``collection/chunk id``."""
-    return f"{hit.collection}/{hit.chunk.id}"
-
-
 def chunk_ref(hit: Hit) -> ChunkRef:
     """How events name a chunk."""
     c = hit.chunk
@@ -150,33 +168,6 @@ def by_collection(hits: Sequence[Hit]) -> list[list[Hit]]:
     for hit in hits:
         groups.setdefault(hit.collection, []).append(hit)
     return list(groups.values())
-
-
-def fused_priority(hits: Sequence[Hit], rankings: Sequence[Sequence[Hit]], k: int = 60) -> list[float]:
-    """Priority of each hit when a prompt cannot hold them all (lower = keep first): minus its reciprocal-rank-fusion
-    score over ``rankings`` (every sub-query's and collection's retrieval), sum of 1 / (k + rank).
-
-    So the best chunk of every sub-query outranks the second-best of any (each sub-query keeps its best chunks, not
-    the first ones accepted), and a chunk found by several sub-queries rises. Hits in no ranking come last, in their
-    given order. After Cormack, Clarke & Büttcher (SIGIR 2009), as ``vectordb.fusion.fuse_ranked``.
-    """
-    score: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, hit in enumerate(ranking, start=1):
-            score[hit_key(hit)] = score.get(hit_key(hit), 0.0) + 1.0 / (k + rank)
-    return [-score.get(hit_key(h), 0.0) for h in hits]
-
-
-def top_ranked(rankings: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
-    """The ``n`` hits of best fused rank across ``rankings`` (ties: first seen)."""
-    unique: dict[str, Hit] = {}
-    for ranking in rankings:
-        for hit in ranking:
-            unique.setdefault(hit_key(hit), hit)
-    hits = list(unique.values())
-    priority = fused_priority(hits, rankings)
-    order = sorted(range(len(hits)), key=lambda i: (priority[i], i))
-    return [hits[i] for i in order[:n]]
 
 
 # --- near-duplicate sub-queries ------------------------------------------------------------------------------------

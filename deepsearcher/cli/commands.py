@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from deepsearcher.errors import DeepSearcherError
+from deepsearcher.quiet_logs import quiet_libraries
 from deepsearcher.cli.safe_text import plain, printable, safe
 from deepsearcher.settings import Settings, load_settings
 
@@ -69,12 +70,7 @@ def main(ctx: click.Context, config_path: str | None, debug: bool, verbose: bool
     ctx.obj = {"config_path": config_path}
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    if not debug:
-        for noisy in ("httpx", "sentence_transformers", "transformers", "pymilvus", "milvus_lite"):
-            logging.getLogger(noisy).setLevel(logging.ERROR)
-        # milvus-lite's in-process gRPC server logs unimplemented optional RPCs at ERROR; they are harmless
-        logging.getLogger("grpc").setLevel(logging.CRITICAL)
-        logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
+    quiet_libraries(debug=debug)
 
 
 class RegisteredName(click.ParamType):
@@ -348,7 +344,7 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
     """
     from pathlib import Path
 
-    from deepsearcher.agents.citations import report_markdown
+    from deepsearcher.agents.report_markdown import report_markdown
     from deepsearcher.cli.render import QueryProgress, render_usage
 
     outline = outline_source(outline_file, outline_only, report_kind)

@@ -2,7 +2,8 @@
 
 Progress views are fed typed events (``deepsearcher.events``): each view maps the event classes it shows to a
 handler and names the kinds it deliberately ignores; ``EventRenderer.on_event`` dispatches on the event's class. A
-test checks every kind has a handler or is listed as ignored in each view.
+test checks every kind has a handler or is listed as ignored in each view. The query view prints each event's own
+words (``Event.describe``, which the web page shows too), adding only indentation and colour.
 
 Strings from documents, pages, file names and models are printed through ``safe_text.plain`` (literal text).
 """
@@ -18,7 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
-from deepsearcher.agents.citations import also_in_text, location
+from deepsearcher.agents.citations import location
+from deepsearcher.agents.report_markdown import also_in_text
 from deepsearcher.events import (
     CrawlFetched, CrawlQueued, Event, LoadBatch, LoadDescribe, LoadSource, LoadStart, QueryAccepted, QueryAgent,
     QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning,
@@ -277,10 +279,6 @@ def render_hits(console: Console, hits: Sequence[Hit]) -> None:
 
 
 # --- query ---------------------------------------------------------------------------------------------------------
-_STOP_TEXT = {"no_gaps": "nothing left to search", "max_iter": "reached --max-iter",
-              "token_budget": "token budget spent", "duplicates": "new queries repeat earlier ones"}
-
-
 class QueryProgress(EventRenderer):
     """Live view of a query: one line per step above a spinner, then the answer streaming in as it is written.
 
@@ -303,9 +301,9 @@ class QueryProgress(EventRenderer):
                          redirect_stdout=False, redirect_stderr=False)
         self.handlers = {QueryStart: self._start, QueryAgent: self._agent, QuerySubQueries: self._sub_queries,
                          QueryRouted: self._routed, QueryAccepted: self._accepted,
-                         QueryIntermediate: self._intermediate, QueryGaps: self._gaps, QueryFallback: self._fallback,
-                         QueryReasoning: self._reasoning, QueryAnswerToken: self._token, QueryTrimmed: self._trimmed,
-                         QueryCutOff: self._cut_off, QueryBudget: self._budget, RetrievalNotice: self._notice,
+                         QueryIntermediate: self._intermediate, QueryGaps: self._gaps, QueryFallback: self._warning,
+                         QueryReasoning: self._reasoning, QueryAnswerToken: self._token, QueryTrimmed: self._warning,
+                         QueryCutOff: self._warning, QueryBudget: self._budget, RetrievalNotice: self._warning,
                          **ResearchLines(self).handlers()}
         self.ignored = {"query.report"}  # the CLI prints the verified report after the run
 
@@ -333,78 +331,57 @@ class QueryProgress(EventRenderer):
             self.console.print(plain(text, multiline=True), style=style, highlight=False, soft_wrap=True)
 
     def _start(self, e: QueryStart) -> None:
-        web = f"; web search: {e.web}" if e.web else ""
-        self._line(f"Researching in {', '.join(e.collections)} (max {e.max_iter} rounds){web}")
+        self._line(e.describe()[0])
         self.status = "Planning"
 
     def _agent(self, e: QueryAgent) -> None:
         if e.chosen_by != "config":
-            self._line(f"Agent: {e.agent} (chosen by {e.chosen_by})")
+            self._line(e.describe()[0])
 
     def _sub_queries(self, e: QuerySubQueries) -> None:
         if self.stepwise:  # DeepResearch: the step line said it
             for query in e.duplicates:
                 self._line(f"  – skipped, already searched: {query}", "dim")
             return
-        self._line(f"Round {e.iteration}: searching")
-        for query in e.sub_queries:
-            self._line(f"  • {query}")
-        for query in e.duplicates:
-            self._line(f"  – skipped near-duplicate: {query}", "dim")
+        head, *lines = e.describe()
+        self._line(head)
+        for i, line in enumerate(lines):
+            self._line(f"  {line}", "dim" if i >= len(e.sub_queries) else "")
         self.status = f"Round {e.iteration}: routing and retrieving"
 
     def _routed(self, e: QueryRouted) -> None:
         self.status = f"Round {e.iteration}: retrieving and judging chunks"
-        dropped = f" (ignored unknown: {', '.join(e.dropped)})" if e.dropped else ""
-        rewritten = f" as “{e.query}”" if e.query and e.query != e.sub_query else ""
-        self._line(f"    → {e.sub_query}: {', '.join(e.collections)}{rewritten}{dropped}", "dim")
+        self._line(f"    {e.describe()[0]}", "dim")
 
     def _accepted(self, e: QueryAccepted) -> None:
-        if not e.retrieved:
-            self._line(f"    – nothing new for: {e.sub_query} (its chunks were already found)", "dim")
-        else:
-            self._line(f"    ✓ kept {e.accepted} of {e.retrieved} new chunks for: {e.sub_query}",
-                       "green" if e.accepted else "dim")
+        self._line(f"    {e.describe()[0]}", "green" if e.retrieved and e.accepted else "dim")
         self.status = f"Round {e.iteration}: thinking"
 
     def _intermediate(self, e: QueryIntermediate) -> None:
-        self._line(f"    = {e.answer or '(no answer found)'}", "cyan")
+        self._line(f"    {e.describe()[0]}", "cyan")
 
     def _gaps(self, e: QueryGaps) -> None:
-        if e.gaps and e.stop is None:
-            self._line("  Gaps to search next: " + "; ".join(e.gaps), "yellow")
-        elif e.gaps:
-            self._line("  Open gaps: " + "; ".join(e.gaps), "yellow")
+        lines = e.describe()
+        if e.gaps:
+            self._line(f"  {lines[0]}", "yellow")
         if e.stop:
-            self._line(f"Research done after {e.iteration} round(s): {_STOP_TEXT.get(e.stop, '')}")
+            self._line(lines[-1])
             self.status = "Writing the report"
         else:
             self.status = "Reflecting"
 
-    def _notice(self, e: RetrievalNotice) -> None:
-        self._line(f"  ! {e.notice}", "yellow")
-
-    def _fallback(self, e: QueryFallback) -> None:
-        self._line(f"  ! {e.step}: {e.error}; {e.fallback}", "yellow")
-
-    def _trimmed(self, e: QueryTrimmed) -> None:
-        what = f"left out {e.dropped} of {e.kept + e.dropped} chunks" if e.dropped else "kept every chunk"
-        cut = f", excerpts cut to {e.excerpt_chars} characters" if e.excerpt_chars else ""
-        self._line(f"  ! {e.step}: prompt fitted to the {e.window:,}-token context window: {what}{cut}", "yellow")
-
-    def _cut_off(self, e: QueryCutOff) -> None:
-        limit = f"{e.max_tokens:,} tokens" if e.max_tokens else "its token limit"
-        self._line(f"  ! {e.step}: the reply was cut off at {limit} (llm.max_tokens); {e.action}", "yellow")
+    def _warning(self, e: RetrievalNotice | QueryFallback | QueryTrimmed | QueryCutOff) -> None:
+        self._line(f"  {e.describe()[0]}", "yellow")
 
     def _budget(self, e: QueryBudget) -> None:
-        self._line(f"Research stopped on the token budget: {e.used:,} of {e.budget:,} tokens used, "
-                   f"{e.reserve:,} kept for the report ({e.step} not run)", "yellow")
+        self._line(e.describe()[0], "yellow")
         self.status = "Writing the report"
 
     def _reasoning(self, e: QueryReasoning) -> None:
         if self.verbose:
-            self._line(f"  [reasoning: {e.step}]", "dim italic")
-            self._line("    " + e.text.strip().replace("\n", "\n    "), "dim")
+            head, text = e.describe()
+            self._line(f"  {head}", "dim italic")
+            self._line("    " + text.replace("\n", "\n    "), "dim")
 
     def _token(self, e: QueryAnswerToken) -> None:
         self.answer += e.text

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Iterator, Sequence
 
-from deepsearcher.errors import DeepSearcherError, SkipSource
+from deepsearcher.errors import DeepSearcherError, SkipSource, first_line
 from deepsearcher.events import EventCallback, ignore_event
 from deepsearcher.ingest.ids import bytes_hash
 from deepsearcher.ingest.splitter import Splitter
@@ -63,7 +63,7 @@ class PageReader:
                     page = got
                     break
         except DeepSearcherError as exc:  # the crawler provider as a whole failed (e.g. a refused Firecrawl key)
-            return PageRead(url, error=str(exc).split("\n")[0])
+            return PageRead(url, error=first_line(exc))
         if page is None:
             return PageRead(url, error="the crawler returned no page")
         self._fetched[key] = page

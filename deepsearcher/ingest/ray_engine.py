@@ -33,6 +33,7 @@ from deepsearcher.ingest.ray_stages import KIND_REFUSED, KIND_RESULT, KIND_WRITT
 from deepsearcher.ingest.sources import SourceItem, display_path, file_items
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, Loader, VectorStore
+from deepsearcher.quiet_logs import quiet_libraries
 from deepsearcher.settings import Settings
 from deepsearcher.types import CollectionDescription, FileResult, LoadSummary
 
@@ -237,10 +238,10 @@ class RaySession:
         except ModuleNotFoundError as exc:
             raise ProviderError("the Ray engine needs ray (ingest.engine: ray)",
                                 hint="pip install 'deepsearcher[ray]', or set ingest.engine: local") from exc
-        if not debug:  # Ray configures its own loggers at import; the load reports through our events
-            for name in ("ray", "ray.data"):  # also its errors: a failure that matters reaches us as an exception
-                logging.getLogger(name).setLevel(logging.CRITICAL)
-            # "the operator only received 1 input(s)": a small load, nothing to fix
+        # Ray configures its own loggers at import; the load reports through our events, and a failure that
+        # matters reaches us as an exception
+        quiet_libraries("ray", debug=debug)
+        if not debug:  # "the operator only received 1 input(s)": a small load, nothing to fix
             warnings.filterwarnings("ignore", message=".*only received", category=UserWarning, module="ray")
         package = Path(__file__).resolve().parents[1]  # the deepsearcher package the workers import
         env_vars = {"RAY_USAGE_STATS_ENABLED": "0", "DO_NOT_TRACK": "1"}

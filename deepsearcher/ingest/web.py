@@ -20,7 +20,7 @@ from functools import partial
 from typing import Iterator, Sequence
 from urllib.parse import urldefrag, urlsplit, urlunsplit
 
-from deepsearcher.errors import DeepSearcherError, IngestError, SkipSource
+from deepsearcher.errors import DeepSearcherError, IngestError, SkipSource, without_hint
 from deepsearcher.events import EventCallback
 from deepsearcher.ingest.ids import bytes_hash
 from deepsearcher.ingest.loaders import HTML_SUFFIXES, JSON_SUFFIXES, TEXT_SUFFIXES, load_bytes, sniff
@@ -150,7 +150,7 @@ class UrlItems:
 
     def _reason(self, results: list[FileResult]) -> str:
         if not results:
-            return self.error.args[0] if self.error else "the crawler returned no pages"
+            return without_hint(self.error) if self.error else "the crawler returned no pages"
         reasons = Counter(r.reason or r.status for r in results)
         if len(results) == 1:
             return results[0].reason

@@ -27,7 +27,7 @@ from typing import Generic, Sequence, TypeVar
 
 from pydantic import BaseModel
 
-from deepsearcher.errors import LLMOutputError
+from deepsearcher.errors import LLMOutputError, without_hint
 from deepsearcher.llm.base import ChatResult, Message, TokenCallback
 from deepsearcher.llm.json_extract import extract_json, parse_reply
 from deepsearcher.protocols import ChatModel
@@ -251,7 +251,7 @@ def ask_structured(llm: ChatModel, messages: Sequence[Message], schema: type[T],
             value = parse_reply(answer, schema, cut_off=result.cut_off)
         except LLMOutputError as exc:
             error = reasoning_used_up(cut_limit) if result.cut_off and not answer and reasoning else \
-                str(exc).split("\n  hint:")[0]
+                without_hint(exc)
             log.info("%s reply unusable (attempt %d): %s", schema.__name__, attempt + 1, error)
             convo = [*convo, Message(role="assistant", content=answer or result.text),
                      Message(role="user", content=RETRY_TEMPLATE.format(error=error))]

@@ -45,7 +45,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deepsearcher.errors import ConfigError, DeepSearcherError, LLMOutputError, ProviderError, StoreInUseError
-from deepsearcher.agents.citations import group_sources, report_markdown
+from deepsearcher.agents.report_markdown import group_sources, report_markdown
 from deepsearcher.server.markdown import answer_html
 from deepsearcher.server.models import (
     ERRORS, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
@@ -210,8 +210,8 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
             loop = asyncio.get_running_loop()
             report = await loop.run_in_executor(service.queries, run, _ignore)
             return JSONResponse(finish_report(report))
-        return EventSourceResponse(stream_events(service.queries, run, finish_report, policy.redact), ping=15,
-                                   headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        return EventSourceResponse(stream_events(service.queries, run, finish_report, policy.redact, body.lines),
+                                   ping=15, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     _add_web(app)
     app.add_middleware(RequestGuard, policy=policy, max_body_bytes=int(settings.server.max_body_mb * 1_000_000))
@@ -221,7 +221,7 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
 def finish_report(report: Report) -> dict[str, Any]:
     """The report as JSON plus ``markdown`` (what the page copies and downloads: the same text as ``query --output``),
     ``answer_html`` (safe HTML, citations as links) and ``source_groups`` (the sources by file or URL, each once, with
-    the numbers and pages cited: ``citations.group_sources``, as the Markdown's Sources list them)."""
+    the numbers and pages cited: ``report_markdown.group_sources``, as the Markdown's Sources list them)."""
     data = report.to_dict()
     data["markdown"] = report_markdown(report, title=True)
     data["source_groups"] = [{"source": g.source, "title": g.title, "collection": g.collection,

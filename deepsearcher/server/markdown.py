@@ -1,5 +1,5 @@
 """Report answer -> safe HTML with clickable ``[n]`` citations (the web page); the Markdown to copy or download is
-``agents.citations.report_markdown``, the same text ``query --output`` writes.
+``agents.report_markdown.report_markdown``, the same text ``query --output`` writes.
 
 HTML comes from markdown-it-py with raw HTML disabled (a model's answer never injects markup or script), and each
 citation that resolves to a source becomes ``<a class="cite" data-source="n">``. What counts as a citation is

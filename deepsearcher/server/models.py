@@ -81,6 +81,9 @@ class QueryRequest(_Body):
         "Search the web too (deep_research): null = when the server's config has web_search, false = never."))
     save_to: Name | None = Field(None, description="Store the web pages read in this collection after the run.")
     stream: bool = Field(True, description="Stream Server-Sent Events; false = wait and return the report as JSON.")
+    lines: bool = Field(False, description=(
+        "Streaming: each event's data also holds ``lines``, the event in words as the CLI prints them (the web "
+        "page asks for them)."))
 
     @field_validator("agent")
     @classmethod

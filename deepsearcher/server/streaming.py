@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator, Callable, Mapping
 
 from sse_starlette import ServerSentEvent
 
-from deepsearcher.errors import DeepSearcherError
+from deepsearcher.errors import DeepSearcherError, without_hint
 from deepsearcher.events import Event, EventCallback, QueryReport
 from deepsearcher.types import Report
 
@@ -38,11 +38,18 @@ def error_payload(exc: BaseException, redact: Callable[[str], str] = str) -> dic
     """The JSON body of an ``error`` event (the same shape as an HTTP error body); ``redact`` hides configured
     endpoints (``AccessPolicy.redact``)."""
     if isinstance(exc, DeepSearcherError):
-        detail = exc.args[0] if exc.args else str(exc)
-        return {"detail": redact(detail), "hint": redact(exc.hint) if exc.hint else exc.hint,
+        return {"detail": redact(without_hint(exc)), "hint": redact(exc.hint) if exc.hint else exc.hint,
                 "type": type(exc).__name__}
     return {"detail": f"unexpected error ({type(exc).__name__}); see the server log", "hint": None,
             "type": "InternalError"}
+
+
+def event_payload(event: Event, finish: Callable[[Report], dict[str, Any]], lines: bool = True) -> dict[str, Any]:
+    """The JSON of an event's SSE frame: its fields (the report's JSON with its rendered forms, for ``query.report``)
+    and, when asked (``lines``), the event in words (``Event.describe``), which the web page shows as the CLI prints
+    them."""
+    data = finish(event.report) if isinstance(event, QueryReport) else event.data
+    return {**data, "lines": event.describe()} if lines else data
 
 
 def sse(kind: str, data: Mapping[str, Any], seq: int) -> ServerSentEvent:
@@ -51,7 +58,7 @@ def sse(kind: str, data: Mapping[str, Any], seq: int) -> ServerSentEvent:
 
 def stream_events(executor: Executor, run: Callable[[EventCallback], Report],
                   finish: Callable[[Report], dict[str, Any]],
-                  redact: Callable[[str], str] = str) -> AsyncIterator[ServerSentEvent]:
+                  redact: Callable[[str], str] = str, lines: bool = False) -> AsyncIterator[ServerSentEvent]:
     """Start the query now and return the stream of its events, in the order they were emitted, then its report,
     or an ``error`` event.
 
@@ -61,6 +68,7 @@ def stream_events(executor: Executor, run: Callable[[EventCallback], Report],
         run: ``on_event -> Report``; called on a worker thread.
         finish: the report's JSON with its rendered forms (Markdown, HTML).
         redact: hides configured endpoints in error details.
+        lines: each event's data also holds its words (``event_payload``).
 
     Every event is ``event: <kind>`` with ``data: <JSON>`` and an increasing ``id``. The stream always ends with
     exactly one ``query.report`` or one ``error`` event. Must be called on the event loop.
@@ -87,11 +95,11 @@ def stream_events(executor: Executor, run: Callable[[EventCallback], Report],
             post(_DONE)
 
     future = asyncio.wrap_future(executor.submit(work))
-    return _events(queue, future, cancelled, finish, redact)
+    return _events(queue, future, cancelled, lambda event: event_payload(event, finish, lines), redact)
 
 
 async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]", cancelled: threading.Event,
-                  finish: Callable[[Report], dict[str, Any]],
+                  payload: Callable[[Event], dict[str, Any]],
                   redact: Callable[[str], str]) -> AsyncIterator[ServerSentEvent]:
     seq = 0
     saw_report = False
@@ -100,11 +108,9 @@ async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]",
             if isinstance(item, QueryReport):
                 if saw_report:
                     continue
-                saw_report, data = True, finish(item.report)
-            else:
-                data = item.data
+                saw_report = True
             seq += 1
-            yield sse(item.kind, data, seq)
+            yield sse(item.kind, payload(item), seq)
         try:
             report = await future
         except Exception as exc:  # the run failed: tell the client in-band, never as a trace
@@ -115,7 +121,7 @@ async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]",
             yield sse(ERROR_EVENT, error_payload(exc, redact), seq + 1)
             return
         if not saw_report:
-            yield sse(REPORT_EVENT, finish(report), seq + 1)
+            yield sse(REPORT_EVENT, payload(QueryReport(report)), seq + 1)
     finally:
         cancelled.set()
         future.add_done_callback(_consume)

@@ -5,36 +5,24 @@ its own stderr handler, level WARNING, ``propagate=False``; ``pymilvus.milvus_cl
 likewise at INFO), so levels set before the import are reset by it. Two of its children print tracebacks on a failed
 call: ``pymilvus.decorators`` (``_log_rpc_error``: "RPC error: [get_loading_progress] ... Traceback: ...", ERROR)
 and ``pymilvus.client.connection_manager`` ("Connection recovery failed", WARNING with ``exc_info``). The failure
-itself reaches us as an exception, so ``quiet_pymilvus_logs`` silences those loggers after the import unless the
-root logger is at DEBUG (``deepsearcher --debug``).
+itself reaches us as an exception, so ``quiet_logs.quiet_libraries`` silences those loggers after the import unless
+the root logger is at DEBUG (``deepsearcher --debug``).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import os
 from typing import Any, Callable
 
 from deepsearcher.errors import ProviderError
+from deepsearcher.quiet_logs import quiet_libraries
 
 log = logging.getLogger(__name__)
 
-#: loggers pymilvus gives their own level and handler (see the module docstring)
-PYMILVUS_LOGGERS = ("pymilvus", "pymilvus.milvus_client", "pymilvus.bulk_writer")
 #: gRPC status names in an exception chain, and what they mean for the user
 _UNREACHABLE = {"UNAVAILABLE", "DEADLINE_EXCEEDED"}
 _REFUSED = {"UNAUTHENTICATED", "PERMISSION_DENIED"}
-
-
-def quiet_pymilvus_logs() -> None:
-    """Silence pymilvus's own error logging (its tracebacks on stderr) and gRPC's C-core log lines (e.g. a TLS
-    "Handshake failed" when https:// meets a plain server) unless the root logger is at DEBUG."""
-    if logging.getLogger().isEnabledFor(logging.DEBUG):
-        return
-    os.environ.setdefault("GRPC_VERBOSITY", "NONE")  # read by gRPC's core when its first channel starts
-    for name in PYMILVUS_LOGGERS:
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def _grpc_status(exc: BaseException) -> str | None:
@@ -142,10 +130,10 @@ def open_server_client(uri: str, token: str | None, db_name: str | None, timeout
     Raises:
         ProviderError: the server is down, refuses the token, or has no such database (one line naming the URI).
     """
-    quiet_pymilvus_logs()  # before pymilvus imports gRPC, which reads GRPC_VERBOSITY then
+    quiet_libraries("pymilvus", "grpc")  # before pymilvus imports gRPC, which reads GRPC_VERBOSITY then
     from pymilvus import MilvusClient
 
-    quiet_pymilvus_logs()  # and after: pymilvus sets its loggers' levels when first imported
+    quiet_libraries("pymilvus", "grpc")  # and after: pymilvus sets its loggers' levels when first imported
     kwargs: dict[str, Any] = {"uri": uri, "timeout": timeout_s}
     if token:
         kwargs["token"] = token

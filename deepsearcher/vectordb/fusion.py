@@ -1,5 +1,7 @@
 """Rank fusion, the one home of both rules: dense + BM25 within a collection (``fuse_hybrid``, convex combination of
-normalised scores) and ranked lists across collections (``fuse_ranked``, reciprocal rank fusion)."""
+normalised scores) and reciprocal rank fusion of ranked lists (``rrf_scores``): across collections (``fuse_ranked``),
+and across an agent's sub-queries, where it decides which chunks a short prompt keeps (``fused_priority``,
+``top_ranked``)."""
 
 from __future__ import annotations
 
@@ -45,18 +47,56 @@ def fuse_hybrid(dense: Sequence[Hit], sparse: Sequence[Hit], top_k: int, alpha: 
     return [replace(first[cid], score=fused[cid]) for cid in best]
 
 
-def fuse_ranked(rankings: Sequence[Sequence[Hit]], top_k: int, k: int = 60) -> list[Hit]:
-    """Reciprocal rank fusion of ranked Hit lists (Cormack, Clarke & Büttcher, SIGIR 2009).
+#: reciprocal rank fusion's constant: a hit at rank r scores 1 / (RRF_K + r)
+RRF_K = 60
 
-    Each hit scores sum(1 / (k + rank)) over the lists it appears in (rank from 1); returns the ``top_k`` best, with
-    ``score`` replaced by the fused score. Used across collections, whose scores are not comparable.
-    """
+
+def hit_key(hit: Hit) -> str:
+    """Identity of a hit across rankings (and within an agent's run): ``collection/chunk id``."""
+    return f"{hit.collection}/{hit.chunk.id}"
+
+
+def rrf_scores(rankings: Sequence[Sequence[Hit]], k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): ``hit_key`` -> sum(1 / (k + rank)) over the
+    rankings the hit appears in (rank from 1), keys in the order first seen."""
     scores: dict[str, float] = {}
-    first: dict[str, Hit] = {}
     for ranking in rankings:
         for rank, hit in enumerate(ranking, start=1):
-            key = f"{hit.collection}/{hit.chunk.id}"
+            key = hit_key(hit)
             scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
-            first.setdefault(key, hit)
+    return scores
+
+
+def _best_first(rankings: Sequence[Sequence[Hit]], top_k: int, k: int) -> tuple[list[Hit], dict[str, float]]:
+    """The ``top_k`` distinct hits of best fused score (ties: first seen), and the scores."""
+    scores = rrf_scores(rankings, k)
+    first: dict[str, Hit] = {}
+    for ranking in rankings:
+        for hit in ranking:
+            first.setdefault(hit_key(hit), hit)
     best = sorted(scores, key=lambda key: scores[key], reverse=True)[:top_k]
-    return [replace(first[key], score=scores[key]) for key in best]
+    return [first[key] for key in best], scores
+
+
+def fuse_ranked(rankings: Sequence[Sequence[Hit]], top_k: int, k: int = RRF_K) -> list[Hit]:
+    """Reciprocal rank fusion of ranked Hit lists: the ``top_k`` best (``rrf_scores``), with ``score`` replaced by
+    the fused score. Used across collections, whose scores are not comparable."""
+    hits, scores = _best_first(rankings, top_k, k)
+    return [replace(hit, score=scores[hit_key(hit)]) for hit in hits]
+
+
+def top_ranked(rankings: Sequence[Sequence[Hit]], n: int) -> list[Hit]:
+    """The ``n`` hits of best fused rank across ``rankings`` (ties: first seen), as retrieved (scores unchanged)."""
+    return _best_first(rankings, n, RRF_K)[0]
+
+
+def fused_priority(hits: Sequence[Hit], rankings: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[float]:
+    """Priority of each hit when a prompt cannot hold them all (lower = keep first): minus its fused score over
+    ``rankings`` (every sub-query's and collection's retrieval; ``rrf_scores``).
+
+    So the best chunk of every sub-query outranks the second-best of any (each sub-query keeps its best chunks, not
+    the first ones accepted), and a chunk found by several sub-queries rises. Hits in no ranking come last, in their
+    given order.
+    """
+    scores = rrf_scores(rankings, k)
+    return [-scores.get(hit_key(h), 0.0) for h in hits]

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from deepsearcher.errors import CollectionError, ProviderError
+from deepsearcher.errors import CollectionError, ProviderError, without_hint
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
 from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, lite_capabilities, plan_search,
                                                 server_capabilities)
@@ -147,7 +147,7 @@ class MilvusStore:
             self._discard(name)
             if isinstance(exc, ProviderError):
                 raise ProviderError(f"could not create collection {name!r} in {self.where} (removed again): "
-                                    f"{exc.args[0]}", hint=exc.hint) from exc
+                                    f"{without_hint(exc)}", hint=exc.hint) from exc
             raise
         if legacy_lite:
             write_description(self.uri, name, None)  # a changed description of an earlier collection of that name

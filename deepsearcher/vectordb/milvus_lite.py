@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
-import os
 import warnings
 from pathlib import Path
 from typing import Any
 
 from deepsearcher.errors import ProviderError, StoreInUseError
-from deepsearcher.vectordb.connection import GuardedClient, quiet_pymilvus_logs
+from deepsearcher.quiet_logs import quiet_libraries
+from deepsearcher.vectordb.connection import GuardedClient
 from deepsearcher.vectordb.names import lacks_scheme
 
 PROP_MODEL = "deepsearcher.embedding_model"
@@ -158,7 +157,7 @@ def open_lite_client(uri: str) -> GuardedClient:
                             "a Milvus Lite file is a path ending in .db (e.g. ./milvus.db); a server is "
                             "http://host:19530")
     # gRPC's C core prints keep-alive GOAWAY notices to stderr during long embedding pauses; they are harmless
-    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    quiet_libraries("grpc")
     try:
         with warnings.catch_warnings():  # milvus-lite 2.x imports pkg_resources, which warns on every run
             warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
@@ -170,7 +169,7 @@ def open_lite_client(uri: str) -> GuardedClient:
                  "(http://host:19530, e.g. Milvus standalone in Docker) or Zilliz Cloud") from exc
     from pymilvus import MilvusClient
 
-    quiet_pymilvus_logs()
+    quiet_libraries("pymilvus")
     try:
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -178,7 +177,7 @@ def open_lite_client(uri: str) -> GuardedClient:
                             hint="set vector_db.uri to a path in a writable folder") from exc
     check_lite_format(Path(uri))
     # milvus-lite's in-process gRPC server logs unimplemented optional RPCs (AllocTimestamp) at ERROR
-    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    quiet_libraries("grpc")
     in_use = StoreInUseError(f"the Milvus Lite file {uri} is in use by another process",
                              hint="wait for the other deepsearcher process to finish (Milvus Lite allows one "
                                   "process per file), use another vector_db.uri, or run a Milvus server for "

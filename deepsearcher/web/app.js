@@ -122,62 +122,23 @@ async function* readEvents(response) {
 }
 
 // --- steps ------------------------------------------------------------------------------------------------------
-const list = (xs) => (Array.isArray(xs) ? xs.map((x) => (typeof x === "string" ? `“${x}”` : JSON.stringify(x))).join(", ") : String(xs));
-
-const STOPS = { no_gaps: "nothing missing", max_iter: "round limit reached", token_budget: "token budget spent",
-  duplicates: "only repeated queries left" };
-const BEAST = { token_budget: "the token budget is spent", bad_attempts: "too many answers were rejected",
-  max_steps: "the step limit is reached", no_action: "no action was left" };
+// The words for each event come from the server (`lines`: deepsearcher.events Event.describe, the same words the
+// CLI prints); the page only lays them out: the first line beside the kind, further lines below it.
 const mark = (ok) => (ok === true ? "✓" : ok === false ? "✗" : "?");
 const checks = (c) => Object.entries(c || {}).map(([k, v]) => `${k} ${mark(v)}`).join(", ");
-const clip = (text, n = 240) => (String(text).length > n ? String(text).slice(0, n) + "…" : String(text));
+const clip = (text, n = 400) => (String(text).length > n ? String(text).slice(0, n) + "…" : String(text));
 
-function describe(kind, d) {
-  switch (kind) {
-    case "query.start": return `Researching “${d.question ?? ""}”` +
-      (d.collections ? ` in ${(d.collections || []).join(", ")}` : "") + (d.max_iter ? `, up to ${plural(d.max_iter, "round")}` : "");
-    case "query.agent": return `Agent ${d.agent}` + (d.chosen_by ? ` (chosen by ${d.chosen_by})` : "");
-    case "query.sub_queries": return `Round ${d.iteration ?? "?"}: searching ${list(d.sub_queries || [])}` +
-      ((d.duplicates || []).length ? ` (dropped repeats: ${list(d.duplicates)})` : "");
-    case "query.routed": return `Routed “${d.sub_query ?? ""}” to ${(d.collections || []).join(", ")}` +
-      (d.query && d.query !== d.sub_query ? ` as “${d.query}”` : "") + (d.fell_back ? " (fallback: all collections)" : "");
-    case "query.accepted": return `Kept ${d.accepted ?? "?"} of ${d.retrieved ?? "?"} new chunks for “${d.sub_query ?? ""}”` +
-      ((d.chunks || []).length ? ": " + d.chunks.map((c) => c.title || c.source).join(", ") : "");
-    case "query.intermediate": return `Intermediate answer to “${d.sub_query ?? ""}”: ${clip(d.answer ?? "")}`;
-    case "query.gaps": return ((d.gaps || []).length ? `Gaps to search: ${list(d.gaps)}` : "No gaps found") +
-      (d.stop ? ` — stopping: ${STOPS[d.stop] || d.stop}` : "");
-    case "query.reasoning": return `Model reasoning (${d.step}): ${clip(d.text ?? "")}`;
-    case "query.fallback": return `Fallback in ${d.step}: ${d.fallback} (${clip(d.error ?? "", 120)})`;
-    case "query.trimmed": return `Prompt of ${d.step} fitted to the ${d.window}-token context window: ` +
-      (d.dropped ? `left out ${d.dropped} of ${(d.kept ?? 0) + d.dropped} chunks` : "kept every chunk") +
-      (d.excerpt_chars ? `, excerpts cut to ${d.excerpt_chars} characters` : "");
-    case "query.cut_off": return `Reply of ${d.step} cut off at ${d.max_tokens ? d.max_tokens + " tokens" : "its token limit"} (llm.max_tokens): ${d.action}`;
-    case "query.notice": return d.notice || `${d.requested} search ran as ${d.mode} in ${d.collection}`;
-    case "query.budget": return `Research stopped on the token budget: ${d.used} of ${d.budget} tokens used, ${d.reserve} kept for the report`;
-    case "query.step": return `Step ${d.step}: ${d.action}` + (d.original ? "" : ` on “${d.question ?? ""}”`) +
-      (d.fell_back ? " (fallback)" : "") + (d.think ? ` — ${clip(d.think, 160)}` : "");
-    case "query.web_search": return d.error ? `Web search (${d.provider}) failed: ${clip(d.error, 200)}; continuing with the collections`
-      : `Web search (${d.provider}): “${d.query ?? ""}” → ${plural(d.results, "result")} (${d.new} new)`;
-    case "query.read": return `Read ${(d.opened || []).join("; ")}: ${plural(d.added, "new item")}` +
-      ((d.failed || []).length ? ` (failed: ${d.failed.join("; ")})` : "");
-    case "query.evaluation": return `Evaluator (${checks(d.checks)}): ` + (d.passed ? "accepted" : `rejected — ${clip(d.critique ?? "", 200)}`);
-    case "query.beast_mode": return `Beast mode after ${plural(d.step, "step")}: ${BEAST[d.reason] || d.reason}; forcing the final answer`;
-    case "query.outline": return `Outline “${d.title ?? ""}”: ` + (d.sections || []).map((s, i) => `${i + 1}. ${s.title}`).join(" · ") +
-      (d.source === "file" ? " (given)" : d.source === "fallback" ? " (fallback)" : "");
-    case "query.section": return d.status === "editing" ? `Editing the whole report (${plural(d.sources, "source")})`
-      : d.status === "written" ? `Section ${d.index}/${d.total} written (${plural(d.sources, "source")} cited)`
-      : `Section ${d.index}/${d.total}: ${d.title} — ${d.question}`;
-    case "query.saved": return d.error ? `Web pages not saved to ${d.collection}: ${d.error}`
-      : `Saved ${plural(d.pages, "web page")} (${plural(d.chunks, "chunk")}) to ${d.collection}`;
-    case "query.report": return `Report written with ${plural(d.sources, "source")} (${plural(d.llm_calls, "LLM call")})`;
-    default: return Object.entries(d).map(([k, v]) => `${k}: ${clip(typeof v === "object" ? JSON.stringify(v) : v)}`).join(" · ");
-  }
+function stepLines(data) {
+  return Array.isArray(data.lines) ? data.lines.map((line) => clip(line)) : [];
 }
 
 function addStep(kind, data) {
+  const lines = stepLines(data);
+  if (!lines.length) return; // nothing to say (a round that goes on without new gaps)
   const li = el("li");
   li.dataset.kind = kind;
-  li.append(el("span", kind.replace(/^query\./, ""), "kind"), el("span", describe(kind, data)));
+  li.append(el("span", kind.replace(/^query\./, ""), "kind"), el("span", lines[0]));
+  for (const line of lines.slice(1)) li.append(el("span", line, "detail"));
   $("steps").append(li);
 }
 
@@ -279,7 +240,7 @@ async function ask(event) {
   $("copy").disabled = $("download").disabled = true;
   $("steps-box").hidden = false;
   $("report-box").hidden = false;
-  const body = { question, stream: true };
+  const body = { question, stream: true, lines: true }; // lines: each event in words, as the CLI prints them
   const picked = pickedCollections();
   if (picked.length) body.collections = picked;
   if ($("agent").value) body.agent = $("agent").value;
@@ -298,7 +259,7 @@ async function ask(event) {
         $("answer-stream").textContent = data.status === "editing" ? "" : $("answer-stream").textContent + `\n\n## ${data.title}\n\n`;
         addStep(kind, data);
       } else if (kind === "query.report") {
-        addStep(kind, { sources: (data.sources || []).length, llm_calls: (data.usage || {}).llm_calls });
+        addStep(kind, data);
         showReport(data);
       } else if (kind === "error") {
         showError(data);

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from deepsearcher.cli import commands as cli
-from deepsearcher.agents.citations import report_markdown
+from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.events import Event
 from deepsearcher.testing.scripted import ScriptedChatModel
 from tests.integration.http_site import Request, Route, Site, html, json_route

@@ -195,6 +195,21 @@ def test_query_streams_typed_events_in_order_then_the_report(live: Live) -> None
     assert "## Sources" in report["markdown"] and "milvus.md" in report["markdown"]
 
 
+def test_asked_for_each_streamed_event_carries_its_words_as_the_cli_prints_them(live: Live) -> None:
+    with live.client() as client:
+        plain = stream_query(client, {"question": QUESTION, "collections": ["docs"]})
+        worded = stream_query(client, {"question": QUESTION, "collections": ["docs"], "lines": True})
+    assert all("lines" not in e["data"] for e in plain)
+    assert [e["event"] for e in worded] == [e["event"] for e in plain]
+    by_kind = {e["event"]: e["data"] for e in worded}
+    assert by_kind["query.sub_queries"]["lines"] == ["Round 1: searching", f"• {QUESTION}"]
+    assert by_kind["query.accepted"]["lines"] == [f"✓ kept 1 of {by_kind['query.accepted']['retrieved']} new "
+                                                  f"chunks for: {QUESTION}"]
+    assert by_kind["query.answer_token"]["lines"] == []
+    assert by_kind["query.report"]["lines"][0].startswith("Report written with 1 source (")
+
+
+
 def test_query_without_streaming_returns_the_report_json(live: Live) -> None:
     with live.client() as client:
         reply = client.post("/api/query", json={"question": QUESTION, "stream": False})

@@ -88,7 +88,7 @@ def test_ask_watch_steps_read_report_and_open_a_cited_source(server: str, browse
     for kind in ("query.sub_queries", "query.routed", "query.accepted", "query.gaps"):
         assert kind in steps
     steps_text = browser.find_element(By.ID, "steps").text
-    assert "Kept 1 of 2 new chunks" in steps_text and "nothing missing" in steps_text
+    assert "kept 1 of 2 new chunks" in steps_text and "nothing left to search" in steps_text  # as the CLI says
     answer = browser.find_element(By.ID, "answer")
     assert "Milvus Lite is the embedded edition" in answer.text
     assert answer.find_element(By.TAG_NAME, "strong").text == "no server"  # Markdown rendered

@@ -10,7 +10,7 @@ import pytest
 
 from deepsearcher.agents import deep_search
 from deepsearcher.agents.report import synthesise
-from deepsearcher.agents.steps import top_ranked
+from deepsearcher.vectordb.fusion import top_ranked
 from deepsearcher.errors import ContextWindowError, QuestionError
 from deepsearcher.events import Event
 from deepsearcher.llm.base import Message

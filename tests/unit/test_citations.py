@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from deepsearcher.agents.citations import (
-    code_spans, cited_numbers, cited_sources, find_citations, group_sources, report_markdown, strip_citations,
-    verify_citations,
+    code_spans, cited_numbers, cited_sources, find_citations, strip_citations, verify_citations,
 )
+from deepsearcher.agents.report_markdown import group_sources, report_markdown
 from deepsearcher.server.markdown import answer_html
 from deepsearcher.types import Chunk, Hit, Report, Source, Usage
 from tests.unit.query_fakes import MILVUS_DOCS, RECIPES, chunk

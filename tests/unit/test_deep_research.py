@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from deepsearcher.agents.citations import report_markdown
+from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.agents.deep_research.agent import DeepResearchAgent, research
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from deepsearcher.agents.citations import report_markdown
+from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.testing import HashEmbedder
 from deepsearcher.types import Hit, OtherSource

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import pytest
 
-from deepsearcher.agents.citations import report_markdown
+from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.agents.long_report.agent import section_agent, slug, table_of_contents, write_long_report
 from deepsearcher.agents.long_report.outline import (
     Outline, Section, fallback_outline, outline_markdown, parse_outline, read_outline,

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("fastapi", reason="the server needs the extra `server` (pip install -e '.[server]')")
 
 from deepsearcher.errors import ConfigError  # noqa: E402
-from deepsearcher.agents.citations import report_markdown  # noqa: E402
+from deepsearcher.agents.report_markdown import report_markdown  # noqa: E402
 from deepsearcher.server.markdown import answer_html  # noqa: E402
 from deepsearcher.types import Chunk, Report, Source, Usage  # noqa: E402
 from deepsearcher.server.security import AccessPolicy, Refused, is_loopback_host  # noqa: E402

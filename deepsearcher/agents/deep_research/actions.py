@@ -17,7 +17,7 @@ from deepsearcher.agents.deep_research.schemas import MAX_ITEMS, MAX_QUERIES, MA
 from deepsearcher.agents.deep_research.state import FailedAttempt
 from deepsearcher.agents.router import route_and_retrieve
 from deepsearcher.agents.steps import chunk_ref, dedup_queries
-from deepsearcher.errors import DeepSearcherError
+from deepsearcher.errors import DeepSearcherError, first_line
 from deepsearcher.events import (
     QueryAccepted, QueryEvaluation, QueryFallback, QueryGaps, QueryRead, QuerySubQueries, QueryWebSearch,
 )
@@ -89,7 +89,7 @@ def _web_search(run: Run, query: str) -> list[KnowledgeItem]:
         run.web_on = False
         message = str(exc)
         ctx.emit(QueryWebSearch(query=query, provider=web.name, results=0, urls=[], new=0, error=message))
-        ctx.emit(QueryFallback(step="web_search", error=message.split("\n")[0],
+        ctx.emit(QueryFallback(step="web_search", error=first_line(message),
                                fallback="searching the collections only for the rest of this query"))
         return []
     new = [item for item, added in (store.add_web(r, run.state.current) for r in results) if added]
@@ -135,7 +135,7 @@ def _open_chunk(run: Run, item: KnowledgeItem) -> list[KnowledgeItem]:
     try:
         chunks = around(item.collection, item.chunk, run.options.read_window)
     except DeepSearcherError as exc:
-        raise _Unreadable(str(exc).split("\n")[0]) from None
+        raise _Unreadable(first_line(exc)) from None
     added = []
     for chunk in chunks:
         new, is_new = run.store.add_hit(Hit(chunk, 0.0, item.collection), run.state.current)

@@ -32,13 +32,15 @@ from typing import ClassVar, Sequence
 
 from deepsearcher.agents.base import AgentCapabilities
 from deepsearcher.agents.budget import BudgetExhausted
-from deepsearcher.agents.citations import gaps_note, verify_citations
+from deepsearcher.agents.citations import verify_citations
+from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.deep_research import actions
 from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.evaluator import Verdict
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
-from deepsearcher.agents.deep_research.run import BeastMode, Run, final_answer
+from deepsearcher.agents.deep_research.beast import BeastMode, final_answer
+from deepsearcher.agents.deep_research.run import Run
 from deepsearcher.agents.deep_research.schemas import StepBase, step_model
 from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_actions
 from deepsearcher.agents.tools import ResearchTools

@@ -29,6 +29,7 @@ import numpy as np
 
 from deepsearcher.agents.citations import Marker, find_citations, location, replace_citations
 from deepsearcher.types import Chunk, Hit, Source, WebResult
+from deepsearcher.vectordb.fusion import hit_key
 
 Kind = Literal["chunk", "web", "page", "answer"]
 WEB = "web"
@@ -130,8 +131,8 @@ class KnowledgeStore:
         return item, True
 
     def add_hit(self, hit: Hit, question: str) -> tuple[KnowledgeItem, bool]:
-        """A retrieved chunk (id ``collection/chunk id``, as ``steps.hit_key``)."""
-        return self.add(f"{hit.collection}/{hit.chunk.id}", "chunk", question, hit.chunk.text, chunk=hit.chunk,
+        """A retrieved chunk (id ``collection/chunk id``: ``vectordb.fusion.hit_key``)."""
+        return self.add(hit_key(hit), "chunk", question, hit.chunk.text, chunk=hit.chunk,
                         collection=hit.collection)
 
     def add_web(self, result: WebResult, question: str) -> tuple[KnowledgeItem, bool]:

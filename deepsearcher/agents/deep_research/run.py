@@ -1,4 +1,4 @@
-"""One DeepResearch run: its context, state and knowledge, how its prompts are fitted, and the forced final answer.
+"""One DeepResearch run: its context, state and knowledge, and how its prompts are fitted.
 
 The run uses the machinery every agent shares (``agents.steps``, ``agents.report``, ``agents.budget``), with nothing of
 its own for windows or budgets:
@@ -14,8 +14,7 @@ its own for windows or budgets:
 - **replies**: structured steps go through ``steps.ask_fitted`` (JSON extraction, one retry showing the error, a
   cut-off reply asked again with more room, the documented fallback); free text through ``report.write_fitted``.
 
-The forced final answer (``final_answer``) is the only call made after the budget tripped, and exactly one: it may
-use the reserve, and its prompt is fitted to what the budget leaves.
+The forced final answer after the budget tripped (beast mode) is ``beast``.
 """
 
 from __future__ import annotations
@@ -26,16 +25,12 @@ from typing import Callable, Sequence, TypeVar
 
 from pydantic import BaseModel
 
-from deepsearcher.agents.budget import BudgetExhausted
-from deepsearcher.agents.report import budget_too_small, cut_off, empty_answer, nothing_found, write_fitted
-from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
-from deepsearcher.agents.deep_research.state import ResearchState, StopReason
+from deepsearcher.agents.deep_research.state import ResearchState
 from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import ask_fitted
-from deepsearcher.events import QueryBeastMode
 from deepsearcher.llm.output import Structured
 
 log = logging.getLogger(__name__)
@@ -45,15 +40,6 @@ Render = Callable[[Sequence[KnowledgeItem], "int | None"], str]
 """``render(items, excerpt_chars) -> prompt``: a prompt showing ``items``, each cut at ``excerpt_chars`` (None = the
 option's ``excerpt_chars``)."""
 BUDGET_SETTING = "agents.deep_research.token_budget"
-
-
-class BeastMode(Exception):
-    """Research must end in the forced final answer (``reason``): the bad attempts or steps are spent, or no action
-    is possible. (A spent token budget is ``agents.budget.BudgetExhausted``.)"""
-
-    def __init__(self, reason: StopReason) -> None:
-        super().__init__(reason)
-        self.reason: StopReason = reason
 
 
 def research_context(ctx: QueryContext, options: DeepResearchOptions) -> QueryContext:
@@ -131,26 +117,3 @@ class Run:
         cols = "; ".join(f"{c.name} ({c.description or 'no description'})" for c in self.ctx.collections)
         web = f"; the web ({self.tools.web.name})" if self.web_on and self.tools.web is not None else ""
         return (cols or "(no collection)") + web
-
-
-def final_answer(run: Run, reason: StopReason) -> str:
-    """Beast mode: one forced answer from all knowledge (``2 × prompt_items`` items most similar to the question),
-    streamed as ``query.answer_token``. Exactly one LLM call (none without knowledge, or when the budget cannot pay
-    even for a short prompt): it may use the reserve and its prompt is fitted to the window and to what the budget
-    leaves (``report.write_fitted``)."""
-    ctx, state = run.ctx, run.state
-    ctx.emit(QueryBeastMode(reason=reason, step=state.step, tokens=ctx.llm.total_tokens,
-                            bad_attempts=state.bad_attempts))
-    if not len(run.store):
-        return nothing_found(ctx)
-    plans = [f.plan for f in state.failed if f.plan]
-    items, priority = run.shown(state.question, 2 * run.options.prompt_items)
-
-    def render(kept: Sequence[KnowledgeItem], cap: int | None) -> str:
-        return rprompts.final_prompt(state.question, kept, plans, language=ctx.language, excerpt_chars=cap)
-
-    try:
-        reply, _ = write_fitted(ctx, "final_answer", run.renderer(render), items, priority)
-    except BudgetExhausted:
-        return budget_too_small(ctx, []).answer
-    return (reply.text or empty_answer(reply)) + cut_off(ctx, "final_answer", reply)

@@ -45,6 +45,7 @@ from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
 from deepsearcher.types import Report, Source
+from deepsearcher.vectordb.fusion import fused_priority
 
 #: the agent that researches the sections when the query's agent is "auto"
 DEFAULT_SECTION_AGENT = "deep_research"

@@ -19,7 +19,7 @@ from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, Knowledge
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.report import Evidence, budget_too_small, choose_evidence, cut_off, empty_answer, write_fitted
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import fused_priority
+from deepsearcher.vectordb.fusion import fused_priority
 from deepsearcher.types import Hit, Report
 
 

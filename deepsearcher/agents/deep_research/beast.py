@@ -1,0 +1,51 @@
+"""Beast mode: DeepResearch must stop (the token budget, the rejected answers allowed or the steps are spent, or no
+action is left) and one final answer is forced from all knowledge.
+
+The forced final answer (``final_answer``) is the only call made after the budget tripped, and exactly one: it may
+use the reserve kept for it (``run.research_context``), and its prompt is fitted to the window and to what the budget
+leaves.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from deepsearcher.agents.budget import BudgetExhausted
+from deepsearcher.agents.deep_research import prompts as rprompts
+from deepsearcher.agents.deep_research.knowledge import KnowledgeItem
+from deepsearcher.agents.deep_research.run import Run
+from deepsearcher.agents.deep_research.state import StopReason
+from deepsearcher.agents.report import budget_too_small, cut_off, empty_answer, nothing_found, write_fitted
+from deepsearcher.events import QueryBeastMode
+
+
+class BeastMode(Exception):
+    """Research must end in the forced final answer (``reason``): the bad attempts or steps are spent, or no action
+    is possible. (A spent token budget is ``agents.budget.BudgetExhausted``.)"""
+
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason)
+        self.reason: StopReason = reason
+
+
+def final_answer(run: Run, reason: StopReason) -> str:
+    """Beast mode: one forced answer from all knowledge (``2 × prompt_items`` items most similar to the question),
+    streamed as ``query.answer_token``. Exactly one LLM call (none without knowledge, or when the budget cannot pay
+    even for a short prompt): it may use the reserve and its prompt is fitted to the window and to what the budget
+    leaves (``report.write_fitted``)."""
+    ctx, state = run.ctx, run.state
+    ctx.emit(QueryBeastMode(reason=reason, step=state.step, tokens=ctx.llm.total_tokens,
+                            bad_attempts=state.bad_attempts))
+    if not len(run.store):
+        return nothing_found(ctx)
+    plans = [f.plan for f in state.failed if f.plan]
+    items, priority = run.shown(state.question, 2 * run.options.prompt_items)
+
+    def render(kept: Sequence[KnowledgeItem], cap: int | None) -> str:
+        return rprompts.final_prompt(state.question, kept, plans, language=ctx.language, excerpt_chars=cap)
+
+    try:
+        reply, _ = write_fitted(ctx, "final_answer", run.renderer(render), items, priority)
+    except BudgetExhausted:
+        return budget_too_small(ctx, []).answer
+    return (reply.text or empty_answer(reply)) + cut_off(ctx, "final_answer", reply)
