@@ -18,7 +18,8 @@ from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.ingest.web import normalize_url, page_documents, url_key
 from deepsearcher.protocols import Crawler, Embedder, VectorStore, WebSearch
 from deepsearcher.registry import Registry
-from deepsearcher.settings import LoaderSettings, Settings
+from deepsearcher.ingest.options import LoaderOptions
+from deepsearcher.settings import Settings
 from deepsearcher.types import Chunk, FetchedPage, LoadSummary
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ class PageReader:
         splitter: the load splitter (so passages are the chunks a load of the page would store).
     """
 
-    def __init__(self, crawler: Crawler, loader: LoaderSettings, splitter: Splitter) -> None:
+    def __init__(self, crawler: Crawler, loader: LoaderOptions, splitter: Splitter) -> None:
         self.crawler = crawler
         self.loader = loader
         self.splitter = splitter
@@ -167,7 +168,7 @@ def build_tools(settings: Settings, registry: Registry, store: VectorStore, embe
     one_page = crawler_options(settings.crawler, allow_private_urls).model_copy(update={"max_depth": 0,
                                                                                       "max_pages": 1})
     crawler: Crawler = registry.create("crawler", one_page.resolved(settings.resolve_path))
-    reader = PageReader(crawler, settings.loader, make_splitter(settings, embedder))
+    reader = PageReader(crawler, settings.loader, make_splitter(settings.ingest, embedder))
     return ResearchTools(web=provider, pages=reader, chunks_around=around)
 
 
