@@ -241,3 +241,21 @@ def test_the_callers_address_rule_replaces_the_crawlers_unless_that_is_false(cra
     from deepsearcher.ingest.options import BuiltinCrawlerOptions
 
     assert crawler_options(BuiltinCrawlerOptions(allow_private_urls=crawler), caller).allow_private_urls is expected
+
+
+def test_the_ray_engine_without_options_for_its_workers_is_refused_before_any_write(tmp_path: Path):
+    from deepsearcher.ingest.load import load_sources
+    from deepsearcher.ingest.loaders import BuiltinLoader
+    from deepsearcher.ingest.options import BuiltinCrawlerOptions, LoaderOptions
+    from deepsearcher.registry import registry
+    from deepsearcher.settings import IngestSettings
+    from deepsearcher.testing.fakes import HashEmbedder, MemoryStore
+
+    (tmp_path / "a.txt").write_text("alpha", encoding="utf-8")
+    store = MemoryStore()
+    with pytest.raises(ConfigError, match="no provider options for the Ray workers") as caught:
+        load_sources([str(tmp_path)], "c", None, ingest=IngestSettings(engine="ray"), loader_options=LoaderOptions(),
+                     crawler_options=BuiltinCrawlerOptions(), store=store, embedder=HashEmbedder(),
+                     loader=BuiltinLoader(LoaderOptions()), registry=registry)
+    assert "ingest.engine: local" in (caught.value.hint or "")
+    assert store.list_collections() == []
