@@ -187,11 +187,16 @@ class DeepSearcher:
             CollectionError: invalid name, or the collection uses another embedding model.
         """
         from deepsearcher.ingest.load import load_sources
+        from deepsearcher.ingest.ray_stages import WorkerOptions
 
-        emit = on_event or self.on_event
-        summary = load_sources(inputs, collection, description, settings=self.settings, store=self.store,
-                               embedder=self.embedder, loader=self.loader, registry=self.registry,
-                               force_new=force_new, batch_size=batch_size, path_allowed=path_allowed,
+        s, resolve, emit = self.settings, self.settings.resolve_path, on_event or self.on_event
+        workers = WorkerOptions(loader=s.loader.resolved(resolve), embedding=s.embedding.resolved(resolve),
+                                vector_db=s.vector_db.resolved(resolve))
+        summary = load_sources(inputs, s.vector_db.default_collection if collection is None else collection,
+                               description, ingest=s.ingest, loader_options=s.loader,
+                               crawler_options=s.crawler.resolved(resolve), store=self.store, embedder=self.embedder,
+                               loader=self.loader, registry=self.registry, workers=workers, force_new=force_new,
+                               batch_size=batch_size, path_allowed=path_allowed,
                                allow_private_urls=allow_private_urls, on_event=emit, crawler=crawler)
         if summary.created and description is None:
             summary = replace(summary, description=self.describe_collection(summary.collection, on_event=emit))

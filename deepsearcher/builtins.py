@@ -11,13 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from deepsearcher.registry import Registry
-    from deepsearcher.settings import MilvusSettings
     from deepsearcher.vectordb.milvus import MilvusStore
+    from deepsearcher.vectordb.options import MilvusOptions
 
-S = "deepsearcher.settings:"
+# each provider's options model lives beside it, in its folder's options.py (import-light: no provider module)
+LLM = "deepsearcher.llm.options:"
+EMBEDDING = "deepsearcher.embedding.options:"
+VECTORDB = "deepsearcher.vectordb.options:"
+INGEST = "deepsearcher.ingest.options:"
 
 
-def milvus_store(options: MilvusSettings) -> MilvusStore:
+def milvus_store(options: MilvusOptions) -> MilvusStore:
     """A ``MilvusStore`` from the ``vector_db`` section (``uri`` already resolved; the token read from the
     environment variable named by ``token_env``)."""
     from deepsearcher.vectordb.milvus import MilvusStore
@@ -34,25 +38,25 @@ def register(registry: Registry) -> None:
     table: list[tuple[str, str, Any, str | None, str]] = [
         ("embedding", "sentence_transformers",
          "deepsearcher.embedding.sentence_transformers:SentenceTransformersEmbedder",
-         S + "SentenceTransformersEmbedding",
+         EMBEDDING + "SentenceTransformersOptions",
          "Local sentence-transformers model (ONNX int8 or torch); default: the bundled offline all-MiniLM-L6-v2."),
         ("embedding", "openai_compatible", "deepsearcher.embedding.openai_compatible:OpenAICompatibleEmbedder",
-         S + "OpenAICompatibleEmbedding", "An OpenAI-compatible /embeddings endpoint."),
+         EMBEDDING + "OpenAICompatibleEmbeddingOptions", "An OpenAI-compatible /embeddings endpoint."),
         ("llm", "openai_compatible", "deepsearcher.llm.openai_compatible:OpenAICompatibleChat",
-         S + "OpenAICompatibleLLM",
+         LLM + "OpenAICompatibleLLMOptions",
          "Any OpenAI-compatible chat server: OpenAI, DeepSeek, vLLM, Ollama, llama.cpp, SambaNova, Gemini…"),
-        ("llm", "llama_cpp", "deepsearcher.llm.llama_cpp:LlamaCppChat", S + "LlamaCppLLM",
+        ("llm", "llama_cpp", "deepsearcher.llm.llama_cpp:LlamaCppChat", LLM + "LlamaCppOptions",
          "A local GGUF model run in-process by llama-cpp-python (extra `local`)."),
-        ("vector_db", "milvus", milvus_store, S + "MilvusSettings",
+        ("vector_db", "milvus", milvus_store, VECTORDB + "MilvusOptions",
          "Milvus: a Milvus Lite file, a Milvus server or Zilliz Cloud (one code path)."),
-        ("loader", "builtin", "deepsearcher.ingest.loaders:BuiltinLoader", S + "LoaderSettings",
+        ("loader", "builtin", "deepsearcher.ingest.loaders:BuiltinLoader", INGEST + "LoaderOptions",
          "Whole-document extractors per format: pypdfium2, python-docx body walk, python-pptx (groups, notes), "
          "trafilatura, openpyxl, JSON(L) paths, front matter, markitdown."),
         ("loader", "unstructured", "deepsearcher.ingest.unstructured_loader:UnstructuredLoader",
-         S + "LoaderSettings", "The `unstructured` library (extra `unstructured`; needs its spaCy model)."),
-        ("crawler", "builtin", "deepsearcher.ingest.crawler:BuiltinCrawler", S + "BuiltinCrawler",
+         INGEST + "LoaderOptions", "The `unstructured` library (extra `unstructured`; needs its spaCy model)."),
+        ("crawler", "builtin", "deepsearcher.ingest.crawler:BuiltinCrawler", INGEST + "BuiltinCrawlerOptions",
          "Breadth-first crawler on httpx + trafilatura, with robots.txt, depth, page and site limits."),
-        ("crawler", "firecrawl", "deepsearcher.ingest.firecrawl:FirecrawlCrawler", S + "FirecrawlCrawler",
+        ("crawler", "firecrawl", "deepsearcher.ingest.firecrawl:FirecrawlCrawler", INGEST + "FirecrawlCrawlerOptions",
          "Firecrawl (hosted or self-hosted) through firecrawl-py (extra `crawl`)."),
         ("agent", "deep_search", "deepsearcher.agents.deep_search:agent", None,
          "broad or open questions that need a report covering several aspects (compare, explain, summarise)."),

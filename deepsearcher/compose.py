@@ -46,7 +46,7 @@ def research_tools(settings: Settings, registry: Registry, store: VectorStore, e
     one_page = crawler_options(settings.crawler, allow_private_urls).model_copy(update={"max_depth": 0,
                                                                                       "max_pages": 1})
     crawler: Crawler = registry.create("crawler", one_page.resolved(settings.resolve_path))
-    reader = PageReader(crawler, settings.loader, make_splitter(settings, embedder))
+    reader = PageReader(crawler, settings.loader, make_splitter(settings.ingest, embedder))
     return ResearchTools(web=provider, pages=reader, chunks_around=around)
 
 

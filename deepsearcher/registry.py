@@ -8,9 +8,7 @@ like a built-in's.
 Plugins: a distribution declares an entry point in the group ``deepsearcher.providers`` whose object is a hook
 ``register(registry)`` called with this module's ``Registry``; it calls ``registry.register(kind, name, factory,
 options, description=…)``. Built-ins are registered by the same kind of hook (``deepsearcher.builtins:register``),
-loaded first (after simonw/llm, which loads its default models through its own plugin mechanism). Hooks written for
-the first plugin API (``hook(register_function)`` calling ``register(kind, name, factory)``) still work: the hook
-receives the registry, whose instances are callable with those three arguments.
+loaded first (after simonw/llm, which loads its default models through its own plugin mechanism).
 
 Factories take the validated options model and return the provider; they import heavy dependencies lazily, so
 ``deepsearcher --help`` never imports torch. A factory may be given as ``"package.module:callable"`` and is then
@@ -76,10 +74,7 @@ def _resolve(target: str) -> Any:
 
 
 class Registry:
-    """The providers of one process (``deepsearcher.registry.registry``); plugins are loaded on first look-up.
-
-    ``registry(kind, name, factory)`` is ``registry.register(kind, name, factory)`` (the first plugin API).
-    """
+    """The providers of one process (``deepsearcher.registry.registry``); plugins are loaded on first look-up."""
 
     def __init__(self) -> None:
         self._providers: dict[tuple[str, str], Provider] = {}
@@ -87,9 +82,6 @@ class Registry:
         self._origin = "builtin"
         #: incremented on every change, so cached validation models are rebuilt
         self.version = 0
-
-    def __call__(self, kind: str, name: str, factory: Factory | str) -> None:
-        self.register(kind, name, factory)
 
     def register(self, kind: str, name: str, factory: Factory | str, options: type[BaseModel] | str | None = None,
                  *, description: str = "") -> Provider:
@@ -100,9 +92,9 @@ class Registry:
             name: the ``provider:`` name (letters, digits, ``_`` and ``-``).
             factory: ``factory(options) -> provider`` or ``"module:callable"``.
             options: pydantic options model of the config section (``extra="forbid"`` recommended; subclass
-                ``deepsearcher.settings.ProviderOptions``, or ``LoaderSettings`` / ``CrawlScope`` /
-                ``VectorDBOptions`` for those kinds, whose common fields the pipeline reads), or its
-                ``"module:Class"`` name, or None.
+                ``deepsearcher.settings.ProviderOptions``, or ``ingest.options.LoaderOptions`` /
+                ``ingest.options.CrawlScope`` / ``vectordb.options.VectorDBOptions`` for those kinds, whose common
+                fields the pipeline reads), or its ``"module:Class"`` name, or None.
             description: one line for ``deepsearcher config providers``.
 
         Raises:

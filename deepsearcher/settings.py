@@ -7,273 +7,39 @@ that validates a file is assembled from ``deepsearcher.registry`` (``settings_mo
 its options are accepted and checked exactly like a built-in's. Secrets never live in the file: the file names
 environment variables (``api_key_env``). Relative paths resolve against the config file's folder.
 
-docs/configuration.md is generated from these models (``python -m deepsearcher.settings``).
+Here live the top-level sections (``ingest``, ``query``, ``server``, ``agents``), ``Settings`` and the assembly of
+the validating model. Each provider's options live beside the provider (``llm/options.py``, ``embedding/options.py``,
+``vectordb/options.py``, ``ingest/options.py``, ``websearch/base.py``); their bases are in ``deepsearcher.options``
+(``ProviderOptions`` and ``AgentOptions`` are re-exported here, the names plugins use).
+
+docs/configuration.md is generated from these models (``python -m deepsearcher.cli.config_docs``).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
-from pydantic import (
-    BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, create_model, field_validator, model_validator,
-)
-from pydantic.fields import FieldInfo
+from pydantic import BaseModel, Field, SerializeAsAny, ValidationError, create_model, field_validator, model_validator
 from pydantic_core import PydanticCustomError
-from typing_extensions import Self
 
+from deepsearcher.embedding.options import SentenceTransformersOptions
 from deepsearcher.errors import ConfigError
-from deepsearcher.vectordb.names import lacks_scheme
+from deepsearcher.ingest.options import BuiltinCrawlerOptions, CrawlScope, LoaderOptions
+from deepsearcher.llm.options import OpenAICompatibleLLMOptions
+from deepsearcher.options import AgentOptions as AgentOptions
+from deepsearcher.options import ProviderOptions as ProviderOptions
+from deepsearcher.options import StrictModel
+from deepsearcher.vectordb.names import is_remote
+from deepsearcher.vectordb.options import MilvusOptions, VectorDBOptions
 
 CONFIG_ENV = "DEEPSEARCHER_CONFIG"
-BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-PathResolver = Callable[[Union[str, Path]], Path]
-
-
-class ProviderOptions(_Model):
-    """Base of every provider's options model: the section's ``provider:`` name plus the provider's own keys.
-
-    Plugin authors subclass it (or ``LoaderSettings`` / ``CrawlScope`` / ``VectorDBOptions`` for those kinds) with
-    ``extra="forbid"`` kept, give every field a ``description``, and register the model with the provider.
-    """
-
-    provider: str = Field(..., description="Registered provider name (`deepsearcher config providers`).")
-
-    def resolved(self, resolve: PathResolver) -> Self:
-        """These options with relative file paths resolved (``resolve`` maps a path against the config folder);
-        providers whose options hold paths override it."""
-        return self
-
-
-class AgentOptions(_Model):
-    """Base of an agent's options model (the ``agents.<name>`` section of the config)."""
-
-
-# --- LLM -----------------------------------------------------------------------------------------------------------
-class OpenAICompatibleLLM(ProviderOptions):
-    """Any server speaking the OpenAI chat-completions API (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp, ...)."""
-
-    provider: Literal["openai_compatible"] = "openai_compatible"
-    model: str = Field("gpt-4o-mini", description="Model name as the server knows it.")
-    base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
-    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
-    temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
-    max_tokens: int = Field(4096, gt=0, description="Maximum completion tokens per call (the report is the longest "
-                                                    "reply; reasoning models spend part of it thinking).")
-    context_window: int | None = Field(
-        None, gt=0, description="Context window in tokens (prompt + reply). None = what the server reports (llama.cpp "
-                                "/props, vLLM max_model_len, Ollama num_ctx; OpenAI, DeepSeek, Gemini: their "
-                                "documented window), else 8192, lowered when the server names a smaller limit. Every "
-                                "prompt is fitted to it.")
-    timeout_s: float = Field(120, gt=0, description="Per-request timeout in seconds.")
-    max_retries: int = Field(3, ge=0, description="Retries with exponential backoff on 429/5xx/timeouts.")
-    json_schema: Literal["auto", "always", "never"] = Field(
-        "auto", description="Ask for JSON-schema output: auto = ask, drop it once if the server refuses."
-    )
-    price_per_1m_input: float | None = Field(None, ge=0, description="Price per 1M prompt tokens (for cost).")
-    price_per_1m_output: float | None = Field(None, ge=0, description="Price per 1M completion tokens.")
-
-
-class LlamaCppLLM(ProviderOptions):
-    """In-process llama.cpp on a local GGUF file (extra ``local``)."""
-
-    provider: Literal["llama_cpp"] = "llama_cpp"
-    model_path: Path = Field(..., description="Path to a .gguf file (relative to the config file's folder).")
-    n_ctx: int = Field(4096, gt=0, description="Context window in tokens (prompt + reply); every prompt is "
-                                               "fitted to it.")
-    n_threads: int | None = Field(None, description="CPU threads; None = llama.cpp's default.")
-    temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
-    max_tokens: int = Field(1024, gt=0, description="Maximum completion tokens per call.")
-    price_per_1m_input: float | None = Field(None, ge=0, description="Price per 1M prompt tokens (for cost).")
-    price_per_1m_output: float | None = Field(None, ge=0, description="Price per 1M completion tokens.")
-
-    def resolved(self, resolve: PathResolver) -> Self:
-        return self.model_copy(update={"model_path": resolve(self.model_path)})
-
-
-# --- Embedding -----------------------------------------------------------------------------------------------------
-class SentenceTransformersEmbedding(ProviderOptions):
-    """Local sentence-transformers model; default is the bundled offline all-MiniLM-L6-v2."""
-
-    provider: Literal["sentence_transformers"] = "sentence_transformers"
-    model: str = Field(BUNDLED_MODEL, description="'bundled:all-MiniLM-L6-v2', a model name, or a local path.")
-    batch_size: int = Field(64, gt=0, description="Texts per forward pass.")
-    device: str = Field("cpu", description="torch device: cpu, cuda, mps.")
-    backend: Literal["torch", "onnx"] = Field(
-        "onnx", description="onnx (onnxruntime on a local export of the model, made once on first use; 2.7x the "
-                            "chunks/s of torch at the same Recall@5, docs/benchmarks.md) or torch "
-                            "(sentence-transformers). With a device other than cpu, torch is used.")
-    onnx_int8: bool = Field(True, description="With backend onnx: run the int8 dynamically quantised export.")
-
-
-class OpenAICompatibleEmbedding(ProviderOptions):
-    """An OpenAI-compatible /embeddings endpoint."""
-
-    provider: Literal["openai_compatible"] = "openai_compatible"
-    model: str = Field("text-embedding-3-small", description="Embedding model name as the server knows it.")
-    base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
-    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
-    batch_size: int = Field(128, gt=0, description="Texts per request.")
-    dimensions: int | None = Field(None, description="Requested output dimension, where the model supports it.")
-    timeout_s: float = Field(60, gt=0, description="Per-request timeout in seconds.")
-    max_retries: int = Field(3, ge=0, description="Retries with exponential backoff on 429/5xx/timeouts.")
-
-
-# --- Vector DB -----------------------------------------------------------------------------------------------------
-class VectorDBOptions(ProviderOptions):
-    """Base of every ``vector_db`` provider's options: what the load and query paths read."""
-
-    default_collection: str = Field("deepsearcher", description="Collection used when none is given.")
-
-
-class MilvusSettings(VectorDBOptions):
-    """Milvus: a Lite file path, or a server / Zilliz Cloud URI (same code path)."""
-
-    provider: Literal["milvus"] = "milvus"
-    uri: str = Field("./milvus.db", description="Milvus Lite file (*.db) or http(s)://host:19530.")
-    token: str | None = Field(None, description="Literal token is refused; use token_env.")
-    token_env: str | None = Field(None, description="Environment variable holding user:password or API key.")
-    db_name: str | None = Field(None, description="Database on a Milvus server.")
-    connect_timeout_s: float = Field(10, gt=0, description="Seconds to wait for a Milvus server to answer the "
-                                                           "connection before reporting it unreachable.")
-    hnsw_m: int = Field(16, ge=2, le=2048, description="Server collections: HNSW links per node (Milvus M); "
-                                                       "more = better recall, more memory. Lite searches exactly.")
-    hnsw_ef_construction: int = Field(200, ge=8, description="Server collections: HNSW candidate list while "
-                                                             "building the index (Milvus efConstruction).")
-    hnsw_ef: int = Field(256, ge=1, description="Server collections: HNSW candidate list per search (Milvus ef; "
-                                                "raised to the number of results asked for). Measured recall@10 "
-                                                "of exact: 0.988 at 100k chunks, 0.957 at 1M (512: 0.979); "
-                                                "docs/benchmarks.md.")
-
-    @field_validator("uri")
-    @classmethod
-    def _scheme_for_servers(cls, v: str) -> str:
-        # checked before the path is resolved against the config's folder, which would hide the host:port
-        if lacks_scheme(v):
-            raise ValueError(f"{v!r} is a server address without its scheme: write http://{v} (a Milvus Lite file "
-                             "is a path ending in .db)")
-        return v
-
-    @field_validator("token")
-    @classmethod
-    def _no_literal_token(cls, v: str | None) -> str | None:
-        if v:
-            raise ValueError("secrets are not read from the file: put the token in an environment variable "
-                             "and name it in vector_db.token_env")
-        return v
-
-    def resolved(self, resolve: PathResolver) -> Self:
-        return self if _is_remote(self.uri) else self.model_copy(update={"uri": str(resolve(self.uri))})
-
-
-# --- Loader / crawler ----------------------------------------------------------------------------------------------
-class LoaderSettings(ProviderOptions):
-    """How files become Documents (the base of every ``loader`` provider's options: the file selection and record
-    keys apply to all of them)."""
-
-    provider: str = Field("builtin", description="builtin, unstructured (extra), or a plugin's loader.")
-    include: list[str] = Field(default_factory=list, description="Glob patterns a file must match (folders).")
-    exclude: list[str] = Field(
-        default_factory=lambda: ["**/.git/**", "**/__pycache__/**", "**/.*"],
-        description="Glob patterns of files to skip (folders).",
-    )
-    json_text_path: str = Field(
-        "text", description="JSON/JSONL: path to each record's text: keys joined by dots, [] for each element of a "
-                            "list, e.g. text, body.text or data[].body (records under data). A list of strings is "
-                            "joined as paragraphs. Old name: json_text_key.")
-    json_title_path: str | None = Field(
-        "title", description="JSON/JSONL: path to the title inside a record (e.g. meta.title); null = none. Old "
-                             "name: json_title_key.")
-    docx_headers_footers: bool = Field(
-        False, description="DOCX: also store page headers and footers (they repeat on every page, so off).")
-    unstructured_strategy: Literal["fast", "auto"] = Field("fast", description="unstructured partition strategy.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _old_key_names(cls, data: Any) -> Any:
-        """Accept the old ``json_text_key`` / ``json_title_key`` (a key is a one-step path)."""
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        for old, new in (("json_text_key", "json_text_path"), ("json_title_key", "json_title_path")):
-            if old in data:
-                value = data.pop(old)
-                if new in data and data[new] != value:
-                    raise ValueError(f"{old} is the old name of {new}; give only {new}")
-                data[new] = value
-        return data
-
-
-class CrawlScope(ProviderOptions):
-    """What every crawler provider is told to fetch: depth, page limit, host, robots.txt and URL patterns."""
-
-    max_depth: int = Field(1, ge=0, description="Link depth from the start URL (0 = only that page).")
-    max_pages: int = Field(50, gt=0, description="Pages fetched per start URL at most.")
-    same_site: bool = Field(True, description="Stay on the start URL's host (links and redirects).")
-    respect_robots: bool = Field(True, description="Obey robots.txt.")
-    include: list[str] = Field(default_factory=list, description="Regexes a URL must match to be fetched.")
-    exclude: list[str] = Field(default_factory=list, description="Regexes of URLs never fetched.")
-    allow_private_urls: bool | None = Field(
-        None, description="Fetch URLs whose host resolves to a loopback, private, link-local (cloud metadata), CGNAT, "
-                          "multicast, reserved or documentation address (see docs/security.md); checked on every "
-                          "connection, redirect and link. None = allowed for the CLI and the Python API (you reach "
-                          "your own network anyway); the HTTP server replaces it with its own rule "
-                          "(server.allow_private_urls). false = refused everywhere.")
-
-    @field_validator("include", "exclude")
-    @classmethod
-    def _valid_regexes(cls, patterns: list[str]) -> list[str]:
-        return _check_regexes(patterns)
-
-
-class BuiltinCrawler(CrawlScope):
-    """The built-in breadth-first crawler (httpx + trafilatura)."""
-
-    provider: Literal["builtin"] = "builtin"
-    concurrency: int = Field(4, gt=0, description="Requests in flight at once.")
-    timeout_s: float = Field(20, gt=0, description="One wall-clock deadline per request in seconds, from connecting "
-                                                   "to the last byte (robots.txt: all its redirects together).")
-    max_page_mb: float = Field(20, gt=0, description="Responses larger than this many MB, on the wire or decoded "
-                                                     "(gzip, deflate, br, zstd), are skipped.")
-    user_agent: str = Field("deepsearcher-crawler (+https://github.com/deepsearcher)",
-                            description="User-Agent header, also the name matched against robots.txt groups.")
-
-
-class FirecrawlCrawler(CrawlScope):
-    """Firecrawl (hosted or self-hosted) through firecrawl-py (extra ``crawl``); max_pages is Firecrawl's limit and
-    same_site keeps it off external links and subdomains."""
-
-    provider: Literal["firecrawl"] = "firecrawl"
-    api_url: str | None = Field(None, description="Self-hosted Firecrawl URL; None = the hosted service.")
-    api_key_env: str | None = Field("FIRECRAWL_API_KEY", description="Environment variable holding the API key.")
-    timeout_s: float = Field(600, gt=0, description="Wait this long for a crawl job, then cancel it.")
-    poll_interval_s: float = Field(2, gt=0, description="Seconds between crawl status polls.")
-    options: dict[str, Any] = Field(default_factory=dict,
-                                    description="More Firecrawl options by our names (see docs/crawling.md); "
-                                                "an unknown one is an error listing the accepted ones.")
-
-
-def _check_regexes(patterns: list[str]) -> list[str]:
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression {pattern!r}: {exc}") from None
-    return patterns
-
 
 
 # --- Ingest / query ------------------------------------------------------------------------------------------------
-class RaySettings(_Model):
+class RaySettings(StrictModel):
     """The Ray engine (``ingest.engine: ray``, extra ``ray``): where Ray runs and how many embedding actors."""
 
     address: str | None = Field(None, description="Ray cluster to run on (ray://head:10001, or auto for the cluster "
@@ -287,7 +53,7 @@ class RaySettings(_Model):
                                                         "order of length).")
 
 
-class IngestSettings(_Model):
+class IngestSettings(StrictModel):
     """Splitting, batching and the ingestion engine."""
 
     chunk_size_tokens: int = Field(240, gt=16, description="Chunk size in the embedder's own tokens.")
@@ -305,7 +71,7 @@ class IngestSettings(_Model):
     ray: RaySettings = Field(default_factory=RaySettings, description="Options of the Ray engine.")
 
 
-class QuerySettings(_Model):
+class QuerySettings(StrictModel):
     """The agent loop."""
 
     agent: str = Field("deep_search", description="Agent: auto (the LLM picks per question), deep_search, "
@@ -343,7 +109,7 @@ class QuerySettings(_Model):
         return value
 
 
-class ServerSettings(_Model):
+class ServerSettings(StrictModel):
     """``deepsearcher serve``."""
 
     host: str = Field("127.0.0.1", description="Interface to bind; any non-loopback host needs the token.")
@@ -371,15 +137,15 @@ DEFAULT_PROVIDERS = {"llm": "openai_compatible", "embedding": "sentence_transfor
 PROVIDER_SECTIONS = {"llm": "llm", "embedding": "embedding", "vector_db": "vector_db", "loader": "loader",
                      "crawler": "crawler", "web_search": "web_search"}
 #: the options base class each kind's options models must subclass (the fields the pipeline reads)
-KIND_BASES: dict[str, type[ProviderOptions]] = {"vector_db": VectorDBOptions, "loader": LoaderSettings,
+KIND_BASES: dict[str, type[ProviderOptions]] = {"vector_db": VectorDBOptions, "loader": LoaderOptions,
                                                 "crawler": CrawlScope}
 
 
-class AgentsSettings(_Model):
+class AgentsSettings(StrictModel):
     """Options of the agents that have some, one key per agent (``agents.<name>``)."""
 
 
-class Settings(_Model):
+class Settings(StrictModel):
     """The whole configuration. ``config_path`` is set by ``load_settings``.
 
     Validate files with ``load_settings`` (or ``settings_model().model_validate``): this class types each provider
@@ -387,14 +153,15 @@ class Settings(_Model):
     """
 
     llm: Optional[SerializeAsAny[ProviderOptions]] = Field(
-        default_factory=OpenAICompatibleLLM, description="The chat model (null: no LLM; `retrieve` still works).")
-    embedding: SerializeAsAny[ProviderOptions] = Field(default_factory=SentenceTransformersEmbedding,
+        default_factory=OpenAICompatibleLLMOptions,
+        description="The chat model (null: no LLM; `retrieve` still works).")
+    embedding: SerializeAsAny[ProviderOptions] = Field(default_factory=SentenceTransformersOptions,
                                                        description="The embedding model.")
-    vector_db: SerializeAsAny[VectorDBOptions] = Field(default_factory=MilvusSettings,
+    vector_db: SerializeAsAny[VectorDBOptions] = Field(default_factory=MilvusOptions,
                                                        description="Where chunks are stored.")
-    loader: SerializeAsAny[LoaderSettings] = Field(default_factory=LoaderSettings,
-                                                   description="How files become documents.")
-    crawler: SerializeAsAny[CrawlScope] = Field(default_factory=BuiltinCrawler,
+    loader: SerializeAsAny[LoaderOptions] = Field(default_factory=LoaderOptions,
+                                                  description="How files become documents.")
+    crawler: SerializeAsAny[CrawlScope] = Field(default_factory=BuiltinCrawlerOptions,
                                                 description="How URLs are fetched.")
     web_search: Optional[SerializeAsAny[ProviderOptions]] = Field(
         None, description="Web search at query time (null: off; nothing is sent to a search engine).")
@@ -450,17 +217,13 @@ class Settings(_Model):
 
         walk(data)
         uri = getattr(self.vector_db, "uri", None)
-        if isinstance(uri, str) and not _is_remote(uri):
+        if isinstance(uri, str) and not is_remote(uri):
             data["vector_db"]["uri"] = str(self.resolve_path(uri))
         return data
 
 
 def _mask(secret: str) -> str:
     return secret[:3] + "…" + secret[-2:] if len(secret) > 8 else "****"
-
-
-def _is_remote(uri: str) -> bool:
-    return uri.startswith(("http://", "https://", "tcp://", "grpc://"))
 
 
 def default_config_path() -> Path | None:
@@ -591,7 +354,7 @@ def _section_model(kind: str, provider: Any) -> type[ProviderOptions]:
     options = provider.options_model() or base
     if not (isinstance(options, type) and issubclass(options, base)):
         raise ConfigError(f"the {kind} provider {provider.name!r} ({provider.origin}) has an options model that "
-                          f"does not subclass deepsearcher.settings.{base.__name__}",
+                          f"does not subclass {base.__module__}.{base.__name__}",
                           hint="fix or uninstall that plugin")
     name_type: Any = Literal[provider.name]
     if options.model_fields["provider"].annotation == name_type:

@@ -57,7 +57,7 @@ def main() -> int:
         # pure embedding of exactly the same chunk texts, same batches, no parsing / splitting / Milvus; measured
         # before and after the load and averaged, because the machine's load drifts during a long run
         docs = normalize_stage(load_path(corpus, app.settings.loader), str(corpus))
-        chunks = make_splitter(app.settings, app.embedder).split(docs, "x")
+        chunks = make_splitter(app.settings.ingest, app.embedder).split(docs, "x")
         texts = [c.text for c in chunks]
         batch = args.batch_size or app.settings.ingest.batch_size
 

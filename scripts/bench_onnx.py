@@ -42,12 +42,12 @@ KS = (1, 2, 5, 10)
 
 def build_embedders() -> dict:
     from deepsearcher.embedding.sentence_transformers import SentenceTransformersEmbedder
-    from deepsearcher.settings import SentenceTransformersEmbedding
+    from deepsearcher.embedding.options import SentenceTransformersOptions
 
     return {
-        "torch": SentenceTransformersEmbedder(SentenceTransformersEmbedding(backend="torch")),
-        "onnx_fp32": SentenceTransformersEmbedder(SentenceTransformersEmbedding(backend="onnx", onnx_int8=False)),
-        "onnx_int8": SentenceTransformersEmbedder(SentenceTransformersEmbedding(backend="onnx", onnx_int8=True)),
+        "torch": SentenceTransformersEmbedder(SentenceTransformersOptions(backend="torch")),
+        "onnx_fp32": SentenceTransformersEmbedder(SentenceTransformersOptions(backend="onnx", onnx_int8=False)),
+        "onnx_int8": SentenceTransformersEmbedder(SentenceTransformersOptions(backend="onnx", onnx_int8=True)),
     }
 
 
@@ -75,12 +75,13 @@ def split_corpus(corpus: Path, embedder) -> list:
     from deepsearcher.ingest.ids import file_hash
     from deepsearcher.ingest.loaders import load_path
     from deepsearcher.ingest.splitter import Splitter
-    from deepsearcher.settings import IngestSettings, LoaderSettings
+    from deepsearcher.settings import IngestSettings
+    from deepsearcher.ingest.options import LoaderOptions
 
     ing = IngestSettings()
     splitter = Splitter(ing.chunk_size_tokens, ing.chunk_overlap_tokens, tokenizer=embedder.tokenizer(),
                         model_max_tokens=embedder.max_tokens)
-    return splitter.split(load_path(corpus, LoaderSettings()), file_hash(corpus))
+    return splitter.split(load_path(corpus, LoaderOptions()), file_hash(corpus))
 
 
 def recalls(rankings: list[list[str]], questions: list) -> dict:

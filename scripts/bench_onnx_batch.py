@@ -61,9 +61,9 @@ def main() -> int:
 
     from deepsearcher.embedding.sentence_transformers import SentenceTransformersEmbedder
     from deepsearcher.eval import load_dataset
-    from deepsearcher.settings import SentenceTransformersEmbedding
+    from deepsearcher.embedding.options import SentenceTransformersOptions
 
-    emb = SentenceTransformersEmbedder(SentenceTransformersEmbedding(backend="onnx", onnx_int8=True))
+    emb = SentenceTransformersEmbedder(SentenceTransformersOptions(backend="onnx", onnx_int8=True))
     dataset = load_dataset(args.dataset)
     chunks = bench_onnx.split_corpus(dataset.corpus, emb)
     texts = [c.text for c in chunks]

@@ -80,9 +80,9 @@ def children_cpu_seconds() -> float:
 
 def embedder() -> Any:
     from deepsearcher.embedding.sentence_transformers import SentenceTransformersEmbedder
-    from deepsearcher.settings import SentenceTransformersEmbedding
+    from deepsearcher.embedding.options import SentenceTransformersOptions
 
-    model = SentenceTransformersEmbedder(SentenceTransformersEmbedding())
+    model = SentenceTransformersEmbedder(SentenceTransformersOptions())
     _ = model.dimension
     return model
 

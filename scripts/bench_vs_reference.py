@@ -265,7 +265,7 @@ init_s = time.perf_counter() - t
 # the splitter counts the embedder's own word pieces; the reference loads its tokenizer with the model in
 # init_config, so get the splitter ready here too, outside the timed load, and report its cost apart
 t = time.perf_counter()
-splitter = make_splitter(settings, app.embedder)
+splitter = make_splitter(settings.ingest, app.embedder)
 splitter_init_s = time.perf_counter() - t
 init_s += splitter_init_s
 
@@ -346,7 +346,7 @@ else:
     from deepsearcher.ingest.normalize import normalize_stage
     from deepsearcher.settings import load_settings
     settings = load_settings(None, {"vector_db": {"uri": os.path.join(db_dir, "milvus.db")}, "llm": None})
-    splitter = make_splitter(settings, DeepSearcher(settings).embedder)
+    splitter = make_splitter(settings.ingest, DeepSearcher(settings).embedder)
     texts = [c.text for c in splitter.split(normalize_stage(load_path(Path(corpus), settings.loader), corpus), "x")]
 split_s = time.perf_counter() - t
 

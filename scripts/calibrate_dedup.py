@@ -67,14 +67,14 @@ class Run:
 def embedders() -> list[tuple[str, str, bool, Any]]:
     """``(backend, model label, reference_only, embedder)`` for every embedder that runs offline here."""
     from deepsearcher.embedding.sentence_transformers import SentenceTransformersEmbedder
-    from deepsearcher.settings import SentenceTransformersEmbedding
+    from deepsearcher.embedding.options import SentenceTransformersOptions
     from tests.unit.query_fakes import HashEmbedder
 
     return [
         ("torch", "all-MiniLM-L6-v2", False,
-         SentenceTransformersEmbedder(SentenceTransformersEmbedding(backend="torch"))),
+         SentenceTransformersEmbedder(SentenceTransformersOptions(backend="torch"))),
         ("onnx-int8", "all-MiniLM-L6-v2", False,
-         SentenceTransformersEmbedder(SentenceTransformersEmbedding(backend="onnx", onnx_int8=True))),
+         SentenceTransformersEmbedder(SentenceTransformersOptions(backend="onnx", onnx_int8=True))),
         ("-", HashEmbedder.model_name, True, HashEmbedder()),
     ]
 

@@ -27,9 +27,9 @@ def builtin(data: bytes, suffix: str, options: dict) -> str:
     from deepsearcher.errors import SkipSource
     from deepsearcher.ingest.loaders import load_bytes
     from deepsearcher.ingest.normalize import normalize_stage
-    from deepsearcher.settings import LoaderSettings
+    from deepsearcher.ingest.options import LoaderOptions
 
-    settings = LoaderSettings(json_text_path=options.get("text_path", "text"),
+    settings = LoaderOptions(json_text_path=options.get("text_path", "text"),
                               json_title_path=options.get("title_path", "title"),
                               docx_headers_footers=options.get("include_headers", False))
     try:

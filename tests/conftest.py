@@ -51,9 +51,9 @@ def config_file(tmp_path: Path):
 def bundled_embedder():
     """The real bundled all-MiniLM-L6-v2 embedder, loaded once per session."""
     from deepsearcher.embedding.sentence_transformers import SentenceTransformersEmbedder
-    from deepsearcher.settings import SentenceTransformersEmbedding
+    from deepsearcher.embedding.options import SentenceTransformersOptions
 
-    embedder = SentenceTransformersEmbedder(SentenceTransformersEmbedding())
+    embedder = SentenceTransformersEmbedder(SentenceTransformersOptions())
     _ = embedder.dimension
     return embedder
 

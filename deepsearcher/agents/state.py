@@ -15,7 +15,7 @@ from deepsearcher.agents.budget import CallGate, TokenBudget
 from deepsearcher.agents.dedup_rules import threshold_for
 from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.errors import QuestionError
-from deepsearcher.events import Event, EventCallback
+from deepsearcher.events import EventCallback
 from deepsearcher.llm.base import MeteredChatModel, Message
 from deepsearcher.llm.window import MIN_REPLY_TOKENS, Window, resolve_window
 from deepsearcher.settings import QuerySettings
@@ -82,10 +82,6 @@ class QueryContext:
             object.__setattr__(self, "budget", TokenBudget(self.settings.token_budget, self.llm))
         if self.now is None:
             object.__setattr__(self, "now", datetime.now().astimezone())
-
-    def event(self, event: Event) -> None:
-        """Emit ``event`` (the same as ``emit``; kept for readability at call sites)."""
-        self.emit(event)
 
     @property
     def language(self) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 
 from deepsearcher.embedding.base import l2_normalise
 from deepsearcher.errors import ProviderError
-from deepsearcher.settings import OpenAICompatibleEmbedding
+from deepsearcher.embedding.options import OpenAICompatibleEmbeddingOptions
 
 
 class OpenAICompatibleEmbedder:
@@ -19,7 +19,7 @@ class OpenAICompatibleEmbedder:
         options: provider options (model, base_url, api_key_env, batch_size, dimensions).
     """
 
-    def __init__(self, options: OpenAICompatibleEmbedding) -> None:
+    def __init__(self, options: OpenAICompatibleEmbeddingOptions) -> None:
         self.options = options
         self.model_name = options.model
         self._client: Any = None

@@ -15,7 +15,7 @@ import numpy as np
 
 from deepsearcher.embedding.base import l2_normalise
 from deepsearcher.errors import ProviderError
-from deepsearcher.settings import BUNDLED_MODEL, SentenceTransformersEmbedding
+from deepsearcher.embedding.options import BUNDLED_MODEL, SentenceTransformersOptions
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class SentenceTransformersEmbedder:
         options: provider options (model, batch_size, device, backend).
     """
 
-    def __init__(self, options: SentenceTransformersEmbedding) -> None:
+    def __init__(self, options: SentenceTransformersOptions) -> None:
         self.options = options
         self.model_name = options.model if options.model != BUNDLED_MODEL else "all-MiniLM-L6-v2"
         self._model: Any = None

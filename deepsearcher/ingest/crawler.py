@@ -47,8 +47,8 @@ from deepsearcher.ingest.robots import RobotsCache, origin_of, read_robots
 from deepsearcher.ingest.web import normalize_url, url_key
 from deepsearcher.types import FetchedPage
 from deepsearcher.net.policy import AddressPolicy, AddressRefused
-from deepsearcher.settings import BuiltinCrawler as BuiltinCrawlerSettings
-from deepsearcher.events import CrawlFetched, CrawlQueued, Event, EventCallback
+from deepsearcher.ingest.options import BuiltinCrawlerOptions
+from deepsearcher.events import CrawlFetched, CrawlQueued, EventCallback
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class BuiltinCrawler:
         policy: the address policy; None = from ``allow_private_urls`` (None there = allowed).
     """
 
-    def __init__(self, options: BuiltinCrawlerSettings, *, policy: AddressPolicy | None = None) -> None:
+    def __init__(self, options: BuiltinCrawlerOptions, *, policy: AddressPolicy | None = None) -> None:
         self.options = options
         if policy is None:
             policy = AddressPolicy.from_setting(options.allow_private_urls, default=True)
@@ -138,74 +138,19 @@ class BuiltinCrawler:
         Start URLs are all fetched first (depth 0); each keeps its own page budget, site and depth. A task whose
         origin's robots.txt is not loaded yet waits aside while a worker loads it, then returns to the queue's front.
         """
-        opts = self.options
-        queue: deque[_Task] = deque()
-        seen: set[str] = set()
-        budget: dict[str, int] = {}
-        for start in start_urls:
-            url = normalize_url(start)
-            if url_key(url) not in seen:
-                seen.add(url_key(url))
-                budget[start] = opts.max_pages
-                queue.append(_Task(url, 0, start, site_of(url)))
-        done = 0
-        running: dict[Future[Any], _Task | str] = {}  # a page fetch, or the robots.txt load of an origin
-        parked: dict[str, list[_Task]] = {}  # origin -> tasks waiting for its robots.txt
-
-        def progress() -> Event:
-            waiting = min(len(queue) + sum(map(len, parked.values())), sum(budget.values()))
-            fetching = sum(isinstance(t, _Task) for t in running.values())
-            return CrawlFetched(fetched=done, queued=done + fetching + waiting)
-
-        on_event(CrawlQueued(fetched=0, queued=len(queue)))
-        with self._client() as client, ThreadPoolExecutor(opts.concurrency, thread_name_prefix="crawl") as pool:
+        run = _CrawlRun(self, start_urls, on_event)
+        on_event(CrawlQueued(fetched=0, queued=len(run.queue)))
+        with self._client() as client, ThreadPoolExecutor(self.options.concurrency,
+                                                          thread_name_prefix="crawl") as pool:
             robots = self._robots(client)
             try:
-                while queue or running:
-                    while queue and len(running) < opts.concurrency:
-                        task = queue.popleft()
-                        if budget[task.start] <= 0:
-                            continue
-                        if robots is not None and not robots.known(task.url):
-                            origin = origin_of(task.url)
-                            if origin not in parked:
-                                parked[origin] = []
-                                running[pool.submit(robots.load, task.url)] = origin
-                            parked[origin].append(task)
-                            continue
-                        if robots is not None and not robots.allowed(task.url):  # rules loaded: no fetch here
-                            done += 1
-                            on_event(progress())
-                            yield FetchedPage(task.start, task.url, error="blocked by robots.txt")
-                            continue
-                        budget[task.start] -= 1
-                        running[pool.submit(self._fetch, client, robots, task, seen)] = task
-                    if not running:
-                        continue
-                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        item = running.pop(future)
-                        if isinstance(item, str):  # robots.txt loaded: its origin's tasks go back, in order
-                            future.result()
-                            queue.extendleft(reversed(parked.pop(item)))
-                            continue
-                        task = item
-                        page, links = future.result()
-                        if page.duplicate:  # redirected to a page this run fetches anyway
-                            yield page
-                            continue
-                        seen.add(url_key(page.url))
-                        if task.depth < opts.max_depth:
-                            for link in links:
-                                follow = self._follow(link, task, seen)
-                                if follow is not None:
-                                    seen.add(url_key(follow))
-                                    queue.append(_Task(follow, task.depth + 1, task.start, task.site))
-                        done += 1
-                        on_event(progress())
-                        yield page
+                while run.queue or run.running:
+                    yield from run.hand_out(pool, client, robots)
+                    if run.running:
+                        finished, _ = wait(run.running, return_when=FIRST_COMPLETED)
+                        yield from run.collect(finished)
             finally:
-                for future in running:
+                for future in run.running:
                     future.cancel()
 
     # --- one page ------------------------------------------------------------------------------------------------
@@ -297,3 +242,78 @@ class BuiltinCrawler:
         headers = {"User-Agent": opts.user_agent, "Accept": ACCEPT, "Accept-Encoding": accept_encoding()}
         return guarded_client(self.policy, timeout_s=opts.timeout_s, max_connections=opts.concurrency,
                               headers=headers)
+
+
+class _CrawlRun:
+    """The state of one ``BuiltinCrawler.crawl``: the queue of tasks, the URLs seen, each start URL's page budget,
+    the futures running (a page fetch, or the robots.txt load of an origin) and the tasks parked until their
+    origin's robots.txt is loaded."""
+
+    def __init__(self, crawler: BuiltinCrawler, start_urls: Sequence[str], on_event: EventCallback) -> None:
+        self.crawler = crawler
+        self.on_event = on_event
+        self.queue: deque[_Task] = deque()
+        self.seen: set[str] = set()
+        self.budget: dict[str, int] = {}
+        self.running: dict[Future[Any], _Task | str] = {}
+        self.parked: dict[str, list[_Task]] = {}  # origin -> tasks waiting for its robots.txt
+        self.done = 0
+        for start in start_urls:
+            url = normalize_url(start)
+            if url_key(url) not in self.seen:
+                self.seen.add(url_key(url))
+                self.budget[start] = crawler.options.max_pages
+                self.queue.append(_Task(url, 0, start, site_of(url)))
+
+    def hand_out(self, pool: ThreadPoolExecutor, client: httpx.Client,
+                 robots: RobotsCache | None) -> Iterator[FetchedPage]:
+        """Start queued tasks until ``concurrency`` run; yield the ones robots.txt blocks (never fetched)."""
+        while self.queue and len(self.running) < self.crawler.options.concurrency:
+            task = self.queue.popleft()
+            if self.budget[task.start] <= 0:
+                continue
+            if robots is not None and not robots.known(task.url):
+                origin = origin_of(task.url)
+                if origin not in self.parked:
+                    self.parked[origin] = []
+                    self.running[pool.submit(robots.load, task.url)] = origin
+                self.parked[origin].append(task)
+                continue
+            if robots is not None and not robots.allowed(task.url):  # rules loaded: no fetch here
+                yield self._counted(FetchedPage(task.start, task.url, error="blocked by robots.txt"))
+                continue
+            self.budget[task.start] -= 1
+            self.running[pool.submit(self.crawler._fetch, client, robots, task, self.seen)] = task
+
+    def collect(self, finished: set[Future[Any]]) -> Iterator[FetchedPage]:
+        """Yield the pages of finished fetches and queue their links; a loaded robots.txt puts its origin's parked
+        tasks back at the queue's front, in order."""
+        for future in finished:
+            item = self.running.pop(future)
+            if isinstance(item, str):
+                future.result()
+                self.queue.extendleft(reversed(self.parked.pop(item)))
+                continue
+            page, links = future.result()
+            if page.duplicate:  # redirected to a page this run fetches anyway
+                yield page
+                continue
+            self.seen.add(url_key(page.url))
+            if item.depth < self.crawler.options.max_depth:
+                self._queue_links(item, links)
+            yield self._counted(page)
+
+    def _queue_links(self, task: _Task, links: list[str]) -> None:
+        for link in links:
+            follow = self.crawler._follow(link, task, self.seen)
+            if follow is not None:
+                self.seen.add(url_key(follow))
+                self.queue.append(_Task(follow, task.depth + 1, task.start, task.site))
+
+    def _counted(self, page: FetchedPage) -> FetchedPage:
+        """``page``, after counting it done and emitting the progress event."""
+        self.done += 1
+        waiting = min(len(self.queue) + sum(map(len, self.parked.values())), sum(self.budget.values()))
+        fetching = sum(isinstance(t, _Task) for t in self.running.values())
+        self.on_event(CrawlFetched(fetched=self.done, queued=self.done + fetching + waiting))
+        return page

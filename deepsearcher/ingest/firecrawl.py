@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.types import FetchedPage
 from deepsearcher.net.policy import AddressPolicy, AddressRefused
-from deepsearcher.settings import FirecrawlCrawler as FirecrawlSettings
+from deepsearcher.ingest.options import FirecrawlCrawlerOptions
 from deepsearcher.events import CrawlFetched, CrawlQueued, EventCallback
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ CRAWL_NAMES = {"sitemap": "sitemap", "allow_subdomains": "allow_subdomains",
                "max_concurrency": "max_concurrency", "delay_s": "delay"}
 
 
-def map_options(settings: FirecrawlSettings) -> tuple[dict[str, Any], dict[str, Any]]:
+def map_options(settings: FirecrawlCrawlerOptions) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validate ``crawler`` settings and map them to firecrawl-py keywords.
 
     Returns:
@@ -114,7 +114,7 @@ class FirecrawlCrawler:
         ProviderError: firecrawl-py is not installed, or the installed one does not take a mapped keyword.
     """
 
-    def __init__(self, settings: FirecrawlSettings, *, policy: AddressPolicy | None = None) -> None:
+    def __init__(self, settings: FirecrawlCrawlerOptions, *, policy: AddressPolicy | None = None) -> None:
         self.settings = settings
         if policy is None:
             policy = AddressPolicy.from_setting(settings.allow_private_urls, default=True)

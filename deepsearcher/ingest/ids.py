@@ -34,11 +34,6 @@ def file_hash(path: Path, *, extra: str = "") -> str:
     return h.hexdigest()[:32]
 
 
-def text_hash(text: str, *, extra: str = "") -> str:
-    """SHA-256 (32 hex chars) of text plus ``extra``; the web equivalent of ``file_hash``."""
-    return hashlib.sha256((extra + "\x00" + text).encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
 def bytes_hash(data: bytes, *, extra: str = "") -> str:
     """SHA-256 (32 hex chars) of bytes plus ``extra``; the version of a fetched web page."""
     return hashlib.sha256(extra.encode("utf-8") + b"\x00" + data).hexdigest()[:32]

@@ -7,37 +7,42 @@ options), turns files and crawled pages into ``SourceItem``s and runs the ``Load
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
-from deepsearcher.errors import IngestError
+from deepsearcher.errors import ConfigError, IngestError
 from deepsearcher.events import EventCallback, ignore_event
 from deepsearcher.ingest.formats import EXTRACTION_VERSION
 from deepsearcher.ingest.normalize import NORMALIZE_VERSION
+from deepsearcher.ingest.options import CrawlScope, LoaderOptions
 from deepsearcher.ingest.pipeline import LoadPipeline
-from deepsearcher.ingest.sources import PathAllowed, SourceItem, expand_paths, file_items, is_url
+from deepsearcher.ingest.sources import Expansion, PathAllowed, SourceItem, expand_paths, file_items, is_url
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Crawler, Embedder, Loader, VectorStore
 from deepsearcher.registry import Registry
-from deepsearcher.settings import Settings
+from deepsearcher.settings import IngestSettings
 from deepsearcher.types import LoadSummary
 from deepsearcher.vectordb.capabilities import LITE_SLOW_AT, lite_size_notice
 from deepsearcher.vectordb.names import validate_collection_name
 
-def split_signature(settings: Settings, embedder: Embedder) -> str:
+if TYPE_CHECKING:
+    from deepsearcher.ingest.ray_stages import WorkerOptions
+    from deepsearcher.ingest.web import UrlItems
+
+
+def split_signature(ingest: IngestSettings, loader: LoaderOptions, embedder: Embedder) -> str:
     """What decides the stored chunks besides a source's bytes: split and loader settings and the extractor and
     normaliser versions. Part of every source's version hash, so changing one (or upgrading to new extractors)
     re-extracts unchanged files once."""
-    ing, ld = settings.ingest, settings.loader
-    return (f"{ing.chunk_size_tokens}/{ing.chunk_overlap_tokens}/{embedder.model_name}/{ld.provider}/"
-            f"{ld.json_text_path}/{ld.json_title_path}/{int(ld.docx_headers_footers)}/"
+    return (f"{ingest.chunk_size_tokens}/{ingest.chunk_overlap_tokens}/{embedder.model_name}/{loader.provider}/"
+            f"{loader.json_text_path}/{loader.json_title_path}/{int(loader.docx_headers_footers)}/"
             f"x{EXTRACTION_VERSION}/n{NORMALIZE_VERSION}")
 
 
-def make_splitter(settings: Settings, embedder: Embedder) -> Splitter:
+def make_splitter(ingest: IngestSettings, embedder: Embedder) -> Splitter:
     """The token-sized splitter for ``embedder`` (its own tokenizer measures chunks)."""
-    ing = settings.ingest
-    return Splitter(ing.chunk_size_tokens, ing.chunk_overlap_tokens, tokenizer=embedder.tokenizer(),
+    return Splitter(ingest.chunk_size_tokens, ingest.chunk_overlap_tokens, tokenizer=embedder.tokenizer(),
                     model_max_tokens=embedder.max_tokens)
 
 
@@ -47,30 +52,28 @@ def default_description(inputs: Sequence[str]) -> str:
     return f"Documents loaded from {shown}"
 
 
-def load_sources(inputs: Sequence[str], collection: str | None, description: str | None, *, settings: Settings,
-                 store: VectorStore, embedder: Embedder, loader: Loader, registry: Registry,
-                 force_new: bool = False, batch_size: int | None = None, path_allowed: PathAllowed | None = None,
+def load_sources(inputs: Sequence[str], collection: str, description: str | None, *, ingest: IngestSettings,
+                 loader_options: LoaderOptions, crawler_options: CrawlScope, store: VectorStore, embedder: Embedder,
+                 loader: Loader, registry: Registry, workers: WorkerOptions | None = None, force_new: bool = False,
+                 batch_size: int | None = None, path_allowed: PathAllowed | None = None,
                  allow_private_urls: bool | None = None, on_event: EventCallback = ignore_event,
                  crawler: Crawler | None = None) -> LoadSummary:
     """Load files, folders, glob patterns and URLs into a collection.
 
     Args:
         inputs: paths, glob patterns or http(s) URLs.
-        collection: target collection (default ``vector_db.default_collection``).
-        description: collection description used for routing (only set when the collection is created; default
-            ``default_description(inputs)``).
-        settings: loader, crawler, ingest and vector_db settings.
-        store, embedder, loader: the providers to use.
-        registry: where the crawler provider is looked up (URLs only).
+        collection, description: the target collection and its description used for routing (only set when the
+            collection is created; default ``default_description(inputs)``).
+        ingest, loader_options, crawler_options: the ``ingest``, ``loader`` and ``crawler`` sections (paths
+            resolved); ``ingest.engine`` chooses the engine: ``local``, or ``ray``, which needs a Milvus server.
+        store, embedder, loader: the providers to use; registry: where the crawler provider is looked up (URLs).
+        workers: the resolved provider options each Ray worker builds its own providers from (Ray engine only).
         force_new: drop and rebuild the collection (on its first write).
         batch_size: chunks per embed/upsert batch (default ``ingest.batch_size``).
-        (``ingest.engine`` chooses the engine: ``local``, or ``ray``, which needs a Milvus server:
-        ``ingest.ray_engine``.)
         path_allowed: ``path -> bool`` asked about every file found; a refused file is treated as absent (never
             listed, so the answer does not tell whether it exists). The HTTP server passes its allowed roots.
-        allow_private_urls: the caller's rule for the addresses the crawler may reach (the HTTP server passes its
-            resolved ``server.allow_private_urls``): it replaces ``crawler.allow_private_urls``, except that a
-            crawler setting of ``false`` always wins. None = the crawler setting as configured.
+        allow_private_urls: the caller's address rule for the crawler (``web.crawler_options``); None = the
+            crawler setting as configured.
         on_event: receives load and crawl events.
         crawler: a ready crawler for the URLs instead of the configured one (``query --save-to`` passes the query's
             page reader, which replays the pages it read without fetching them again).
@@ -83,48 +86,91 @@ def load_sources(inputs: Sequence[str], collection: str | None, description: str
     Raises:
         IngestError: a path does not exist (nothing written), or a URL yielded zero documents.
         CollectionError: invalid name, or the collection uses another embedding model.
-        ConfigError: the Ray engine with a Milvus Lite file.
+        ConfigError: the Ray engine with a Milvus Lite file, or without ``workers``.
         ProviderError: the Ray engine cannot start or reach Ray.
     """
-    name = validate_collection_name(settings.vector_db.default_collection if collection is None else collection)
+    name = validate_collection_name(collection)
+    found = _files(inputs, loader_options, path_allowed)
+    if ingest.engine == "ray":
+        _check_ray(store, workers)  # before any crawl or write
+    signature = split_signature(ingest, loader_options, embedder)
     urls = [i for i in inputs if is_url(i)]
-    found = expand_paths([i for i in inputs if not is_url(i)], settings.loader, path_allowed)
-    files = found.files
-    if not files and not urls and not found.skipped:
-        ld = settings.loader
-        raise IngestError(f"no files to load in {', '.join(inputs)}",
-                          hint="the folders are empty or every file was filtered out "
-                               f"(include: {ld.include or 'all'}; exclude: {ld.exclude})")
-    ray_engine = settings.ingest.engine == "ray"
-    if ray_engine:
-        from deepsearcher.ingest.ray_engine import check_store
-
-        check_store(store)  # before any crawl or write
-    signature = split_signature(settings, embedder)
-    web = None
-    if urls:
-        from deepsearcher.ingest.web import url_items
-
-        web = url_items(urls, settings, signature, on_event, registry,  # validates before any write
-                        allow_private_urls=allow_private_urls, crawler=crawler)
-    description = default_description(inputs) if description is None else description
-    splitter, batch = make_splitter(settings, embedder), batch_size or settings.ingest.batch_size
-    if ray_engine:
-        from deepsearcher.ingest.ray_engine import load_with_ray
-
-        summary = load_with_ray(files, web, name, description, settings=settings, store=store, embedder=embedder,
-                                loader=loader, splitter=splitter, signature=signature, force_new=force_new, batch_size=batch,
-                                on_event=on_event)
-    else:
-        items: Iterable[SourceItem] = file_items(files, loader, signature)
-        pipeline = LoadPipeline(store, embedder, splitter, batch, on_event)
-        summary = pipeline.run(_chain(items, web) if web is not None else items, name, description=description,
-                               force_new=force_new, total=len(files) if not urls else None)
+    web = _web(urls, crawler_options, loader_options, signature, on_event, registry, allow_private_urls,
+               crawler) if urls else None  # validates before any write
+    target = _Target(name, default_description(inputs) if description is None else description, force_new)
+    splitter, batch = make_splitter(ingest, embedder), batch_size or ingest.batch_size
+    summary = _run(found.files, web, target, ingest, workers, store=store, embedder=embedder, loader=loader,
+                   splitter=splitter, signature=signature, batch_size=batch, on_event=on_event)
     if web is not None:
         web.check(summary)  # a URL that gave 0 documents is an error (the collection is only made on a write)
     if found.skipped:
         summary = replace(summary, files=summary.files + found.skipped)
     return replace(summary, notices=size_notices(store, name))
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where a load writes: the collection, the description it gets when created, and whether to rebuild it."""
+
+    name: str
+    description: str
+    force_new: bool
+
+
+def _files(inputs: Sequence[str], options: LoaderOptions, path_allowed: PathAllowed | None) -> Expansion:
+    """The files among ``inputs`` (URLs left out).
+
+    Raises:
+        IngestError: a path does not exist, or there is nothing at all to load (every file filtered out).
+    """
+    found = expand_paths([i for i in inputs if not is_url(i)], options, path_allowed)
+    if not found.files and not found.skipped and not any(is_url(i) for i in inputs):
+        raise IngestError(f"no files to load in {', '.join(inputs)}",
+                          hint="the folders are empty or every file was filtered out "
+                               f"(include: {options.include or 'all'}; exclude: {options.exclude})")
+    return found
+
+
+def _check_ray(store: VectorStore, workers: WorkerOptions | None) -> None:
+    """The Ray engine's preconditions, checked before any crawl or write.
+
+    Raises:
+        ConfigError: the store is a Milvus Lite file, or the caller gave no options for the workers.
+    """
+    from deepsearcher.ingest.ray_engine import check_store
+
+    check_store(store)
+    if workers is None:
+        raise ConfigError("ingest.engine is ray, but the load was given no provider options for the Ray workers",
+                          hint="pass workers=WorkerOptions(...) to load_sources (DeepSearcher.load does), or set "
+                               "ingest.engine: local")
+
+
+def _web(urls: Sequence[str], options: CrawlScope, loader_options: LoaderOptions, signature: str,
+         on_event: EventCallback, registry: Registry, allow_private_urls: bool | None,
+         crawler: Crawler | None) -> UrlItems:
+    """The start URLs' items, validated (and the crawler built) before anything is written."""
+    from deepsearcher.ingest.web import url_items
+
+    return url_items(urls, options, loader_options, signature, on_event, registry,
+                     allow_private_urls=allow_private_urls, crawler=crawler)
+
+
+def _run(files: Sequence[Path], web: UrlItems | None, target: _Target, ingest: IngestSettings,
+         workers: WorkerOptions | None, *, store: VectorStore, embedder: Embedder, loader: Loader, splitter: Splitter,
+         signature: str, batch_size: int, on_event: EventCallback) -> LoadSummary:
+    """Run the configured engine over the files, then the crawled pages."""
+    if ingest.engine == "ray" and workers is not None:
+        from deepsearcher.ingest.ray_engine import load_with_ray
+
+        return load_with_ray(files, web, target.name, target.description, ray_options=ingest.ray, workers=workers,
+                             store=store, embedder=embedder, loader=loader, splitter=splitter, signature=signature,
+                             force_new=target.force_new, batch_size=batch_size, on_event=on_event)
+    items: Iterable[SourceItem] = file_items(files, loader, signature)
+    pipeline = LoadPipeline(store, embedder, splitter, batch_size, on_event)
+    return pipeline.run(_chain(items, web) if web is not None else items, target.name,
+                        description=target.description, force_new=target.force_new,
+                        total=len(files) if web is None else None)
 
 
 def size_notices(store: VectorStore, collection: str) -> list[str]:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from deepsearcher.errors import SkipSource
 from deepsearcher.ingest.formats import HTML_SUFFIXES, JSONL_SUFFIXES, MARKDOWN_SUFFIXES, decode_html, extract
-from deepsearcher.settings import LoaderSettings
+from deepsearcher.ingest.options import LoaderOptions
 from deepsearcher.types import Document, Extraction
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class BuiltinLoader:
         options: the ``loader`` settings (JSON paths, DOCX headers, file selection).
     """
 
-    def __init__(self, options: LoaderSettings) -> None:
+    def __init__(self, options: LoaderOptions) -> None:
         self.options = options
 
     def load(self, path: Path) -> Extraction:
@@ -58,7 +58,7 @@ class BuiltinLoader:
         return load_path(path, self.options)
 
 
-def load_path(path: Path, options: LoaderSettings) -> Extraction:
+def load_path(path: Path, options: LoaderOptions) -> Extraction:
     """Load one file with the built-in extractors.
 
     Args:
@@ -79,7 +79,7 @@ def load_path(path: Path, options: LoaderSettings) -> Extraction:
 
 
 def load_bytes(data: bytes, source: str, *, suffix: str = "", content_type: str | None = None,
-               title: str = "", options: LoaderSettings | None = None, charset: str | None = None) -> Extraction:
+               title: str = "", options: LoaderOptions | None = None, charset: str | None = None) -> Extraction:
     """Dispatch raw bytes to an extractor by magic bytes first, then content type, then suffix.
 
     Used by files and by the crawler (a PDF served under an HTML-looking URL is still a PDF).
@@ -87,7 +87,7 @@ def load_bytes(data: bytes, source: str, *, suffix: str = "", content_type: str 
     Raises:
         SkipSource: as ``load_path``.
     """
-    options = options or LoaderSettings()
+    options = options or LoaderOptions()
     kind = sniff(data, suffix=suffix, content_type=content_type)
     if kind == "other":
         return Extraction(_load_other(data, source, title, suffix=suffix))

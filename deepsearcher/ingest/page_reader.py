@@ -16,7 +16,7 @@ from deepsearcher.ingest.ids import bytes_hash
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.ingest.web import normalize_url, page_documents, url_key
 from deepsearcher.protocols import Crawler
-from deepsearcher.settings import LoaderSettings
+from deepsearcher.ingest.options import LoaderOptions
 from deepsearcher.types import FetchedPage, PageRead
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ class PageReader:
         splitter: the load splitter (so passages are the chunks a load of the page would store).
     """
 
-    def __init__(self, crawler: Crawler, loader: LoaderSettings, splitter: Splitter) -> None:
+    def __init__(self, crawler: Crawler, loader: LoaderOptions, splitter: Splitter) -> None:
         self.crawler = crawler
         self.loader = loader
         self.splitter = splitter

@@ -22,19 +22,19 @@ import os
 import time
 import uuid
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart
 from deepsearcher.ingest.pipeline import LoadPipeline
-from deepsearcher.ingest.ray_stages import KIND_REFUSED, KIND_RESULT, KIND_WRITTEN, RayJob
+from deepsearcher.ingest.ray_stages import KIND_REFUSED, KIND_RESULT, KIND_WRITTEN, RayJob, WorkerOptions
 from deepsearcher.ingest.sources import SourceItem, display_path, file_items
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, Loader, VectorStore
 from deepsearcher.quiet_logs import quiet_libraries
-from deepsearcher.settings import Settings
+from deepsearcher.settings import RaySettings
 from deepsearcher.types import CollectionDescription, FileResult, LoadSummary
 
 log = logging.getLogger(__name__)
@@ -59,16 +59,17 @@ def check_store(store: VectorStore) -> None:
 
 
 def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | None, collection: str,
-                  description: str, *, settings: Settings, store: VectorStore, embedder: Embedder, loader: Loader,
-                  splitter: Splitter, signature: str, force_new: bool, batch_size: int,
-                  on_event: EventCallback) -> LoadSummary:
+                  description: str, *, ray_options: RaySettings, workers: WorkerOptions, store: VectorStore,
+                  embedder: Embedder, loader: Loader, splitter: Splitter, signature: str, force_new: bool,
+                  batch_size: int, on_event: EventCallback) -> LoadSummary:
     """Load ``files`` through Ray Data, then ``driver_items`` (crawled pages) through the local pipeline.
 
     Args:
         files: the files to load (already expanded and filtered).
         driver_items: sources loaded on the driver afterwards (URL pages), or None.
         collection, description: target collection and the description it gets when created.
-        settings: the ``ingest.ray`` options and the provider sections (resolved for the workers).
+        ray_options: the ``ingest.ray`` options (where Ray runs, how many embedding actors).
+        workers: the resolved options of the providers each worker builds.
         store, embedder, loader, splitter, signature: the driver's providers and the version-hash salt (the
             loader is only used to list the files' versions here; the workers build their own).
         force_new: drop and rebuild the collection (before the pipeline starts, when there are files).
@@ -86,44 +87,70 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     if exists and not force_new:
         store.check_embedding(collection, embedder.model_name, embedder.dimension)
     on_event(LoadStart(collection=collection, total=len(files) if driver_items is None else None))
-    results: list[FileResult] = []
-    written = deleted = 0
-    embed_seconds = 0.0
-    created = False
-    unchanged: list[FileResult] = []
     order = {display_path(f): i for i, f in enumerate(files)}
+    unchanged: list[FileResult] = []
     if files and exists and not force_new:
         files, unchanged = _split_unchanged(files, store, collection, loader, signature, on_event)
+    done = _Written()
     if files:
-        if exists and force_new:
-            store.drop_collection(collection)
-        if not exists or force_new:
-            store.create_collection(collection, description=description, model_name=embedder.model_name,
-                                    dim=embedder.dimension)
-        job = _job(settings, collection, signature)
-        results, written, embed_seconds, versions = _run_pipeline(files, job, splitter, settings, batch_size,
-                                                                  on_event)
-        for result in results:
-            if result.status == "loaded":
-                deleted += store.delete_stale(collection, result.source, versions[result.source])
-        store.seal(collection)
-        created = not exists or force_new
-        if not written and not exists and not any(r.status == "loaded" for r in results):
-            store.drop_collection(collection)  # as a local load: the collection is only made by a write
-            created = False
-    results = sorted(unchanged + results, key=lambda r: order.get(r.source, len(order)))
-    summary = LoadSummary(collection=collection, files=results, chunks_written=written, chunks_deleted=deleted,
-                          seconds=time.perf_counter() - started, embed_seconds=embed_seconds, engine="ray",
-                          created=created,
-                          description=CollectionDescription(collection, description, "given") if created else None)
-    if driver_items is not None:
-        web = LoadPipeline(store, embedder, splitter, batch_size, on_event).run(
-            driver_items, collection, description=description)
-        summary = replace(summary, files=summary.files + web.files, chunks_written=written + web.chunks_written,
-                          chunks_deleted=deleted + web.chunks_deleted, seconds=time.perf_counter() - started,
-                          embed_seconds=embed_seconds + web.embed_seconds, created=created or web.created,
-                          description=summary.description or web.description)
-    return summary
+        job = RayJob(run_id=uuid.uuid4().hex, collection=collection, signature=signature, workers=workers)
+        done = _load_files(files, job, description, exists=exists, force_new=force_new, store=store,
+                           embedder=embedder, splitter=splitter, ray_options=ray_options, batch_size=batch_size,
+                           on_event=on_event)
+    results = sorted(unchanged + done.results, key=lambda r: order.get(r.source, len(order)))
+    summary = LoadSummary(collection=collection, files=results, chunks_written=done.written,
+                          chunks_deleted=done.deleted, seconds=time.perf_counter() - started,
+                          embed_seconds=done.embed_seconds, engine="ray", created=done.created,
+                          description=CollectionDescription(collection, description, "given") if done.created else None)
+    if driver_items is None:
+        return summary
+    web = LoadPipeline(store, embedder, splitter, batch_size, on_event).run(driver_items, collection,
+                                                                            description=description)
+    return _add_up(summary, web, started)
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What the Ray pipeline did to the collection: one result per file, chunks written and deleted, embedding
+    seconds summed over the actors, and whether the load created the collection."""
+
+    results: list[FileResult] = field(default_factory=list)
+    written: int = 0
+    deleted: int = 0
+    embed_seconds: float = 0.0
+    created: bool = False
+
+
+def _load_files(files: Sequence[Path], job: RayJob, description: str, *, exists: bool, force_new: bool,
+                store: VectorStore, embedder: Embedder, splitter: Splitter, ray_options: RaySettings,
+                batch_size: int, on_event: EventCallback) -> _Written:
+    """(Re)create the collection when needed, run the pipeline, then delete the loaded sources' chunks of older
+    versions and seal. A collection this load created and wrote nothing into is dropped again (as by a local load:
+    a collection is only made by a write)."""
+    collection = job.collection
+    if exists and force_new:
+        store.drop_collection(collection)
+    if not exists or force_new:
+        store.create_collection(collection, description=description, model_name=embedder.model_name,
+                                dim=embedder.dimension)
+    results, written, embed_seconds, versions = _run_pipeline(files, job, splitter, ray_options, batch_size, on_event)
+    deleted = sum(store.delete_stale(collection, r.source, versions[r.source]) for r in results
+                  if r.status == "loaded")
+    store.seal(collection)
+    created = not exists or force_new
+    if not written and not exists and not any(r.status == "loaded" for r in results):
+        store.drop_collection(collection)
+        created = False
+    return _Written(results, written, deleted, embed_seconds, created)
+
+
+def _add_up(summary: LoadSummary, web: LoadSummary, started: float) -> LoadSummary:
+    """The Ray part's summary with the driver's (crawled pages) added."""
+    return replace(summary, files=summary.files + web.files,
+                   chunks_written=summary.chunks_written + web.chunks_written,
+                   chunks_deleted=summary.chunks_deleted + web.chunks_deleted, seconds=time.perf_counter() - started,
+                   embed_seconds=summary.embed_seconds + web.embed_seconds, created=summary.created or web.created,
+                   description=summary.description or web.description)
 
 
 def _split_unchanged(files: Sequence[Path], store: VectorStore, collection: str, loader: Loader, signature: str,
@@ -142,14 +169,7 @@ def _split_unchanged(files: Sequence[Path], store: VectorStore, collection: str,
     return todo, unchanged
 
 
-def _job(settings: Settings, collection: str, signature: str) -> RayJob:
-    resolve = settings.resolve_path
-    return RayJob(run_id=uuid.uuid4().hex, collection=collection, signature=signature,
-                  loader=settings.loader.resolved(resolve),
-                  embedding=settings.embedding.resolved(resolve), vector_db=settings.vector_db.resolved(resolve))
-
-
-def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, settings: Settings, batch_size: int,
+def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, options: RaySettings, batch_size: int,
                   on_event: EventCallback) -> tuple[list[FileResult], int, float, dict[str, str]]:
     """Run the three stages and turn the rows coming back into events.
 
@@ -162,8 +182,8 @@ def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, settin
     refused: dict[str, str] = {}
     written = queued = 0
     embed_seconds = 0.0
-    with RaySession(settings, job) as ray_data:
-        for row in _stream(ray_data, files, job, splitter, settings, batch_size):
+    with RaySession(options, job) as ray_data:
+        for row in _stream(ray_data, files, job, splitter, options, batch_size):
             kind, source = row["kind"], row["source"]
             if kind == KIND_RESULT:
                 result = FileResult(source, row["status"], row["reason"], int(row["chunks"]),
@@ -184,12 +204,11 @@ def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, settin
     return final, written, embed_seconds, {s: v for s, v in versions.items() if s not in refused}
 
 
-def _stream(ray_data: Any, files: Sequence[Path], job: RayJob, splitter: Splitter, settings: Settings,
+def _stream(ray_data: Any, files: Sequence[Path], job: RayJob, splitter: Splitter, options: RaySettings,
             batch_size: int) -> Iterator[dict[str, Any]]:
     """The rows coming out of the writer stage, as they come."""
     from deepsearcher.ingest.ray_stages import EmbedActor, WriteActor, extract_batch
 
-    options = settings.ingest.ray
     blocks = max(1, min(len(files), MAX_BLOCKS))
     ds = ray_data.from_items([{"path": str(f)} for f in files], override_num_blocks=blocks)
     import ray
@@ -225,9 +244,9 @@ class RaySession:
         ProviderError: ray is not installed, or Ray cannot start or reach the cluster.
     """
 
-    def __init__(self, settings: Settings, job: RayJob) -> None:
-        self.options = settings.ingest.ray
-        self.token_env = getattr(job.vector_db, "token_env", None)
+    def __init__(self, options: RaySettings, job: RayJob) -> None:
+        self.options = options
+        self.token_env = getattr(job.workers.vector_db, "token_env", None)
 
     def __enter__(self) -> Any:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")

@@ -37,6 +37,16 @@ KIND_CHUNK, KIND_RESULT, KIND_WRITTEN, KIND_REFUSED = "chunk", "result", "writte
 
 
 @dataclass(frozen=True)
+class WorkerOptions:
+    """The options (paths resolved) of the providers every worker builds for itself through the registry: the
+    ``loader``, ``embedding`` and ``vector_db`` sections."""
+
+    loader: Any
+    embedding: Any
+    vector_db: Any
+
+
+@dataclass(frozen=True)
 class RayJob:
     """What the workers of one load need: the target and the resolved provider options (small, so actors get it
     inline; the extraction tasks get the splitter besides).
@@ -45,15 +55,13 @@ class RayJob:
         run_id: identifies the load (providers are cached per worker process and load).
         collection: target collection.
         signature: the split settings mixed into every version hash (``ingest.load.split_signature``).
-        loader, embedding, vector_db: resolved options of the providers, built through the registry.
+        workers: the options of the providers each worker builds.
     """
 
     run_id: str
     collection: str
     signature: str
-    loader: Any
-    embedding: Any
-    vector_db: Any
+    workers: WorkerOptions
 
 
 _PROVIDERS: dict[tuple[str, str], Any] = {}
@@ -65,7 +73,7 @@ def provider(job: RayJob, kind: str) -> Any:
     if key not in _PROVIDERS:
         from deepsearcher.registry import registry
 
-        _PROVIDERS[key] = registry.create(kind, getattr(job, kind))
+        _PROVIDERS[key] = registry.create(kind, getattr(job.workers, kind))
     return _PROVIDERS[key]
 
 

@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 from deepsearcher.errors import IngestError
 from deepsearcher.ingest.ids import file_hash
 from deepsearcher.protocols import Loader
-from deepsearcher.settings import LoaderSettings
+from deepsearcher.ingest.options import LoaderOptions
 from deepsearcher.types import Document, FileResult
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ def os_reason(exc: OSError) -> str:
     return text
 
 
-def expand_paths(inputs: Sequence[str], options: LoaderSettings, allowed: PathAllowed | None = None) -> Expansion:
+def expand_paths(inputs: Sequence[str], options: LoaderOptions, allowed: PathAllowed | None = None) -> Expansion:
     """Expand files, folders (recursive) and glob patterns into files (see the module rules).
 
     Args:
@@ -153,7 +153,7 @@ def _pattern_parts(path: Path) -> tuple[Path, list[str]]:
     return Path(*parts[:first]) if first else Path("."), list(parts[first:])
 
 
-def _glob(pattern: Path, options: LoaderSettings, skipped: list[FileResult],
+def _glob(pattern: Path, options: LoaderOptions, skipped: list[FileResult],
           allowed: PathAllowed | None) -> Iterator[Path]:
     """Files matching ``pattern``; a matched folder yields its files (folder rules) and is not searched further."""
     from wcmatch.glob import GLOBSTAR, globmatch
@@ -178,7 +178,7 @@ def _glob(pattern: Path, options: LoaderSettings, skipped: list[FileResult],
             yield entry
 
 
-def _walk(folder: Path, options: LoaderSettings, skipped: list[FileResult],
+def _walk(folder: Path, options: LoaderOptions, skipped: list[FileResult],
           seen: set[tuple[int, int]] | None = None, allowed: PathAllowed | None = None) -> Iterator[Path]:
     """Files below ``folder`` (linked folders not followed), filtered by ``include`` / ``exclude``."""
     for path, rel, is_dir in _tree(folder, set() if seen is None else seen, skipped, follow_links=False,

@@ -14,7 +14,7 @@ from typing import Any
 from pathlib import Path
 
 from deepsearcher.errors import ProviderError, SkipSource
-from deepsearcher.settings import LoaderSettings
+from deepsearcher.ingest.options import LoaderOptions
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class UnstructuredLoader:
         options: the ``loader`` settings (``unstructured_strategy``).
     """
 
-    def __init__(self, options: LoaderSettings) -> None:
+    def __init__(self, options: LoaderOptions) -> None:
         self.options = options
 
     def load(self, path: Path) -> list[Document]:
@@ -66,7 +66,7 @@ class UnstructuredLoader:
         return load_with_unstructured(path, path.resolve().as_posix(), self.options)
 
 
-def load_with_unstructured(path: Path, source: str, options: LoaderSettings) -> list[Document]:
+def load_with_unstructured(path: Path, source: str, options: LoaderOptions) -> list[Document]:
     """Partition one file with unstructured and group its elements by page.
 
     Returns:

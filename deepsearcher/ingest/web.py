@@ -27,7 +27,7 @@ from deepsearcher.ingest.loaders import HTML_SUFFIXES, JSON_SUFFIXES, TEXT_SUFFI
 from deepsearcher.ingest.sources import SourceItem
 from deepsearcher.protocols import Crawler
 from deepsearcher.registry import Registry
-from deepsearcher.settings import CrawlScope, LoaderSettings, Settings
+from deepsearcher.ingest.options import CrawlScope, LoaderOptions
 from deepsearcher.types import Document, FetchedPage, FileResult, LoadSummary
 
 log = logging.getLogger(__name__)
@@ -35,8 +35,8 @@ log = logging.getLogger(__name__)
 _KNOWN_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | JSON_SUFFIXES | {".pdf", ".docx", ".pptx", ".xlsx", ".epub"}
 
 
-def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event: EventCallback,
-              registry: Registry, *, allow_private_urls: bool | None = None,
+def url_items(urls: Sequence[str], options: CrawlScope, loader: LoaderOptions, signature: str,
+              on_event: EventCallback, registry: Registry, *, allow_private_urls: bool | None = None,
               crawler: Crawler | None = None) -> UrlItems:
     """SourceItems for http(s) start URLs, crawled by the configured provider.
 
@@ -45,7 +45,8 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event:
 
     Args:
         urls: start URLs as the user gave them.
-        settings: whole settings (``crawler`` selects the provider, ``loader`` drives the format loaders).
+        options: the ``crawler`` section, paths resolved (its ``provider`` selects the crawler).
+        loader: the ``loader`` section (drives the format loaders).
         signature: split settings mixed into every version hash.
         on_event: receives ``CrawlQueued`` / ``CrawlFetched`` events.
         registry: where the crawler provider is looked up.
@@ -72,9 +73,8 @@ def url_items(urls: Sequence[str], settings: Settings, signature: str, on_event:
                           hint="give a full address such as https://example.com/docs/; nothing was written")
     starts = list(by_key.values())
     if crawler is None:
-        options = crawler_options(settings.crawler, allow_private_urls)
-        crawler = registry.create("crawler", options.resolved(settings.resolve_path))
-    return UrlItems(crawler, starts, settings.loader, signature, on_event)
+        crawler = registry.create("crawler", crawler_options(options, allow_private_urls))
+    return UrlItems(crawler, starts, loader, signature, on_event)
 
 
 def crawler_options(options: CrawlScope, allow_private_urls: bool | None) -> CrawlScope:
@@ -100,7 +100,7 @@ class UrlItems:
         on_event: progress callback passed to the crawler.
     """
 
-    def __init__(self, crawler: Crawler, start_urls: Sequence[str], loader: LoaderSettings, signature: str,
+    def __init__(self, crawler: Crawler, start_urls: Sequence[str], loader: LoaderOptions, signature: str,
                  on_event: EventCallback) -> None:
         self.crawler = crawler
         self.start_urls = list(start_urls)
@@ -158,7 +158,7 @@ class UrlItems:
         return f"{len(results)} pages, none loaded: {listed}"
 
 
-def page_documents(page: FetchedPage, loader: LoaderSettings) -> list[Document]:
+def page_documents(page: FetchedPage, loader: LoaderOptions) -> list[Document]:
     """Documents of one fetched page, by magic bytes, then content type, then the URL's suffix.
 
     Raises:

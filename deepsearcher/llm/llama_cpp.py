@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
 from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars
-from deepsearcher.settings import LlamaCppLLM
+from deepsearcher.llm.options import LlamaCppOptions
 
 
 class LlamaCppChat:
@@ -32,7 +32,7 @@ class LlamaCppChat:
         ProviderError: llama-cpp-python is not installed, or the file is not a loadable model.
     """
 
-    def __init__(self, options: LlamaCppLLM) -> None:
+    def __init__(self, options: LlamaCppOptions) -> None:
         self.options = options
         self.name = Path(options.model_path).name
         self.price_per_1m_input = options.price_per_1m_input

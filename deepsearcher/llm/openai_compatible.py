@@ -25,7 +25,6 @@ import logging
 import os
 import threading
 from typing import Any, Sequence
-from urllib.parse import urlparse
 
 from pydantic import BaseModel
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
@@ -36,17 +35,12 @@ from deepsearcher.llm.base import (
 )
 from deepsearcher.llm.server_info import ServerInfo, hosted_window
 from deepsearcher.llm.window import limit_in_message
-from deepsearcher.settings import OpenAICompatibleLLM
+from deepsearcher.llm.options import OpenAICompatibleLLMOptions
 
 log = logging.getLogger(__name__)
 
 DOCS_HINT = "see docs/llm-providers.md for a config block per provider"
 _FORMAT_LEVELS = ("json_schema", "json_object", "none")
-
-
-def _is_local(base_url: str | None) -> bool:
-    host = urlparse(base_url or "").hostname or ""
-    return host in {"localhost", "127.0.0.1", "::1", "0.0.0.0"} or host.endswith(".local")
 
 
 class OpenAICompatibleChat:
@@ -58,7 +52,7 @@ class OpenAICompatibleChat:
     Construction is cheap; the client is made on first use.
     """
 
-    def __init__(self, options: OpenAICompatibleLLM) -> None:
+    def __init__(self, options: OpenAICompatibleLLMOptions) -> None:
         self.options = options
         self.name = options.model
         self.price_per_1m_input = options.price_per_1m_input

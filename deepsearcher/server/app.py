@@ -33,7 +33,7 @@ from contextlib import asynccontextmanager
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -141,16 +141,30 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
     app.state.service = service
     _add_error_handlers(app, policy)
     _add_docs(app)
-    auth = [Depends(_bearer)]  # documents the scheme in OpenAPI; RequestGuard checks the token before the body
+    _add_meta_routes(app, service)
+    _add_collection_routes(app, service)
+    _add_search_routes(app, service)
+    _add_web(app)
+    app.add_middleware(RequestGuard, policy=policy, max_body_bytes=int(settings.server.max_body_mb * 1_000_000))
+    return app
+
+
+_AUTH = [Depends(_bearer)]  # documents the scheme in OpenAPI; RequestGuard checks the token before the body
+
+
+def _add_meta_routes(app: FastAPI, service: Service) -> None:
+    """``/api/health`` and ``/api/info``."""
+    settings, policy = service.settings, service.policy
 
     @app.get("/api/health", response_model=Health, tags=["meta"])
     def health() -> Health:
         """Liveness; says whether the other endpoints need a bearer token."""
         return Health(version=app.version, auth_required=policy.token is not None)
 
-    @app.get("/api/info", response_model=Info, dependencies=auth, responses=ERRORS, tags=["meta"])
+    @app.get("/api/info", response_model=Info, dependencies=_AUTH, responses=ERRORS, tags=["meta"])
     def info() -> Info:
         """Model names and query defaults, for display."""
+        searcher = service.searcher
         return Info(version=app.version, llm_model=searcher.llm_name,
                     embedding_model=service.ready().embedder.model_name,
                     agent=settings.query.agent, agents=["auto", *searcher.registry.names("agent")],
@@ -158,47 +172,44 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
                     web_search=settings.web_search.provider if settings.web_search is not None else None,
                     loads_paths=bool(policy.roots))
 
-    @app.get("/api/collections", response_model=list[CollectionInfo], dependencies=auth, responses=ERRORS,
+
+def _add_collection_routes(app: FastAPI, service: Service) -> None:
+    """``/api/collections`` and ``/api/load``."""
+
+    @app.get("/api/collections", response_model=list[CollectionInfo], dependencies=_AUTH, responses=ERRORS,
              tags=["collections"])
     async def collections() -> list[CollectionInfo]:
         """Every collection, sorted by name."""
         return await run_in_threadpool(lambda: service.ready().collections())
 
-    @app.post("/api/load", response_model=LoadSummary, dependencies=auth, responses=ERRORS, tags=["collections"])
+    @app.post("/api/load", response_model=LoadSummary, dependencies=_AUTH, responses=ERRORS, tags=["collections"])
     async def load(body: LoadRequest) -> LoadSummary:
         """Load files, folders, globs (inside ``server.allowed_roots``) and http(s) URLs into a collection.
 
         Sources that cannot be read are reported per file (status ``skipped`` with a reason); the rest load. Loads
         run one at a time; when ``server.max_queued_loads`` already wait, the answer is 429 with ``Retry-After``.
         """
-        inputs = await run_in_threadpool(_check_inputs, policy, body.inputs)
+        inputs = await run_in_threadpool(_check_inputs, service.policy, body.inputs)
         return await asyncio.wrap_future(service.loads.submit(_load, service, body, inputs))
 
-    @app.post("/api/retrieve", response_model=list[Hit], dependencies=auth, responses=ERRORS, tags=["search"])
+
+def _add_search_routes(app: FastAPI, service: Service) -> None:
+    """``/api/retrieve`` and ``/api/query``."""
+
+    @app.post("/api/retrieve", response_model=list[Hit], dependencies=_AUTH, responses=ERRORS, tags=["search"])
     async def retrieve(body: RetrieveRequest) -> list[Hit]:
         """Rank chunks for a query with no LLM."""
         return await run_in_threadpool(lambda: service.ready().retrieve(
             body.query, top_k=body.top_k, collections=body.collections, mode=body.mode))
 
-    @app.post("/api/query", dependencies=auth, tags=["search"], response_model=None,
+    @app.post("/api/query", dependencies=_AUTH, tags=["search"], response_model=None,
               responses={**ERRORS, 200: {"model": ReportOut, "content": {"text/event-stream": {}},
                                          "description": "A ``text/event-stream`` of the run's events (see "
                                                         "docs/server.md), or the report as JSON when ``stream`` "
                                                         "is false."}})
     async def query(body: QueryRequest) -> Any:
         """Research a question; stream every step as Server-Sent Events, ending with ``query.report``."""
-
-        outline = None
-        if body.outline is not None:
-            from deepsearcher.agents.long_report.outline import Outline, Section
-
-            outline = Outline(body.outline_title or "", tuple(Section(s.title, s.question) for s in body.outline))
-
-        def run(on_event: EventCallback) -> Report:
-            return service.searcher.query(body.question, collections=body.collections, agent=body.agent,
-                                         max_iter=body.max_iter, on_event=on_event, report=body.report,
-                                         outline=outline, web=body.web, save_to=body.save_to,
-                                         allow_private_urls=policy.allow_private_urls)
+        run = _query_run(service, body)
 
         def precheck() -> None:
             """Fail with a plain HTTP error, before any stream starts: a wrong collection, no LLM, LLM unreachable."""
@@ -210,12 +221,26 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
             loop = asyncio.get_running_loop()
             report = await loop.run_in_executor(service.queries, run, _ignore)
             return JSONResponse(finish_report(report))
-        return EventSourceResponse(stream_events(service.queries, run, finish_report, policy.redact, body.lines),
+        return EventSourceResponse(stream_events(service.queries, run, finish_report, service.policy.redact, body.lines),
                                    ping=15, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
-    _add_web(app)
-    app.add_middleware(RequestGuard, policy=policy, max_body_bytes=int(settings.server.max_body_mb * 1_000_000))
-    return app
+
+def _query_run(service: Service, body: QueryRequest) -> Callable[[EventCallback], Report]:
+    """The run of one ``/api/query`` request: ``run(on_event) -> Report`` with the request's options and the
+    server's address rule (for the pages read and ``save_to``)."""
+    outline = None
+    if body.outline is not None:
+        from deepsearcher.agents.long_report.outline import Outline, Section
+
+        outline = Outline(body.outline_title or "", tuple(Section(s.title, s.question) for s in body.outline))
+
+    def run(on_event: EventCallback) -> Report:
+        return service.searcher.query(body.question, collections=body.collections, agent=body.agent,
+                                      max_iter=body.max_iter, on_event=on_event, report=body.report,
+                                      outline=outline, web=body.web, save_to=body.save_to,
+                                      allow_private_urls=service.policy.allow_private_urls)
+
+    return run
 
 
 def finish_report(report: Report) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Collection names: the rule every store enforces (Milvus's, the strictest of the stores we target)."""
+"""Collection names: the rule every store enforces (Milvus's, the strictest of the stores we target); and how a
+``vector_db.uri`` tells a server address from a Milvus Lite file."""
 
 from __future__ import annotations
 
@@ -28,3 +29,9 @@ def lacks_scheme(uri: str) -> bool:
     """True for a server address written without its scheme (``host:port`` or ``host:port/path``), which pymilvus
     would otherwise take for a Milvus Lite file name."""
     return _HOST_PORT_RE.fullmatch(uri) is not None
+
+
+def is_remote(uri: str) -> bool:
+    """True for a server address (``vector_db.uri`` with a network scheme); anything else is a Milvus Lite file path,
+    resolved against the config's folder."""
+    return uri.startswith(("http://", "https://", "tcp://", "grpc://"))

@@ -27,7 +27,7 @@ from typing import Any
 
 from deepsearcher.ingest.crawler import BuiltinCrawler
 from deepsearcher.net.policy import AddressPolicy
-from deepsearcher.settings import BuiltinCrawler as CrawlerSettings
+from deepsearcher.ingest.options import BuiltinCrawlerOptions
 from tests.integration.hostile_http import HostileServer
 
 HOSTS = ("127.0.0.1 localhost\n1.2.3.4 attacker.com attacker.test\n"
@@ -72,12 +72,12 @@ def main(work: Path) -> dict[str, dict]:
     }
     results: dict[str, dict] = {}
     for name, (start, same_site, allow) in probes.items():
-        results[name] = run(start, servers, CrawlerSettings(same_site=same_site, allow_private_urls=allow,
+        results[name] = run(start, servers, BuiltinCrawlerOptions(same_site=same_site, allow_private_urls=allow,
                                                            timeout_s=5, max_depth=1))
     answers = iter([["1.2.3.4"]] + [["127.0.0.1"]] * 10)  # rebinding: public once, then internal
     policy = AddressPolicy(resolver=lambda host, port: next(answers))
     results["rebinding"] = run(f"http://rebind.example:{a}/links?u=/page", servers,
-                               CrawlerSettings(allow_private_urls=False, timeout_s=5, respect_robots=False), policy)
+                               BuiltinCrawlerOptions(allow_private_urls=False, timeout_s=5, respect_robots=False), policy)
     results["server"] = server_probes(work, servers)
     return results
 
@@ -132,7 +132,7 @@ def through_server(db: Path, start: str, servers: dict[str, HostileServer], same
     return result
 
 
-def run(start: str, servers: dict[str, HostileServer], settings: CrawlerSettings,
+def run(start: str, servers: dict[str, HostileServer], settings: BuiltinCrawlerOptions,
         policy: AddressPolicy | None = None) -> dict:
     for server in servers.values():
         server.requests.clear()

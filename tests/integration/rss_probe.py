@@ -14,7 +14,7 @@ import sys
 import psutil
 
 from deepsearcher.ingest.crawler import BuiltinCrawler
-from deepsearcher.settings import BuiltinCrawler as CrawlerSettings
+from deepsearcher.ingest.options import BuiltinCrawlerOptions
 from tests.integration.hostile_http import HostileServer, bomb
 
 
@@ -26,7 +26,7 @@ def main(codings: str, mb: int, where: str, max_page_mb: float) -> dict:
         bomb(codings, mb)
     site = HostileServer(robots=f"gzbomb:{mb}" if robots else "none")
     url = site.url("/page") if robots else site.url(f"/bomb?enc={codings.replace(' ', '%20')}&mb={mb}")
-    settings = CrawlerSettings(max_page_mb=max_page_mb)
+    settings = BuiltinCrawlerOptions(max_page_mb=max_page_mb)
     list(BuiltinCrawler(settings).crawl([HostileServer().url("/page")], lambda _e: None))  # warm-up
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")  # VmHWM := current RSS

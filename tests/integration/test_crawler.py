@@ -15,8 +15,7 @@ from deepsearcher.errors import IngestError
 from deepsearcher.ingest.crawler import BuiltinCrawler
 from deepsearcher.ingest.loaders import SkipSource
 from deepsearcher.ingest.web import FetchedPage, normalize_url, page_documents, url_key
-from deepsearcher.settings import BuiltinCrawler as CrawlerSettings
-from deepsearcher.settings import LoaderSettings
+from deepsearcher.ingest.options import BuiltinCrawlerOptions, LoaderOptions
 from tests.conftest import DATA
 from tests.integration.http_site import Route, Site, html
 
@@ -56,14 +55,15 @@ def serve(servers: list[Site]):
 
 def crawl(start: str, **options) -> list[FetchedPage]:
     events: list = []
-    pages = [p for p in BuiltinCrawler(CrawlerSettings(**options)).crawl([start], events.append) if not p.duplicate]
+    crawler = BuiltinCrawler(BuiltinCrawlerOptions(**options))
+    pages = [p for p in crawler.crawl([start], events.append) if not p.duplicate]
     assert events[-1].kind == "crawl.fetched" and events[-1].data["fetched"] == len(pages)
     return pages
 
 
 def outcome(page: FetchedPage) -> str:
     try:
-        docs = page_documents(page, LoaderSettings())
+        docs = page_documents(page, LoaderOptions())
     except SkipSource as exc:
         return f"skipped: {exc}"
     return "\n".join(d.text for d in docs)
@@ -175,7 +175,7 @@ def test_pdf_link_loaded_as_pdf_and_binary_skipped(serve):
     site = serve(routes)
     pages = {p.url: p for p in crawl(site.url("/"))}
     for path in ("/guide.pdf", "/report.html"):
-        docs = page_documents(pages[site.url(path)], LoaderSettings())
+        docs = page_documents(pages[site.url(path)], LoaderOptions())
         assert [d.page for d in docs] == [1, 2, 3, 4]
         assert "Milvus" in docs[0].text and not docs[0].text.startswith("%PDF")
     assert outcome(pages[site.url("/logo.png")]) == "skipped: binary content (image/png) is not indexed"

@@ -22,8 +22,7 @@ from deepsearcher.ingest.firecrawl import FirecrawlCrawler
 from deepsearcher.ingest.web import normalize_url
 from deepsearcher.types import FetchedPage
 from deepsearcher.net.policy import AddressPolicy, IPAddress, classify
-from deepsearcher.settings import BuiltinCrawler as CrawlerSettings
-from deepsearcher.settings import FirecrawlCrawler as FirecrawlSettings
+from deepsearcher.ingest.options import BuiltinCrawlerOptions, FirecrawlCrawlerOptions
 from tests.integration.hostile_http import HostileServer
 
 pytestmark = pytest.mark.integration
@@ -70,7 +69,7 @@ def hostile() -> Iterator[Callable[..., HostileServer]]:
 
 def strict_crawl(start: str, resolver: Resolver | None = None, **options) -> dict[str, FetchedPage]:
     """Crawl with private URLs refused (``allow_private_urls: false``), 127.0.0.2 counting as public."""
-    settings = CrawlerSettings(**{"allow_private_urls": False, "timeout_s": 5, **options})
+    settings = BuiltinCrawlerOptions(**{"allow_private_urls": False, "timeout_s": 5, **options})
     policy = AddressPolicy(allow_private=False, resolver=resolver, classifier=stand_in_classify)
     return {p.url: p for p in BuiltinCrawler(settings, policy=policy).crawl([start], lambda _e: None)}
 
@@ -158,7 +157,7 @@ def test_connects_to_the_resolved_address_but_keeps_the_host_name(hostile):
 
 def test_private_urls_are_allowed_by_default_for_the_cli(hostile):
     internal = hostile()
-    pages = list(BuiltinCrawler(CrawlerSettings()).crawl([internal.url("/page")], lambda _e: None))
+    pages = list(BuiltinCrawler(BuiltinCrawlerOptions()).crawl([internal.url("/page")], lambda _e: None))
     assert not pages[0].error and internal.paths() == ["/robots.txt", "/page"]
 
 
@@ -167,8 +166,8 @@ def test_firecrawl_pages_on_internal_addresses_are_dropped_before_they_are_store
 
     fake = FakeFirecrawl()  # its crawl returns https://birds.example/ pages
     try:
-        settings = FirecrawlSettings(api_url=fake.url(), api_key_env=None, poll_interval_s=0.1,
-                                     allow_private_urls=False)
+        settings = FirecrawlCrawlerOptions(api_url=fake.url(), api_key_env=None, poll_interval_s=0.1,
+                                           allow_private_urls=False)
         internal = AddressPolicy(resolver=Resolver({"birds.example": ["10.0.0.7"]}))
         pages = list(FirecrawlCrawler(settings, policy=internal).crawl(["https://birds.example/"], lambda _e: None))
         assert pages and all("birds.example resolves to 10.0.0.7 (private)" in p.error and not p.content
@@ -225,7 +224,7 @@ def test_gzip_robots_txt_bomb_is_cut_at_500_kib_with_bounded_memory():
 def test_trickled_headers_and_bodies_end_at_the_deadline(hostile, path):
     site = hostile()
     start = time.monotonic()
-    pages = list(BuiltinCrawler(CrawlerSettings(timeout_s=1.5)).crawl(
+    pages = list(BuiltinCrawler(BuiltinCrawlerOptions(timeout_s=1.5)).crawl(
         [site.url(f"{path}?every=0.2&for=30")], lambda _e: None))
     elapsed = time.monotonic() - start
     assert pages[0].error == "timed out after 1.5 s"
@@ -234,7 +233,7 @@ def test_trickled_headers_and_bodies_end_at_the_deadline(hostile, path):
 
 def test_trickling_robots_txt_ends_at_its_deadline_and_blocks_no_other_origin(hostile):
     slow, fast = hostile(robots="slow:0.2:60"), hostile("127.0.0.3")
-    crawler = BuiltinCrawler(CrawlerSettings(timeout_s=2, concurrency=2))
+    crawler = BuiltinCrawler(BuiltinCrawlerOptions(timeout_s=2, concurrency=2))
     start = time.monotonic()
     finished: dict[str, float] = {}
     for page in crawler.crawl([slow.url("/page"), fast.url("/page"), slow.url("/secret")], lambda _e: None):

@@ -101,7 +101,7 @@ def test_interrupted_load_completes_without_duplicates(make_app, tmp_path: Path)
     f = tmp_path / "long.txt"
     f.write_text("\n\n".join(f"Paragraph {i}: " + "retrieval augmented generation " * 30 for i in range(30)))
     app = make_app()
-    full = make_splitter(app.settings, app.embedder).split(app.loader.load(f), "v")
+    full = make_splitter(app.settings.ingest, app.embedder).split(app.loader.load(f), "v")
     # simulate an interruption after the first batch: only some chunks of the file are stored
     from deepsearcher.ingest.pipeline import LoadPipeline
     from deepsearcher.ingest.sources import file_items
@@ -116,11 +116,11 @@ def test_interrupted_load_completes_without_duplicates(make_app, tmp_path: Path)
             calls["n"] += 1
             raise Boom()
 
-    pipeline = LoadPipeline(app.store, app.embedder, make_splitter(app.settings, app.embedder), batch_size=8,
+    pipeline = LoadPipeline(app.store, app.embedder, make_splitter(app.settings.ingest, app.embedder), batch_size=8,
                             on_event=stop_after_first_batch)
+    signature = split_signature(app.settings.ingest, app.settings.loader, app.embedder)
     with pytest.raises(Boom):
-        pipeline.run(file_items([f], app.loader, split_signature(app.settings, app.embedder)), "longdoc",
-                     description="x")
+        pipeline.run(file_items([f], app.loader, signature), "longdoc", description="x")
     assert 0 < app.store.count("longdoc") < len(full)
     summary = app.load([str(f)], "longdoc", batch_size=8)
     assert len(summary.loaded) == 1  # the partial source is not mistaken for an unchanged one

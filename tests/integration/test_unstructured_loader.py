@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepsearcher.errors import ProviderError
-from deepsearcher.settings import LoaderSettings
+from deepsearcher.ingest.options import LoaderOptions
 from tests.conftest import DATA
 
 pytestmark = pytest.mark.integration
@@ -17,7 +17,7 @@ def test_unstructured_provider_or_clear_message(make_app):
     from deepsearcher.ingest.unstructured_loader import load_with_unstructured, missing_models
 
     path = DATA / "milvus_docs" / "limitations.md"
-    options = LoaderSettings(provider="unstructured")
+    options = LoaderOptions(provider="unstructured")
     missing = missing_models()
     if missing:
         # offline without the model: a clear, actionable error instead of a 30 s download attempt

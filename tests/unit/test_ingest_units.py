@@ -120,27 +120,27 @@ def test_sniff_magic_bytes_win():
 
 
 def test_json_loader_paths_and_the_old_key_names():
-    from deepsearcher.settings import LoaderSettings
+    from deepsearcher.ingest.options import LoaderOptions
 
     data = b'[{"title": "A", "text": "alpha"}, {"title": "B", "text": "beta"}, {"nope": 1}]'
-    docs = load_bytes(data, "/c.json", suffix=".json", options=LoaderSettings())
+    docs = load_bytes(data, "/c.json", suffix=".json", options=LoaderOptions())
     assert [(d.title, d.text) for d in docs] == [("A", "alpha"), ("B", "beta")]
     assert docs.skipped_records == {"no text at the path": 1}
     jsonl = b'{"body": "x1", "name": "N1"}\n{"body": "x2", "name": "N2"}\n'
-    for options in (LoaderSettings(json_text_key="body", json_title_key="name"),  # old names still work
-                    LoaderSettings(json_text_path="body", json_title_path="name")):
+    for options in (LoaderOptions(json_text_key="body", json_title_key="name"),  # old names still work
+                    LoaderOptions(json_text_path="body", json_title_path="name")):
         assert options.json_text_path == "body" and options.json_title_path == "name"
         docs = load_bytes(jsonl, "/c.jsonl", suffix=".jsonl", options=options)
         assert [(d.title, d.text) for d in docs] == [("N1", "x1"), ("N2", "x2")]
     nested = b'{"data": [{"body": {"text": "deep one"}}, {"body": {"text": ["p1", "p2"]}}]}'
-    docs = load_bytes(nested, "/n.json", suffix=".json", options=LoaderSettings(json_text_path="data[].body.text"))
+    docs = load_bytes(nested, "/n.json", suffix=".json", options=LoaderOptions(json_text_path="data[].body.text"))
     assert [d.text for d in docs] == ["deep one", "p1\n\np2"]
     with pytest.raises(SkipSource, match="'text'.*json_text_path"):
         load_bytes(b'[{"a": 1}]', "/c.json", suffix=".json")
     with pytest.raises(SkipSource, match="invalid JSON"):
         load_bytes(b'[{"a": ', "/c.json", suffix=".json")
     with pytest.raises(ValueError, match="old name of json_text_path"):
-        LoaderSettings(json_text_key="a", json_text_path="b")
+        LoaderOptions(json_text_key="a", json_text_path="b")
 
 
 def test_missing_milvus_lite_names_alternatives(tmp_path, monkeypatch):
@@ -221,14 +221,14 @@ def test_expand_paths_reports_fifo_and_empty_selection(tmp_path: Path):
 
     from deepsearcher.errors import IngestError
     from deepsearcher.ingest.sources import expand_paths
-    from deepsearcher.settings import LoaderSettings
+    from deepsearcher.ingest.options import LoaderOptions
 
     fifo = tmp_path / "pipe.txt"
     os.mkfifo(fifo)
     with pytest.raises(IngestError, match="not a regular file"):
-        expand_paths([str(fifo)], LoaderSettings())
+        expand_paths([str(fifo)], LoaderOptions())
     (tmp_path / "empty").mkdir()
-    assert expand_paths([str(tmp_path / "empty")], LoaderSettings()).files == []
+    assert expand_paths([str(tmp_path / "empty")], LoaderOptions()).files == []
 
 
 @pytest.mark.parametrize("crawler, caller, expected", [
@@ -238,6 +238,24 @@ def test_expand_paths_reports_fifo_and_empty_selection(tmp_path: Path):
 ])
 def test_the_callers_address_rule_replaces_the_crawlers_unless_that_is_false(crawler, caller, expected):
     from deepsearcher.ingest.web import crawler_options
-    from deepsearcher.settings import BuiltinCrawler
+    from deepsearcher.ingest.options import BuiltinCrawlerOptions
 
-    assert crawler_options(BuiltinCrawler(allow_private_urls=crawler), caller).allow_private_urls is expected
+    assert crawler_options(BuiltinCrawlerOptions(allow_private_urls=crawler), caller).allow_private_urls is expected
+
+
+def test_the_ray_engine_without_options_for_its_workers_is_refused_before_any_write(tmp_path: Path):
+    from deepsearcher.ingest.load import load_sources
+    from deepsearcher.ingest.loaders import BuiltinLoader
+    from deepsearcher.ingest.options import BuiltinCrawlerOptions, LoaderOptions
+    from deepsearcher.registry import registry
+    from deepsearcher.settings import IngestSettings
+    from deepsearcher.testing.fakes import HashEmbedder, MemoryStore
+
+    (tmp_path / "a.txt").write_text("alpha", encoding="utf-8")
+    store = MemoryStore()
+    with pytest.raises(ConfigError, match="no provider options for the Ray workers") as caught:
+        load_sources([str(tmp_path)], "c", None, ingest=IngestSettings(engine="ray"), loader_options=LoaderOptions(),
+                     crawler_options=BuiltinCrawlerOptions(), store=store, embedder=HashEmbedder(),
+                     loader=BuiltinLoader(LoaderOptions()), registry=registry)
+    assert "ingest.engine: local" in (caught.value.hint or "")
+    assert store.list_collections() == []

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.llm.openai_compatible import OpenAICompatibleChat
-from deepsearcher.settings import OpenAICompatibleLLM
+from deepsearcher.llm.options import OpenAICompatibleLLMOptions
 
 MSGS = [{"role": "user", "content": "Say hi in JSON"}]
 
@@ -43,8 +43,8 @@ def provider(handler: Callable[[httpx.Request], httpx.Response], **options: obje
             sent.append(json.loads(request.content))
         return handler(request)
 
-    chat = OpenAICompatibleChat(OpenAICompatibleLLM(**{"model": "m", "base_url": "http://127.0.0.1:9/v1",
-                                                       "max_retries": 2, **options}))  # type: ignore[arg-type]
+    chat = OpenAICompatibleChat(OpenAICompatibleLLMOptions(**{"model": "m", "base_url": "http://127.0.0.1:9/v1",
+                                                              "max_retries": 2, **options}))  # type: ignore[arg-type]
     chat._client = OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1", max_retries=0,
                           http_client=httpx.Client(transport=httpx.MockTransport(record)))
     return chat, sent
@@ -210,14 +210,14 @@ def test_check_passes_when_models_endpoint_is_missing():
 
 def test_openai_without_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    chat = OpenAICompatibleChat(OpenAICompatibleLLM(model="gpt-4o-mini"))
+    chat = OpenAICompatibleChat(OpenAICompatibleLLMOptions(model="gpt-4o-mini"))
     with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set"):
         chat.check()
 
 
 def test_local_server_needs_no_key(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    chat = OpenAICompatibleChat(OpenAICompatibleLLM(model="x", base_url="http://127.0.0.1:8080/v1"))
+    chat = OpenAICompatibleChat(OpenAICompatibleLLMOptions(model="x", base_url="http://127.0.0.1:8080/v1"))
     assert chat.client.api_key == "not-needed"
 
 
@@ -260,7 +260,8 @@ def test_finish_reason_length_is_returned():
 
 
 def test_a_configured_context_window_wins_over_the_server():
-    chat = OpenAICompatibleChat(OpenAICompatibleLLM(model="m", base_url="http://127.0.0.1:9/v1", context_window=2048))
+    chat = OpenAICompatibleChat(OpenAICompatibleLLMOptions(model="m", base_url="http://127.0.0.1:9/v1",
+                                                           context_window=2048))
     assert chat.context_window() == (2048, "llm.context_window")
     assert chat.max_tokens == 4096
 

@@ -87,10 +87,10 @@ def test_a_server_that_reports_nothing_gives_the_default_window():
 
 def test_hosted_apis_get_their_documented_window_without_a_probe():
     from deepsearcher.llm.openai_compatible import OpenAICompatibleChat
-    from deepsearcher.settings import OpenAICompatibleLLM
+    from deepsearcher.llm.options import OpenAICompatibleLLMOptions
 
     deepseek = ServerInfo("https://api.deepseek.com/v1", "deepseek-chat",
                           client=httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(500))))
     assert deepseek.context_window() == (65_536, "api.deepseek.com (documented minimum)")
-    openai = OpenAICompatibleChat(OpenAICompatibleLLM(model="gpt-4o-mini"))
+    openai = OpenAICompatibleChat(OpenAICompatibleLLMOptions(model="gpt-4o-mini"))
     assert openai.context_window() == (128_000, "api.openai.com (documented minimum)")

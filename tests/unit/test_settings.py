@@ -3,7 +3,8 @@ from pathlib import Path
 import pytest
 
 from deepsearcher.errors import ConfigError
-from deepsearcher.settings import BUNDLED_MODEL, load_settings
+from deepsearcher.settings import load_settings
+from deepsearcher.embedding.options import BUNDLED_MODEL
 
 
 def test_defaults_without_file():

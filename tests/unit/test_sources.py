@@ -10,9 +10,9 @@ import pytest
 
 from deepsearcher.errors import IngestError
 from deepsearcher.ingest.sources import display_path, expand_paths, file_items
-from deepsearcher.settings import LoaderSettings
+from deepsearcher.ingest.options import LoaderOptions
 
-OPTIONS = LoaderSettings()
+OPTIONS = LoaderOptions()
 
 
 def names(paths: list[Path], root: Path) -> list[str]:

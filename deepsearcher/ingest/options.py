@@ -1,0 +1,106 @@
+"""Options of the loaders and crawlers (the ``loader`` and ``crawler`` sections of config.yaml).
+
+``LoaderOptions`` is both the built-in loaders' options and the base of every ``loader`` provider's (the file
+selection and record keys apply to all of them); ``CrawlScope`` is the base of every ``crawler`` provider's (what it
+is told to fetch). Kept apart from the providers so that validating a config imports neither httpx nor an extractor.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from deepsearcher.options import ProviderOptions
+
+
+class LoaderOptions(ProviderOptions):
+    """How files become Documents (the base of every ``loader`` provider's options: the file selection and record
+    keys apply to all of them)."""
+
+    provider: str = Field("builtin", description="builtin, unstructured (extra), or a plugin's loader.")
+    include: list[str] = Field(default_factory=list, description="Glob patterns a file must match (folders).")
+    exclude: list[str] = Field(
+        default_factory=lambda: ["**/.git/**", "**/__pycache__/**", "**/.*"],
+        description="Glob patterns of files to skip (folders).",
+    )
+    json_text_path: str = Field(
+        "text", description="JSON/JSONL: path to each record's text: keys joined by dots, [] for each element of a "
+                            "list, e.g. text, body.text or data[].body (records under data). A list of strings is "
+                            "joined as paragraphs. Old name: json_text_key.")
+    json_title_path: str | None = Field(
+        "title", description="JSON/JSONL: path to the title inside a record (e.g. meta.title); null = none. Old "
+                             "name: json_title_key.")
+    docx_headers_footers: bool = Field(
+        False, description="DOCX: also store page headers and footers (they repeat on every page, so off).")
+    unstructured_strategy: Literal["fast", "auto"] = Field("fast", description="unstructured partition strategy.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_key_names(cls, data: Any) -> Any:
+        """Accept the old ``json_text_key`` / ``json_title_key`` (a key is a one-step path)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for old, new in (("json_text_key", "json_text_path"), ("json_title_key", "json_title_path")):
+            if old in data:
+                value = data.pop(old)
+                if new in data and data[new] != value:
+                    raise ValueError(f"{old} is the old name of {new}; give only {new}")
+                data[new] = value
+        return data
+
+
+class CrawlScope(ProviderOptions):
+    """What every crawler provider is told to fetch: depth, page limit, host, robots.txt and URL patterns."""
+
+    max_depth: int = Field(1, ge=0, description="Link depth from the start URL (0 = only that page).")
+    max_pages: int = Field(50, gt=0, description="Pages fetched per start URL at most.")
+    same_site: bool = Field(True, description="Stay on the start URL's host (links and redirects).")
+    respect_robots: bool = Field(True, description="Obey robots.txt.")
+    include: list[str] = Field(default_factory=list, description="Regexes a URL must match to be fetched.")
+    exclude: list[str] = Field(default_factory=list, description="Regexes of URLs never fetched.")
+    allow_private_urls: bool | None = Field(
+        None, description="Fetch URLs whose host resolves to a loopback, private, link-local (cloud metadata), CGNAT, "
+                          "multicast, reserved or documentation address (see docs/security.md); checked on every "
+                          "connection, redirect and link. None = allowed for the CLI and the Python API (you reach "
+                          "your own network anyway); the HTTP server replaces it with its own rule "
+                          "(server.allow_private_urls). false = refused everywhere.")
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _valid_regexes(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression {pattern!r}: {exc}") from None
+        return patterns
+
+
+class BuiltinCrawlerOptions(CrawlScope):
+    """The built-in breadth-first crawler (httpx + trafilatura)."""
+
+    provider: Literal["builtin"] = "builtin"
+    concurrency: int = Field(4, gt=0, description="Requests in flight at once.")
+    timeout_s: float = Field(20, gt=0, description="One wall-clock deadline per request in seconds, from connecting "
+                                                   "to the last byte (robots.txt: all its redirects together).")
+    max_page_mb: float = Field(20, gt=0, description="Responses larger than this many MB, on the wire or decoded "
+                                                     "(gzip, deflate, br, zstd), are skipped.")
+    user_agent: str = Field("deepsearcher-crawler (+https://github.com/deepsearcher)",
+                            description="User-Agent header, also the name matched against robots.txt groups.")
+
+
+class FirecrawlCrawlerOptions(CrawlScope):
+    """Firecrawl (hosted or self-hosted) through firecrawl-py (extra ``crawl``); max_pages is Firecrawl's limit and
+    same_site keeps it off external links and subdomains."""
+
+    provider: Literal["firecrawl"] = "firecrawl"
+    api_url: str | None = Field(None, description="Self-hosted Firecrawl URL; None = the hosted service.")
+    api_key_env: str | None = Field("FIRECRAWL_API_KEY", description="Environment variable holding the API key.")
+    timeout_s: float = Field(600, gt=0, description="Wait this long for a crawl job, then cancel it.")
+    poll_interval_s: float = Field(2, gt=0, description="Seconds between crawl status polls.")
+    options: dict[str, Any] = Field(default_factory=dict,
+                                    description="More Firecrawl options by our names (see docs/crawling.md); "
+                                                "an unknown one is an error listing the accepted ones.")
