@@ -31,6 +31,7 @@ from deepsearcher.ingest.options import BuiltinCrawlerOptions, CrawlScope, Loade
 from deepsearcher.llm.options import OpenAICompatibleLLMOptions
 from deepsearcher.options import AgentOptions as AgentOptions
 from deepsearcher.options import ProviderOptions as ProviderOptions
+from deepsearcher.options import QuerySettings as QuerySettings
 from deepsearcher.options import StrictModel
 from deepsearcher.vectordb.names import is_remote
 from deepsearcher.vectordb.options import MilvusOptions, VectorDBOptions
@@ -69,44 +70,6 @@ class IngestSettings(StrictModel):
                              "batches are upserted to a Milvus server (not Lite); same ids, so both engines build "
                              "the same collection (docs/scale.md).")
     ray: RaySettings = Field(default_factory=RaySettings, description="Options of the Ray engine.")
-
-
-class QuerySettings(StrictModel):
-    """The agent loop."""
-
-    agent: str = Field("deep_search", description="Agent: auto (the LLM picks per question), deep_search, "
-                                                  "chain_of_rag, naive, deep_research, or a plugin's agent.")
-    max_iter: int = Field(3, gt=0, description="Reflection rounds at most.")
-    top_k: int = Field(5, gt=0, description="Chunks retrieved per (sub-query, collection).")
-    max_sub_queries: int = Field(4, gt=0, description="Sub-queries the question is decomposed into at most.")
-    token_budget: int | None = Field(
-        None, gt=0, description="Hard limit on LLM tokens (prompt + completion) per query, checked before every call; "
-                                "room for the final report is kept back, and research stops early to write it.")
-    hybrid: bool = Field(True, description="Dense + BM25 (full text), fused by a weighted sum of normalised scores.")
-    language: str | None = Field(None, description="Report language; None = the question's language.")
-    dedup_threshold: float | None = Field(
-        None, gt=0, le=1, description="Cosine at or above which two sub-queries are duplicates (unless numbers, names "
-                                      "or negation tell them apart). None = calibrated per embedding model "
-                                      "(docs/benchmarks.md: 0.91 for all-MiniLM-L6-v2, 0.97 for other models).")
-    max_question_tokens: int = Field(
-        3000, gt=0, description="Longer questions are refused before any LLM call (the question is part of every "
-                                "prompt).")
-    concurrency: int = Field(4, gt=0, description="Sub-queries of one round routed, retrieved and judged at once "
-                                                  "(threads); 1 = one after the other.")
-    answer_from_top_chunks_when_irrelevant: bool = Field(
-        False, description="When every retrieved chunk is judged irrelevant, answer from the top-ranked chunks "
-                           "anyway (with a visible warning) instead of reporting that nothing relevant was found.")
-
-    @field_validator("agent")
-    @classmethod
-    def _known_agent(cls, value: str) -> str:
-        from deepsearcher.registry import registry
-
-        known = registry.names("agent")
-        if value != "auto" and value not in known:
-            raise PydanticCustomError("literal_error", "Input should be {expected} (the registered agents)",
-                                      {"expected": " or ".join(map(repr, ["auto", *known]))})
-        return value
 
 
 class ServerSettings(StrictModel):

@@ -18,7 +18,7 @@ from deepsearcher.errors import QuestionError
 from deepsearcher.events import EventCallback
 from deepsearcher.llm.base import MeteredChatModel, Message
 from deepsearcher.llm.window import MIN_REPLY_TOKENS, Window, resolve_window
-from deepsearcher.settings import QuerySettings
+from deepsearcher.options import QuerySettings
 from deepsearcher.types import CollectionInfo, Hit
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from deepsearcher.settings import AgentOptions
+from deepsearcher.options import AgentOptions
 
 
 class DeepResearchOptions(AgentOptions):
