@@ -151,7 +151,7 @@ class OpenAICompatibleChat:
         if self._info is None and self.options.base_url is not None:
             key = self._api_key()
             headers = {"Authorization": f"Bearer {key}"} if key != "not-needed" else {}
-            self._info = ServerInfo(self.options.base_url, self.options.model, headers)
+            self._info = ServerInfo(self.options.base_url, self.options.model, headers, gate=self.gate)
         return self._info
 
     def context_window(self) -> tuple[int, str] | None:
@@ -367,9 +367,10 @@ class OpenAICompatibleChat:
     def _stream_error(self, error: Any) -> Exception:
         """An error the server sent inside a 200 stream (llama.cpp: ``data: {"error": {...}}``, ``error: {...}``
         lines, or ``event: error``): a context overflow names the window, anything else names the server's words."""
-        detail = error if isinstance(error, dict) else {"message": str(error)}
-        if isinstance(detail.get("error"), dict):
-            detail = detail["error"]
+        detail: dict[str, Any] = error if isinstance(error, dict) else {"message": str(error)}
+        inner = detail.get("error")
+        if isinstance(inner, dict):
+            detail = inner
         message = str(detail.get("message") or detail)[:300]
         kind = str(detail.get("type") or detail.get("code") or "")
         if "exceed_context" in kind or any(word in message.lower() for word in CONTEXT_WORDS):
@@ -615,7 +616,7 @@ class StreamReply:
 def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
     """``(event, data)`` of each Server-Sent Event; an ``error: {...}`` line (llama.cpp's server before 2025) is an
     ``error`` event of its own."""
-    event, data = "", []
+    event, data = "", list[str]()
     for line in lines:
         if not line.strip():
             if data:

@@ -77,9 +77,13 @@ class ServerInfo:
         model: the model name as the server knows it.
         headers: request headers (the API key).
         client: an ``httpx.Client``-like object (tests pass one); made on first use otherwise.
+        gate: the server's request gate (``server_gate``): every probe and token count takes a slot like a chat
+            request, since llama-cpp-python's server serves them under the same lock and cuts a streamed reply
+            off for them too.
     """
 
-    def __init__(self, base_url: str, model: str, headers: dict[str, str] | None = None, client: Any = None) -> None:
+    def __init__(self, base_url: str, model: str, headers: dict[str, str] | None = None, client: Any = None,
+                 gate: ServerGate | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.root = server_root(base_url)
         self.model = model
@@ -88,6 +92,7 @@ class ServerInfo:
         self._counter: Callable[[str], int] | None = None
         self._counter_probed = False
         self._kind: ServerKind | None = None
+        self.gate = gate or ServerGate()
 
     @property
     def client(self) -> Any:
@@ -98,11 +103,13 @@ class ServerInfo:
         return self._client
 
     def _get(self, url: str) -> Any:
-        resp = self.client.get(url)
+        with self.gate.slot():
+            resp = self.client.get(url)
         return resp.json() if resp.status_code == 200 else None
 
     def _post(self, url: str, body: dict[str, Any]) -> Any:
-        resp = self.client.post(url, json=body)
+        with self.gate.slot():
+            resp = self.client.post(url, json=body)
         return resp.json() if resp.status_code == 200 else None
 
     def context_window(self) -> tuple[int, str] | None:
@@ -237,7 +244,9 @@ class ServerInfo:
             log.info("counting tokens with the server's tokenizer at %s", url)
 
             def count(text: str, url: str = url, body: Any = body, read: Any = read) -> int:
-                return int(read(self.client.post(url, json=body(text)).raise_for_status().json()))
+                with self.gate.slot():
+                    resp = self.client.post(url, json=body(text))
+                return int(read(resp.raise_for_status().json()))
 
             return count
         return None
@@ -264,12 +273,14 @@ class ServerKind:
 
 class ServerGate:
     """At most ``limit`` requests at once to one server (None = no limit); the limit can be lowered while requests
-    run (those running finish; new ones wait until they are under it)."""
+    run (those running finish; new ones wait until they are under it). A thread that holds a slot and sends another
+    request (a window probe while handling a reply) uses the slot it has."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._limit: int | None = None
         self._active = 0
+        self._held = threading.local()
         self.reasons: set[str] = set()
 
     @property
@@ -288,14 +299,23 @@ class ServerGate:
 
     @contextmanager
     def slot(self) -> Iterator[None]:
-        """Hold one of the server's slots for one request."""
+        """Hold one of the server's slots for one request (re-entrant within a thread)."""
+        if getattr(self._held, "depth", 0):
+            self._held.depth += 1
+            try:
+                yield
+            finally:
+                self._held.depth -= 1
+            return
         with self._cond:
             while self._limit is not None and self._active >= self._limit:
                 self._cond.wait()
             self._active += 1
+        self._held.depth = 1
         try:
             yield
         finally:
+            self._held.depth = 0
             with self._cond:
                 self._active -= 1
                 self._cond.notify_all()
