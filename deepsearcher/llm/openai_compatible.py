@@ -17,6 +17,13 @@ Behaviour:
 - context window and tokenizer (``context_window()``, ``count_tokens``): ``llm.context_window`` when set, else what
   the server reports (``llm.server_info``: vLLM, llama.cpp, llama-cpp-python, Ollama); a prompt the server refuses
   as too long raises ``ContextWindowError`` carrying the limit the server named.
+- what the server is (``ServerInfo.identify``) bounds the requests sent to it at once (``server_gate``: 1 for
+  llama-cpp-python's server, ``total_slots`` for llama-server). Streams are read line by line (``sse_events``) so
+  an error inside a 200 stream (llama.cpp's ``data: {"error"}``, ``error:`` line, ``event: error``) is raised with
+  the server's words. A stream that ends with no finish reason is a context overflow only when the prompt is near a
+  known window; otherwise it was cut off (llama-cpp-python cuts a streamed reply when another request arrives): it
+  is retried at once and the server gets one request at a time from then on, said once. A read timeout on an
+  accepted connection is a busy server (retried, said once), not an unreachable one.
 """
 
 from __future__ import annotations
