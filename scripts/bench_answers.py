@@ -164,11 +164,12 @@ def score(rows: Sequence[dict[str, Any]], questions: dict[str, Any]) -> dict[str
 
 
 def slice_corpus(corpus: Path, questions: Sequence[Any], distractors: int | None, work: Path) -> Path:
-    """The corpus both sides load: all of it (``distractors`` None), else the passages of the questions' gold titles
-    plus the first ``distractors`` others, in corpus order (a smaller haystack for a quick run on 2 cores)."""
+    """The corpus both sides load, as one JSON array of ``{title, text}`` (what the reference's ``JsonFileLoader``
+    reads): all of it (``distractors`` None), else the passages of the questions' gold titles plus the first
+    ``distractors`` others, in corpus order (a smaller haystack for a quick run on 2 cores)."""
+    records = read_records(corpus)
     if distractors is None:
-        return corpus
-    records = json.loads(corpus.read_text(encoding="utf-8"))
+        distractors = len(records)
     gold = {t for q in questions for t in q.gold_titles}
     kept, others = [], 0
     for rec in records:
@@ -180,6 +181,16 @@ def slice_corpus(corpus: Path, questions: Sequence[Any], distractors: int | None
     path = work / "corpus_slice.json"
     path.write_text(json.dumps(kept), encoding="utf-8")
     return path
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """A JSON array or JSON-lines file of records."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return data if isinstance(data, list) else list(data.values())
 
 
 def run_ours(dataset: Path, corpus: Path, agent: str, limit: int, llm: dict[str, Any],
@@ -217,7 +228,7 @@ def run_reference(ref_python: str, corpus: Path, questions: Sequence[Any], agent
     env.pop("PYTHONPATH", None)
     subprocess.run([ref_python, str(driver), json.dumps(args)], check=True, env=env, cwd=work)
     data = json.loads(out.read_text(encoding="utf-8"))
-    passages = {r["text"]: r["title"] for r in json.loads(corpus.read_text(encoding="utf-8"))}
+    passages = {r["text"]: r["title"] for r in read_records(corpus)}
     by_agent: dict[str, list[dict[str, Any]]] = {a: [] for a in agents}
     for row in data["rows"]:
         titles = titles_of_chunks(row.pop("chunks"), passages)

@@ -45,7 +45,10 @@ def test_the_corpus_slice_keeps_every_gold_passage_and_n_others(bench, tmp_path:
     corpus.write_text(json.dumps([{"title": t, "text": t * 3} for t in "abcdefg"]), encoding="utf-8")
     path = bench.slice_corpus(corpus, [question("1", ["x"], ["f"])], 2, tmp_path)
     assert [r["title"] for r in json.loads(path.read_text())] == ["a", "b", "f"]
-    assert bench.slice_corpus(corpus, [], None, tmp_path) == corpus
+    lines = tmp_path / "corpus.jsonl"
+    lines.write_text("".join(json.dumps({"title": t, "text": t}) + "\n" for t in "ab"), encoding="utf-8")
+    whole = bench.slice_corpus(lines, [], None, tmp_path)
+    assert json.loads(whole.read_text()) == [{"title": "a", "text": "a"}, {"title": "b", "text": "b"}]
 
 
 def test_scores_are_means_over_the_rows_without_error(bench):
