@@ -292,12 +292,15 @@ class OpenAICompatibleChat:
         retrying = Retrying(retry=retry_if_exception(_transient), stop=stop_after_attempt(self.options.max_retries + 1),
                             wait=_wait, reraise=True, before_sleep=self._before_retry)
         self._identify()
+        replay = Replay(on_token) if on_token is not None else None
         try:
             for attempt in retrying:
                 with attempt, self.gate.slot():
                     attempts += 1
                     if kwargs.get("stream"):
-                        return self._stream(kwargs, on_token), attempts
+                        if replay is not None:
+                            replay.restart()
+                        return self._stream(kwargs, replay), attempts
                     return self._complete(kwargs), attempts
         except Exception as exc:
             raise _Attempts(exc, attempts) from exc
@@ -595,6 +598,28 @@ class StreamCut(ProviderError):
             "unless started with --interrupt_requests False) or the server failed mid-reply (see its log)",
             hint="start llama-cpp-python's server with --interrupt_requests False and run one client at a time, or "
                  "raise llm.max_retries")
+
+
+class Replay:
+    """Passes streamed text on once: a reply asked again after a cut repeats what was already shown, which is
+    held back until the new text goes past it (text that differs is passed on as it comes)."""
+
+    def __init__(self, sink: TokenCallback) -> None:
+        self.sink = sink
+        self.shown = ""
+        self.current = ""
+
+    def restart(self) -> None:
+        self.current = ""
+
+    def __call__(self, piece: str) -> None:
+        self.current += piece
+        if self.shown.startswith(self.current):
+            return  # still repeating what is on screen
+        new = self.current[len(self.shown):] if self.current.startswith(self.shown) else piece
+        self.shown = self.current
+        if new:
+            self.sink(new)
 
 
 class _Usage:

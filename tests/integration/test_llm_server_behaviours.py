@@ -251,3 +251,11 @@ def test_ollama_window_is_the_loaded_one_and_a_silent_cut_is_said(caplog: pytest
     said = [r.getMessage() for r in caplog.records if "Ollama" in r.getMessage()]
     assert len(said) == 1 and "read only 10 tokens of a prompt of ~625" in said[0]
     assert "OLLAMA_CONTEXT_LENGTH" in said[0]
+
+
+def test_text_shown_before_a_cut_is_not_shown_twice():
+    cut_midway = stream(chunk(role="assistant"), chunk(content="Milvus "))  # [DONE] with no finish reason
+    with FakeLLMServer(chats=[Reply(sse=cut_midway), Reply(sse=full_stream("Milvus Lite is embedded."))]) as server:
+        pieces, on_token = sink()
+        result = provider(server).chat(MSGS, on_token=on_token)  # type: ignore[arg-type]
+    assert result.text == "Milvus Lite is embedded." and "".join(pieces) == "Milvus Lite is embedded."
