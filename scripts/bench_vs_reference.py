@@ -18,6 +18,14 @@ installs get torch 2.13.0 and the same sentence-transformers / transformers, lis
 ``create_collection`` fails ("create_index missing required 'index_type'"). The C++ Milvus Lite imports
 ``pkg_resources``, gone from setuptools >= 81. Ours runs on its own pymilvus 3 / milvus-lite 3.x (pure Python).
 
+Answer quality instead of ingestion time (EM, F1, cover-EM, recall@2/@5 of gold titles, LLM calls, tokens and
+seconds per question, per agent, both sides on the same model server and decoding): ``--answers``, documented in
+``scripts/bench_answers.py``::
+
+    HF_HUB_OFFLINE=1 DO_NOT_TRACK=1 .venv/bin/python scripts/bench_vs_reference.py --answers \
+        /work/shared/data/qa/hotpotqa_hipporag_train100 --ref-python /work/refvenv-lock/bin/python \
+        --base-url http://127.0.0.1:8080/v1 --model qwen --agents naive,deep_search --limit 50
+
 Usage (with OUR venv)::
 
     HF_HUB_OFFLINE=1 DO_NOT_TRACK=1 nice -n 10 .venv/bin/python scripts/bench_vs_reference.py \\
@@ -581,6 +589,11 @@ def summarise(rounds: list[dict]) -> dict:
 
 
 def main() -> int:
+    if "--answers" in sys.argv[1:]:  # the answer-quality mode: scripts/bench_answers.py (its own options)
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_answers import main as answers_main
+
+        return answers_main([a for a in sys.argv[1:] if a != "--answers"])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", nargs="?", default=str(DEFAULT_CORPUS), help="JSON array of {title, text} records.")
     parser.add_argument("--render", metavar="JSON", default=None,

