@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from deepsearcher import cli
+from deepsearcher.cli import commands as cli
 from deepsearcher.cli import main
 from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.testing import HashEmbedder, MemoryStore

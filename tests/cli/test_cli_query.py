@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from deepsearcher import cli
+from deepsearcher.cli import commands as cli
 from deepsearcher.cli import main
 from deepsearcher.llm.base import ChatResult
 from deepsearcher.testing.scripted import ScriptedChatModel
@@ -135,7 +135,7 @@ def test_output_file_equals_the_page_download_byte_for_byte(runner: CliRunner, s
     reply = client.post("/api/query", json={"question": "What is Milvus Lite?", "stream": False})
     assert reply.status_code == 200, reply.text
     assert target.read_bytes() == reply.json()["markdown"].encode("utf-8")
-    page = (Path(cli.__file__).parent / "web" / "app.js").read_text(encoding="utf-8")
+    page = (Path(cli.__file__).parents[1] / "web" / "app.js").read_text(encoding="utf-8")
     assert "new Blob([state.report.markdown]" in page  # the download button saves exactly that field
 
 

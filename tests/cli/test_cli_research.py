@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from deepsearcher import cli
+from deepsearcher.cli import commands as cli
 from deepsearcher.cli import main
 from deepsearcher.testing.scripted import ScriptedChatModel
 from tests.unit.query_fakes import memory_app
