@@ -27,6 +27,7 @@ from deepsearcher.vectordb.schema import HnswParams
 from tests.conftest import DATA, REPO
 from tests.integration.milvus_server import MilvusServerHandle, free_port
 from tests.integration.passages import CORPUS, passage_files
+from tests.integration.pausing import pause_env, resume, wait_until_paused
 
 pytestmark = pytest.mark.integration
 
@@ -69,10 +70,14 @@ def _env(server: MilvusServerHandle, token: str | None = "server") -> dict[str, 
     return env
 
 
-def _cli_process(cfg: Path, server: MilvusServerHandle, *args: str, token: str | None = "server") -> subprocess.Popen:
+def _cli_process(cfg: Path, server: MilvusServerHandle, *args: str, token: str | None = "server",
+                 pause: Path | None = None) -> subprocess.Popen:
+    """The CLI in a subprocess; with ``pause``, a load that stops after its first batch (``tests/integration/
+    pausing.py``)."""
+    env = _env(server, token)
     return subprocess.Popen([sys.executable, "-m", "deepsearcher.cli", "--config", str(cfg), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(server, token),
-                            cwd=cfg.parent)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=pause_env(env, pause) if pause else env, cwd=cfg.parent)
 
 
 def _cli(cfg: Path, server: MilvusServerHandle, *args: str, token: str | None = "server",
@@ -275,20 +280,22 @@ def test_retrieve_works_while_a_load_runs(milvus_server, database, shared_data, 
     shutil.copy(DATA / "milvus_docs" / "limitations.md", small)
     assert _cli(cfg, milvus_server, "load", str(small), "-c", "docs").returncode == 0
 
-    big = passage_files(tmp_path / "big", corpus, [f"big{i}" for i in range(10)], per_file=150)
-    loader = _cli_process(cfg, milvus_server, "load", *map(str, big), "-c", "docs", "--batch-size", "32")
+    big = passage_files(tmp_path / "big", corpus, [f"big{i}" for i in range(3)], per_file=40)  # > one batch
+    paused = tmp_path / "paused"  # the load makes it after its first batch, then waits for the test
+    loader = _cli_process(cfg, milvus_server, "load", *map(str, big), "-c", "docs", "--batch-size", "32",
+                          pause=paused)
     store = _store(milvus_server, database)
     try:
-        deadline = time.monotonic() + 300
+        wait_until_paused(paused, loader)
         writing = f"source like {json.dumps(str(tmp_path / 'big') + '/%')}"  # 2.3 matches prefixes only
-        while store.count("docs", writing) == 0:  # the load is writing
-            assert loader.poll() is None and time.monotonic() < deadline, "the load ended before it was seen"
-            time.sleep(0.5)
+        assert store.count("docs", writing) > 0  # the load is writing
         reader = _cli(cfg, milvus_server, "retrieve", QUESTION, "-c", "docs", "-k", "2", "--json")
-        assert loader.poll() is None, "the load finished before the retrieve: give it more input"
+        assert loader.poll() is None, "the load finished before the retrieve"
         assert reader.returncode == 0, reader.stderr
         assert json.loads(reader.stdout)[0]["source"].endswith("limitations.md")
     finally:
+        if loader.poll() is None:
+            resume(loader)
         out, err = loader.communicate(timeout=900)
         store.close()
     assert loader.returncode == 0, out + err
@@ -355,17 +362,20 @@ query:
             (notes / f"notes{i:02d}.md").write_text("\n\n".join(
                 f"# Note {i}.{j}\n\nField report {i}.{j}: the pump at station {j} ran for {i * j + 7} hours "
                 f"before its seal No. {1000 + j} was replaced." for j in range(60)), encoding="utf-8")
-        loader = _cli_process(cfg, milvus_server, "load", str(notes), "-c", "answers", "--batch-size", "16")
+        paused = tmp_path / "paused"  # the load makes it after its first batch, then waits for the query
+        loader = _cli_process(cfg, milvus_server, "load", str(notes), "-c", "answers", "--batch-size", "16",
+                              pause=paused)
         try:
+            wait_until_paused(paused, loader)
             store = _store(milvus_server, database)
-            deadline = time.monotonic() + 300
-            while store.count("answers", f"source like {json.dumps(str(notes) + '/%')}") == 0:
-                assert loader.poll() is None and time.monotonic() < deadline, "the load ended before it was seen"
-                time.sleep(0.5)
+            assert store.count("answers", f"source like {json.dumps(str(notes) + '/%')}") > 0  # it is writing
             store.close()
             result = runner.invoke(main, ["--config", str(cfg), "query", "What is Milvus Lite?", "-c", "answers"],
                                    catch_exceptions=False)
+            assert loader.poll() is None, "the load finished before the query"
         finally:
+            if loader.poll() is None:
+                resume(loader)
             load_out, load_err = loader.communicate(timeout=900)
         assert loader.returncode == 0, load_out + load_err  # the load ran through the query and completed
         assert result.exit_code == 0, result.output
