@@ -201,7 +201,7 @@ def test_work_queue_admits_workers_plus_waiting_then_refuses() -> None:
     for job, event in zip((running, waiting), released):
         job.add_done_callback(lambda _, event=event: event.set())
     gate.set()
-    assert all(event.wait(10) for event in released)
+    assert all(event.wait(60) for event in released)  # the bound only ends a failure
     assert queue.admitted == 0 and queue.submit(lambda: 7).result(5) == 7
     queue.shutdown()
 
