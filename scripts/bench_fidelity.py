@@ -212,14 +212,14 @@ Every candidate per format:
   readability-lxml, justext and markitdown keep navigation or drop paragraphs.
 - XLSX: **openpyxl** cell values (markitdown/pandas stores `NaN` and `Unnamed: 1`). EPUB: **markitdown**.
 - TXT/MD: charset-normalizer with two corrections (`formats/text.py`; short cp1252/Latin-1 right, CJK and Cyrillic
-  still detected: `tests/unit/test_text_decoding.py`), python-frontmatter for front matter. JSON: paths and counted
-  skips (`formats/json_records.py`).
+  still detected: `tests/unit/ingest/formats/test_text_decoding.py`), python-frontmatter for front matter. JSON:
+  paths and counted skips (`formats/json_records.py`).
 - `unstructured`: {unstructured}
 
 **Normalisation rules** (`deepsearcher/ingest/normalize.py`), the extractors with each rule switched off in turn
 (expected found / noise absent per format). No rule lowers any format's score; plain NFKC instead of the targeted
 compatibility mapping lowers TXT (it rewrites `…` and full-width punctuation that the fixtures expect kept). The
-whitespace rule cannot show here (the score folds whitespace); `tests/unit/test_normalize.py` covers it:
+whitespace rule cannot show here (the score folds whitespace); `tests/unit/ingest/test_normalize.py` covers it:
 
 {rules}
 

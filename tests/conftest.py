@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.milvus_server import milvus_server  # noqa: F401 - one session server for every test module
-
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["DO_NOT_TRACK"] = "1"

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource, StoreInUseError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
 from deepsearcher.ingest.normalize import normalize_stage
+from deepsearcher.ingest.pause import after_batch_written
 from deepsearcher.ingest.sources import SourceItem
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, VectorStore
@@ -234,6 +235,13 @@ def write_batch(store: VectorStore, collection: str, batch: Sequence[Chunk], vec
     Raises:
         ProviderError: the store failed as a whole (it does not answer any more).
     """
+    written, refused = _upsert(store, collection, batch, vectors, doc_chunks)
+    after_batch_written()  # where a test pauses a load to interrupt it (ingest/pause.py); a no-op otherwise
+    return written, refused
+
+
+def _upsert(store: VectorStore, collection: str, batch: Sequence[Chunk], vectors: Any,
+            doc_chunks: Mapping[str, int]) -> tuple[int, dict[str, str]]:
     try:
         return store.upsert(collection, batch, vectors, dict(doc_chunks)), {}
     except Exception as error:

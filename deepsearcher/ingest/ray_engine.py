@@ -28,6 +28,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart
+from deepsearcher.ingest.pause import PAUSE_VAR
 from deepsearcher.ingest.pipeline import LoadPipeline
 from deepsearcher.ingest.ray_stages import KIND_REFUSED, KIND_RESULT, KIND_WRITTEN, RayJob, WorkerOptions
 from deepsearcher.ingest.sources import SourceItem, display_path, file_items
@@ -238,7 +239,8 @@ class RaySession:
 
     Telemetry stays off (``RAY_USAGE_STATS_ENABLED=0`` unless set), as does the dashboard; workers import the same
     deepsearcher as the driver (a local Ray gets its folder on ``PYTHONPATH``; a cluster gets it as a ``py_modules``
-    upload) and the vector store token from the driver's environment.
+    upload) and the vector store token (and the tests' pause point, ``ingest/pause.py``) from the driver's
+    environment.
 
     Raises (on enter):
         ProviderError: ray is not installed, or Ray cannot start or reach the cluster.
@@ -264,7 +266,7 @@ class RaySession:
             warnings.filterwarnings("ignore", message=".*only received", category=UserWarning, module="ray")
         package = Path(__file__).resolve().parents[1]  # the deepsearcher package the workers import
         env_vars = {"RAY_USAGE_STATS_ENABLED": "0", "DO_NOT_TRACK": "1"}
-        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", self.token_env):
+        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", PAUSE_VAR, self.token_env):
             if var and os.environ.get(var):
                 env_vars[var] = os.environ[var]
         runtime_env: dict[str, Any] = {"env_vars": env_vars}

@@ -13,8 +13,10 @@ Routes (GET; the query string carries the parameters):
   /slowbody?every=S&for=T   headers, then one body byte every S s for T s
   /reason?code=N&phrase=P   status N with the reason phrase P (default 404 "Not Found [/red]")
   /titled?title=T           a page whose <title> is T (HTML-escaped)
+  /hold                     nothing until the test sets ``release`` (``held`` is set when one arrives), then 404
   /robots.txt               per ``robots``: none (404), ok, gzbomb:N, slow:S:T, redirect:URL, chain (endless
-                            redirects /robots-0 -> /robots-1 -> ...)
+                            redirects /robots-0 -> /robots-1 -> ...), hold (a first byte, then nothing until
+                            ``release``; then allow all)
 Every request is recorded (path with query, Host header) in ``requests``.
 """
 
@@ -29,6 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+#: the longest a /hold request waits for ``release`` (only a failed test gets there)
+HOLD_LIMIT_S = 120
 TEXT = ("Hostile probe page. This paragraph has enough words for trafilatura to treat it as the main text of the "
         "page, which it needs before it extracts anything at all from an article body.")
 
@@ -80,6 +84,7 @@ class HostileServer:
         self.host = host
         self.robots = robots
         self.requests: list[tuple[str, str]] = []
+        self.held, self.release = threading.Event(), threading.Event()  # the /hold route
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -109,6 +114,7 @@ class HostileServer:
         return [urlsplit(p).path for p, _ in self.requests]
 
     def close(self) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -145,6 +151,10 @@ class HostileServer:
             return None
         if path == "/titled":
             return self.send(h, page(html.escape(q.get("title", "[/red]"))))
+        if path == "/hold":
+            self.held.set()
+            self.release.wait(HOLD_LIMIT_S)
+            return self.send(h, b"not found", 404, "text/plain")
         if path in ("/slowhead", "/slowbody"):
             return self.trickle(h, path == "/slowhead", float(q.get("every", "0.3")), float(q.get("for", "20")))
         return self.send(h, b"not found", 404, "text/plain")
@@ -173,6 +183,13 @@ class HostileServer:
         if mode == "chain":
             n = int(path.rsplit("-", 1)[1]) + 1 if path.startswith("/robots-") else 0
             return self.send(h, b"", 302, Location=f"/robots-{n}")
+        if mode == "hold":  # the first bytes, then nothing until the test sets ``release``; then allow all
+            h.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n#")
+            h.wfile.flush()
+            self.held.set()
+            self.release.wait(HOLD_LIMIT_S)
+            h.wfile.write(b"\nUser-agent: *\nAllow: /\n")
+            return None
         if mode == "slow":
             every, total = (float(x) for x in arg.split(":"))
             h.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n")

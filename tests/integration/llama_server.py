@@ -30,7 +30,8 @@ class LlamaServer:
              "--port", str(self.port), "--n_ctx", "2048", "--model_alias", "gemma-3-270m"],
             stdout=self._log_file, stderr=subprocess.STDOUT)
 
-    def wait_ready(self, timeout_s: float = 120) -> None:
+    def wait_ready(self, timeout_s: float = 300) -> None:
+        """Wait until the server answers (readiness; the bound only ends a failed start)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

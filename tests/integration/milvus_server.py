@@ -10,7 +10,8 @@ The session fixture ``milvus_server`` yields a ``MilvusServerHandle``. Set ``DEE
 instead: a Milvus 2.5+ standalone (``docker compose``), a cluster's proxy, or Zilliz Cloud. Tests needing
 what only the embedded server offers (a known version, authentication) check the handle's fields.
 
-``tests/conftest.py`` registers the fixture for every test module (one server per session).
+The folders that use it import it in their conftest.py (``tests/integration``, ``tests/conformance``); the
+session starts one server however many of them run.
 """
 
 from __future__ import annotations
@@ -207,26 +208,42 @@ def _server_version(uri: str, token: str | None) -> str:
         client.close()
 
 
+#: the session's server (or why there is none), shared by every conftest that imports ``milvus_server``
+_SESSION_SERVER = pytest.StashKey["MilvusServerHandle | str"]()
+
+
 @pytest.fixture(scope="session")
-def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MilvusServerHandle]:
+def milvus_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> MilvusServerHandle:
     """A Milvus server for the session: ``$DEEPSEARCHER_TEST_MILVUS_URI``, else the embedded one (skipped, with
-    the reason, where it cannot start)."""
+    the reason, where it cannot start).
+
+    Each conftest that imports this fixture registers its own copy; the handle is kept in the pytest config, so
+    the whole session still starts one server (and stops it at the end) however many folders use it."""
+    stash = request.config.stash
+    if _SESSION_SERVER not in stash:
+        stash[_SESSION_SERVER] = _start_for_session(request, tmp_path_factory)
+    server = stash[_SESSION_SERVER]
+    if isinstance(server, str):
+        pytest.skip(server)
+    return server
+
+
+def _start_for_session(request: pytest.FixtureRequest,
+                       tmp_path_factory: pytest.TempPathFactory) -> MilvusServerHandle | str:
+    """The handle of the named or a newly started embedded server, or the reason there is none."""
     uri = os.environ.get(URI_ENV)
     if uri:
         token = os.environ.get(TOKEN_ENV) or None
-        yield MilvusServerHandle(uri=uri, token=token, embedded=False, version=_server_version(uri, token),
-                                 auth_required=bool(token))
-        return
+        return MilvusServerHandle(uri=uri, token=token, embedded=False, version=_server_version(uri, token),
+                                  auth_required=bool(token))
     if not sys.platform.startswith(("linux", "darwin")):
-        pytest.skip(f"the embedded Milvus server has no build for {sys.platform}; set {URI_ENV} to a server")
+        return f"the embedded Milvus server has no build for {sys.platform}; set {URI_ENV} to a server"
     server = EmbeddedMilvus(tmp_path_factory.mktemp("milvus_server"))
     try:
         server.start()
     except RuntimeError as exc:
-        pytest.skip(f"{exc}; or set {URI_ENV} to a running server")
-    try:
-        yield MilvusServerHandle(uri=server.uri, token=EMBEDDED_TOKEN, embedded=True,
-                                 version=_server_version(server.uri, EMBEDDED_TOKEN), auth_required=True,
-                                 pid=server.pid, base_dir=server.base_dir)
-    finally:
-        server.stop()
+        return f"{exc}; or set {URI_ENV} to a running server"
+    request.addfinalizer(server.stop)  # session scope: after the last test of the session
+    return MilvusServerHandle(uri=server.uri, token=EMBEDDED_TOKEN, embedded=True,
+                              version=_server_version(server.uri, EMBEDDED_TOKEN), auth_required=True,
+                              pid=server.pid, base_dir=server.base_dir)

@@ -8,6 +8,7 @@ import re
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -15,6 +16,8 @@ import numpy as np
 
 from deepsearcher.testing import HashEmbedder  # noqa: F401  (re-exported for the server tests)
 
+#: bounds a wait for an event only when the test has already failed (a passing test never reaches it)
+FAILURE_TIMEOUT_S = 120
 QUESTION = "What is Milvus Lite?"
 DESCRIPTION = "Notes on vector search: Milvus Lite and hybrid retrieval."
 ANSWER = ("Milvus Lite is the embedded edition of the Milvus vector database that runs inside a Python process "
@@ -45,17 +48,21 @@ def write_corpus(root: Path) -> tuple[Path, Path]:
     return allowed, outside
 
 
-def responder(gate: threading.Event | None = None, slow_word: str = "slowly") -> Callable[[Sequence[Any]], str]:
+def responder(gate: threading.Event | None = None, slow_word: str = "slowly",
+              arrived: threading.Event | None = None) -> Callable[[Sequence[Any]], str]:
     """A scripted model that answers by step, whatever order concurrent queries call it in.
 
-    A question containing ``slow_word`` waits for ``gate`` before its decomposition reply.
+    A question containing ``slow_word`` sets ``arrived`` (the query is running, inside the model call) and waits for
+    ``gate`` before its decomposition reply.
     """
 
     def reply(messages: Sequence[Any]) -> str:
         prompt = messages[-1]["content"]
         if prompt.startswith("Break the question"):
             if gate is not None and slow_word in prompt:
-                assert gate.wait(30), "the test never released the slow query"
+                if arrived is not None:
+                    arrived.set()
+                assert gate.wait(FAILURE_TIMEOUT_S), "the test never released the slow query"
             return json.dumps({"sub_queries": [QUESTION]})
         if prompt.startswith("Choose the collections"):
             return json.dumps({"collections": ["docs"]})
@@ -92,10 +99,37 @@ def responder(gate: threading.Event | None = None, slow_word: str = "slowly") ->
     return reply
 
 
-def scripted_llm(gate: threading.Event | None = None, calls: int = 400) -> Any:
+def scripted_llm(gate: threading.Event | None = None, calls: int = 400, arrived: threading.Event | None = None) -> Any:
     from deepsearcher.testing.scripted import ScriptedChatModel
 
-    return ScriptedChatModel([responder(gate)] * calls)
+    return ScriptedChatModel([responder(gate, arrived=arrived)] * calls)
+
+
+@dataclass(frozen=True)
+class StreamWatch:
+    """One query stream of the server: ``closed`` is set once the server stopped streaming it (the client went away,
+    or the stream ended), ``finished`` once its run returned or raised."""
+
+    closed: threading.Event
+    finished: threading.Event
+
+
+def watch_query_streams(monkeypatch: Any) -> list[StreamWatch]:
+    """Watch every query stream the server starts from now on (in order), so a test waits for these moments instead
+    of sleeping. Wraps ``server.streaming._events``, which receives each stream's cancel flag and run future."""
+    from deepsearcher.server import streaming
+
+    real = streaming._events
+    watched: list[StreamWatch] = []
+
+    def spy(queue: Any, future: Any, cancelled: threading.Event, *rest: Any) -> Any:
+        finished = threading.Event()
+        future.add_done_callback(lambda _: finished.set())
+        watched.append(StreamWatch(cancelled, finished))
+        return real(queue, future, cancelled, *rest)
+
+    monkeypatch.setattr(streaming, "_events", spy)
+    return watched
 
 
 class LiveServer:
@@ -115,7 +149,7 @@ class LiveServer:
 
     def __enter__(self) -> "LiveServer":
         self.thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + FAILURE_TIMEOUT_S  # readiness; the bound only ends a failed start
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("uvicorn did not start")

@@ -235,14 +235,19 @@ def test_unreachable_and_timeout_are_reasons(serve):
     page = crawl(f"http://127.0.0.1:{port}/")[0]
     assert page.error.startswith("fetch failed") and "refused" in page.error.lower()
 
-    import time
+    import threading
+
+    answer = threading.Event()
 
     def slow(_req):
-        time.sleep(1.5)
+        answer.wait(60)  # no reply until the crawler has given up (the test sets it); 60 s only if it never does
         return html("Slow", DUCKS)
 
     site = serve({"/": Route(handler=slow)})
-    assert crawl(site.url("/"), timeout_s=0.5)[0].error == "timed out after 0.5 s"
+    try:
+        assert crawl(site.url("/"), timeout_s=0.5)[0].error == "timed out after 0.5 s"
+    finally:
+        answer.set()
 
 
 # --- through the load pipeline and the CLI -------------------------------------------------------------------------

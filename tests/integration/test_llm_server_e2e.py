@@ -127,7 +127,7 @@ def test_a_load_without_a_description_gets_one_from_the_llm_server(llama_server:
     repeating it (with the server's llama-2 fallback template and with ``--chat_format gemma``), so the reply is
     rejected as a copy of the prompt and the description comes from file names and titles, still stored marked
     generated, with the reason in the summary. An instruction-tuned model's reply is stored as it is
-    (tests/unit/test_describe.py and the server test show that path with a scripted model).
+    (tests/unit/agents/test_describe.py and the server test show that path with a scripted model).
     """
     cfg = write_config(tmp_path, llama_server, 96)
     llama_server.wait_ready()
@@ -243,8 +243,9 @@ def test_long_report_against_a_real_llama_cpp_server(llama_server: LlamaServer, 
     """``--report long`` finishes with one Markdown report: title, contents, sections, the contradictions section,
     sources, usage. Kept to about two minutes: the outline is a two-section file (the tiny model's own outlines fall
     back to the three-section default after two long replies, ~45 % of the run's tokens when tried: covered by
-    tests/unit/test_long_report.py), each section is one DeepResearch step then its forced answer, and with 96-token
-    replies the editing pass cannot hold the draft, so it is not asked for and the sections are kept."""
+    tests/unit/agents/long_report/test_long_report.py), each section is one DeepResearch step then its forced
+    answer, and with 96-token replies the editing pass cannot hold the draft, so it is not asked for and the sections
+    are kept."""
     cfg = research_setup(llama_server, tmp_path, max_steps=1)
     outline = tmp_path / "outline.md"
     outline.write_text("# Milvus Lite\n\n## What it is\nWhat is Milvus Lite?\n\n## Limits\n"

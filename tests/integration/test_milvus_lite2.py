@@ -13,9 +13,9 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.conftest import DATA, REPO
@@ -79,9 +79,11 @@ def test_load_describe_retrieve_reload_and_lock_on_the_cpp_engine(tmp_path: Path
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from deepsearcher.vectordb.milvus import MilvusStore; "
          f"MilvusStore({str(tmp_path / 'store' / 'milvus.db')!r}).list_collections(); print('open', flush=True); "
-         "time.sleep(120)"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=_env())
+         "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=_env())  # holds the database until killed
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        engine = psutil.Process(holder.pid).children(recursive=True)  # the 2.x engine process holding the lock
         busy = _cli(cfg, "collections")
         assert busy.returncode == 1
         said = " ".join((busy.stdout + busy.stderr).split())  # wrapped to the terminal width (long tmp paths)
@@ -89,7 +91,8 @@ def test_load_describe_retrieve_reload_and_lock_on_the_cpp_engine(tmp_path: Path
     finally:
         holder.kill()
         holder.wait()
-    time.sleep(1)  # the engine exits once its lock is released
+    _, alive = psutil.wait_procs(engine, timeout=120)  # it exits once its owner is gone, releasing the lock
+    assert not alive, f"the engine outlived its owner: {[p.pid for p in alive]}"
     assert _cli(cfg, "collections").returncode == 0
 
 

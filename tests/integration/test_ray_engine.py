@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,6 +22,7 @@ from deepsearcher.cli import main
 from deepsearcher.events import Event
 from tests.conftest import DATA, REPO
 from tests.integration.passages import CORPUS, passage_files
+from tests.integration.pausing import pause_env, wait_until_paused
 
 pytestmark = pytest.mark.integration
 
@@ -137,22 +137,17 @@ def test_an_interrupted_ray_load_resumes_with_no_duplicates(milvus_server, datab
     env = dict(os.environ, HF_HUB_OFFLINE="1", DO_NOT_TRACK="1", PYTHONPATH=str(REPO),
                **{TOKEN_VAR: milvus_server.token or ""})
     command = [sys.executable, "-m", "deepsearcher.cli", "--config", str(cfg), "load", str(folder), "-c", "resumed"]
-    load = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=tmp_path)
-    client = milvus_server.client(db_name=database)
+    paused = tmp_path / "paused"  # the writer makes it after its first batch, then waits: Ctrl-C comes mid-load
+    load = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=pause_env(env, paused, after_batch=1), cwd=tmp_path)
     try:
-        deadline = time.monotonic() + 600
-        while not (client.has_collection("resumed") and _count(client, "resumed") > 0):
-            assert load.poll() is None, "the load ended before it was seen writing: " + load.communicate()[1]
-            assert time.monotonic() < deadline
-            time.sleep(0.5)
+        wait_until_paused(paused, load)
         ray_processes = psutil.Process(load.pid).children(recursive=True)
         load.send_signal(signal.SIGINT)  # Ctrl-C
         out, err = load.communicate(timeout=300)
     finally:
         if load.poll() is None:
             load.kill()
-        client.close()
     assert load.returncode == 130, out + err
     assert "Interrupted. Re-run the same command to resume; nothing is duplicated." in err
     assert "Traceback" not in err
@@ -174,8 +169,3 @@ def test_an_interrupted_ray_load_resumes_with_no_duplicates(milvus_server, datab
     assert len({row[0] for row in rows}) == len(rows)  # no duplicates
     assert rows == expected and len(rows) == json.loads(reference.stdout)["chunks_written"]
 
-
-def _count(client: Any, collection: str) -> int:
-    client.load_collection(collection)
-    rows = client.query(collection, filter="", output_fields=["count(*)"], consistency_level="Strong")
-    return int(rows[0]["count(*)"]) if rows else 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-import time
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -184,9 +184,13 @@ def test_robots_txt_of_a_result_page_is_obeyed(pages: Site, service_for: Any, ma
     assert report.sources[0].collection == "notes"
 
 
+#: never set: a slow reply comes only after the caller's timeout has ended its wait (60 s only if it never does)
+_NO_ANSWER_YET = threading.Event()
+
+
 def _slow(body: Any) -> Callable[[Request], Route]:
     def reply(req: Request) -> Route:
-        time.sleep(1.5)
+        _NO_ANSWER_YET.wait(60)
         return json_route(body)
 
     return reply

@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -26,7 +26,7 @@ import httpx  # noqa: E402
 
 from deepsearcher.settings import load_settings  # noqa: E402
 from tests.conftest import REPO  # noqa: E402
-from tests.integration.hostile_http import HostileServer  # noqa: E402
+from tests.integration.hostile_http import HOLD_LIMIT_S, HostileServer  # noqa: E402
 from tests.integration.server_support import HashEmbedder, LiveServer, write_corpus  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -45,14 +45,14 @@ class Site:
         return httpx.Client(base_url=self.url, timeout=60, **kwargs)
 
 
-def serve(tmp: Path, monkeypatch: pytest.MonkeyPatch, **server: Any) -> Iterator[Site]:
+def serve(tmp: Path, monkeypatch: pytest.MonkeyPatch, crawler_timeout_s: float = 3, **server: Any) -> Iterator[Site]:
     from deepsearcher.app import DeepSearcher
     from deepsearcher.server import create_app
 
     allowed, outside = write_corpus(tmp)
     settings = load_settings(None, {
         "vector_db": {"uri": str(tmp / "milvus.db")}, "llm": None,
-        "crawler": {"timeout_s": 3, "respect_robots": False},
+        "crawler": {"timeout_s": crawler_timeout_s, "respect_robots": False},
         "server": {"allowed_roots": [str(allowed)], "token_env": "DS_SECURITY_TOKEN", **server},
     })
     monkeypatch.setenv("DS_SECURITY_TOKEN", TOKEN)
@@ -132,7 +132,7 @@ def test_a_200_mb_body_is_refused_with_bounded_server_memory(tmp_path: Path) -> 
     proc = subprocess.Popen([sys.executable, "-m", "deepsearcher.cli", "--config", str(cfg), "serve", "--port",
                              str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # readiness; the bound only ends a failed start
         while time.monotonic() < deadline:
             try:
                 if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).status_code == 200:
@@ -236,25 +236,43 @@ def test_a_glob_over_symlink_loops_loads_each_file_once(site: Site) -> None:
 
 
 # --- loads on a bounded queue (server_threadpool_dos.sh) ------------------------------------------------------------
-def test_waiting_loads_never_block_health_collections_or_the_page(site: Site) -> None:
-    slow = HostileServer()
-    url = slow.url("/slowbody?every=0.2&for=30")  # each load ends at crawler.timeout_s (3 s)
+@pytest.fixture
+def patient_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Site]:
+    """``site`` whose crawler outwaits any held page (the test decides when a page ends, not a clock)."""
+    yield from serve(tmp_path, monkeypatch, crawler_timeout_s=HOLD_LIMIT_S * 2, max_queued_loads=1)
+
+
+def test_waiting_loads_never_block_health_collections_or_the_page(patient_site: Site) -> None:
+    site, slow = patient_site, HostileServer()
+    url = slow.url("/hold")  # each page waits until the test releases it, then gives nothing (404)
     try:
         with site.client(headers=AUTH) as client, ThreadPoolExecutor(8) as pool:
-            loads = [pool.submit(client.post, "/api/load", json={"inputs": [f"{url}&n={i}"], "collection": "slow"})
+            loads = [pool.submit(client.post, "/api/load", json={"inputs": [f"{url}?n={i}"], "collection": "slow"})
                      for i in range(8)]
-            time.sleep(1.0)
-            start = time.monotonic()
+            refused = _first_done(loads, 6)  # one load runs (held), one waits: the other six are refused
+            assert slow.held.wait(HOLD_LIMIT_S), "the running load never reached the page"
             quick = [client.get(p) for p in ("/api/health", "/api/collections", "/", "/api/info")]
-            elapsed = time.monotonic() - start
-            answers = [f.result(timeout=120) for f in loads]
+            assert not all(f.done() for f in loads), "the held loads should still be running or waiting"
+            slow.release.set()
+            answers = [f.result(timeout=HOLD_LIMIT_S) for f in loads]
     finally:
         slow.close()
-    assert [r.status_code for r in quick] == [200] * 4 and elapsed < 3
+    assert [r.status_code for r in quick] == [200] * 4
+    assert sorted(f.result().status_code for f in refused) == [429] * 6
     codes = sorted(r.status_code for r in answers)
     assert codes == [400] * 2 + [429] * 6  # 1 running + 1 waiting (max_queued_loads: 1); the slow URL gives nothing
     busy = next(r for r in answers if r.status_code == 429)
     assert busy.headers["retry-after"].isdigit() and busy.json()["type"] == "Busy"
+
+
+def _first_done(futures: list[Future], count: int) -> set[Future]:
+    """Wait until ``count`` of ``futures`` are done (failing after HOLD_LIMIT_S); those done."""
+    done: set[Future] = set()
+    while len(done) < count:
+        finished, _ = wait([f for f in futures if f not in done], timeout=HOLD_LIMIT_S, return_when=FIRST_COMPLETED)
+        assert finished, f"only {len(done)} of {count} answers came"
+        done |= finished
+    return done
 
 
 # --- what leaves the machine ----------------------------------------------------------------------------------------
@@ -302,14 +320,15 @@ def test_a_full_query_queue_answers_429(tmp_path: Path, monkeypatch: pytest.Monk
     settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None,
                                     "query": {"max_iter": 1, "agent": "deep_search"},
                                     "server": {"max_concurrent_queries": 1, "max_queued_queries": 0}})
-    gate = threading.Event()
-    with DeepSearcher(settings, llm=scripted_llm(gate), embedder=HashEmbedder(64, "test-hash-64")) as searcher:
+    gate, arrived = threading.Event(), threading.Event()
+    with DeepSearcher(settings, llm=scripted_llm(gate, arrived=arrived),
+                      embedder=HashEmbedder(64, "test-hash-64")) as searcher:
         searcher.load([str(allowed / "docs")], "docs")
         with LiveServer(create_app(settings, searcher=searcher)) as live, \
                 httpx.Client(base_url=live.url, timeout=60) as client, ThreadPoolExecutor(1) as pool:
             slow = pool.submit(client.post, "/api/query", json={"question": "Explain slowly: Milvus?",
                                                                  "stream": False})
-            time.sleep(1.0)
+            assert arrived.wait(HOLD_LIMIT_S), "the slow query never reached the model"  # it holds the one worker
             busy = client.post("/api/query", json={"question": QUESTION})
             health = client.get("/api/health")
             gate.set()

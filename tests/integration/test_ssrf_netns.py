@@ -3,7 +3,7 @@
 tests/integration/netns_probe.py runs inside ``unshare -rnm`` (1.2.3.4 = a public host, 127.0.0.1 = internal,
 169.254.169.254 = cloud metadata; names from the namespace's own /etc/hosts) and reports, per probe, each page's
 outcome and every request each server received. Skipped, with the reason, where user namespaces are unavailable;
-the namespace-free tests of the same rules are in test_crawler_security.py and tests/unit/test_netpolicy.py.
+the namespace-free tests of the same rules are in test_crawler_security.py and tests/unit/net/test_netpolicy.py.
 """
 
 from __future__ import annotations

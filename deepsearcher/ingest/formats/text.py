@@ -1,8 +1,8 @@
 """Plain text: bytes -> one Document, with encoding detection that gets short Windows-1252/Latin-1 text right.
 
 Decoding order: the declared charset (HTTP header, caller), a byte order mark (UTF-8, UTF-16, UTF-32), strict UTF-8,
-then charset-normalizer's best guess with two corrections measured on tests/unit/test_text_decoding.py (encodings x
-lengths from one line to a page):
+then charset-normalizer's best guess with two corrections measured on
+tests/unit/ingest/formats/test_text_decoding.py (encodings x lengths from one line to a page):
 
 * A **multi-byte or non-Latin guess** (Shift-JIS, GB18030, EUC-KR, Big5, cp1251, ...) is kept when its non-ASCII
   letters come in runs, as words of that script do. A short Latin text with one accented letter ("Año") otherwise

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from deepsearcher.websearch import PROVIDERS, BraveOptions, JinaOptions, SearxngOptions, TavilyOptions
 from deepsearcher.websearch.results import Hit, clean_text, finish
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("model", [SearxngOptions, BraveOptions, TavilyOptions, JinaOptions])

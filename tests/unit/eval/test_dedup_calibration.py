@@ -10,7 +10,7 @@ import pytest
 from deepsearcher.agents.dedup_rules import lexically_distinct
 from deepsearcher.eval.dedup import QueryPair, SweepRow, choose_threshold, judged_duplicate, load_pairs, sweep
 
-PAIRS = Path(__file__).resolve().parents[1] / "fixtures" / "dedup" / "query_pairs.jsonl"
+PAIRS = Path(__file__).resolve().parents[2] / "fixtures" / "dedup" / "query_pairs.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -197,11 +196,12 @@ def test_work_queue_admits_workers_plus_waiting_then_refuses() -> None:
     waiting = queue.submit(gate.wait, 10)
     with pytest.raises(Busy, match="too many loads in progress"):
         queue.submit(gate.wait, 10)
+    # done-callbacks run in the order added, just after result() returns: these run after the queue's release
+    released = [threading.Event(), threading.Event()]
+    for job, event in zip((running, waiting), released):
+        job.add_done_callback(lambda _, event=event: event.set())
     gate.set()
-    running.result(5), waiting.result(5)
-    deadline = time.monotonic() + 5
-    while queue.admitted and time.monotonic() < deadline:  # done-callbacks run just after result() returns
-        time.sleep(0.01)
+    assert all(event.wait(60) for event in released)  # the bound only ends a failure
     assert queue.admitted == 0 and queue.submit(lambda: 7).result(5) == 7
     queue.shutdown()
 
