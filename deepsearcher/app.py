@@ -118,16 +118,21 @@ class DeepSearcher:
             model = str(getattr(options, "model_path")).replace("\\", "/").rsplit("/", 1)[-1]
         return str(model) if model is not None else options.provider
 
-    def check_llm(self) -> None:
-        """Fail fast when the LLM is not configured or not reachable (once per instance; no LLM call is made).
+    def check_llm(self, on_event: EventCallback | None = None) -> None:
+        """Fail fast when the LLM is not configured or not reachable (once per instance; no LLM call is made). A
+        model with a ``prepare(on_event)`` method (an in-process one, loaded here) reports its progress to
+        ``on_event``.
 
         Raises:
             ConfigError: no LLM configured, or an API key is missing.
             ProviderError: the server is unreachable or rejects the key.
         """
         if not self._llm_checked:
+            prepare = getattr(self.llm, "prepare", None)
             check = getattr(self.llm, "check", None)
-            if check is not None:
+            if prepare is not None:
+                prepare(on_event or self.on_event)
+            elif check is not None:
                 check()
             self._llm_checked = True
 
@@ -383,9 +388,9 @@ class DeepSearcher:
             if not use_web:
                 raise ConfigError("--save-to stores the web pages a query reads, but web search is off",
                                   hint="configure web_search (docs/web-search.md) and leave out --no-web")
-        self.check_llm()  # before the embedder loads: a missing or unreachable LLM is reported in a moment
-        names = self.resolve_collections(collections)
         emit = on_event or self.on_event
+        self.check_llm(emit)  # before the embedder loads: a missing or unreachable LLM is reported in a moment
+        names = self.resolve_collections(collections)
         modes: dict[str, SearchMode] = {}
         ctx = self._context(question, names, qs, emit, modes)
         ctx.check_question()

@@ -152,6 +152,8 @@ function describe(kind, d) {
       (d.dropped ? `left out ${d.dropped} of ${(d.kept ?? 0) + d.dropped} chunks` : "kept every chunk") +
       (d.excerpt_chars ? `, excerpts cut to ${d.excerpt_chars} characters` : "");
     case "query.cut_off": return `Reply of ${d.step} cut off at ${d.max_tokens ? d.max_tokens + " tokens" : "its token limit"} (llm.max_tokens): ${d.action}`;
+    case "query.model": return d.stage === "assembling" ? `Assembling the bundled model ${d.model} (first run only): ${Math.floor(100 * (d.done ?? 0) / Math.max(1, d.total ?? 1))}%`
+      : d.stage === "loading" ? `Loading the local model ${d.model}` : `Model ${d.model} loaded in ${d.seconds ?? "?"} s`;
     case "query.notice": return d.notice || `${d.requested} search ran as ${d.mode} in ${d.collection}`;
     case "query.budget": return `Research stopped on the token budget: ${d.used} of ${d.budget} tokens used, ${d.reserve} kept for the report`;
     case "query.step": return `Step ${d.step}: ${d.action}` + (d.original ? "" : ` on “${d.question ?? ""}”`) +
@@ -192,6 +194,7 @@ const alsoIn = (others) => "also in " + others.map(sourceLocation).join(", ");
 function showReport(report) {
   state.report = report;
   $("answer-stream").textContent = "";
+  $("short-answer").textContent = report.short_answer ? `Answer: ${report.short_answer}` : ""; // plain text
   $("answer").innerHTML = report.answer_html; // server-rendered with raw HTML disabled
   const sources = $("sources");
   sources.replaceChildren();
@@ -272,6 +275,7 @@ async function ask(event) {
   state.report = null;
   $("steps").replaceChildren();
   $("answer").replaceChildren();
+  $("short-answer").textContent = "";
   $("answer-stream").textContent = "";
   $("sources").replaceChildren();
   $("sources-title").hidden = true;

@@ -32,8 +32,8 @@ from typing import Sequence
 
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import gaps_note, verify_citations
-from deepsearcher.agents.deep_research.agent import actions
-from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research import actions
+from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.evaluator import Verdict
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
@@ -41,6 +41,7 @@ from deepsearcher.agents.deep_research.run import BeastMode, Run, final_answer
 from deepsearcher.agents.deep_research.schemas import StepBase, step_model
 from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_actions
 from deepsearcher.agents.deep_research.tools import ResearchTools
+from deepsearcher.agents.short_answer import short_answer_of
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
 from deepsearcher.types import Report, Source
@@ -166,7 +167,8 @@ def decide(run: Run, allowed: list[Action]) -> tuple[StepBase, bool]:
 def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Report:
     """The ``Report`` of a short answer: citations of answers expanded to their items, verified and renumbered in
     order of first appearance, each mapped to its chunk or URL."""
-    verified = verify_citations(store.expand_answers(finding.answer), len(store))
+    text, short = short_answer_of(store.expand_answers(finding.answer))
+    verified = verify_citations(text, len(store))
     answer = verified.text or "The model returned an empty answer."
     if finding.gaps:
         answer = f"{answer}\n\n{gaps_note(finding.gaps)}"
@@ -175,7 +177,7 @@ def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Rep
     return Report(question=ctx.question, answer=answer, sources=sources,
                   sub_queries=finding.queries, iterations=finding.steps, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=verified.removed, gaps=finding.gaps, checks=checks,
-                  beast_mode=finding.beast_mode is not None)
+                  beast_mode=finding.beast_mode is not None, short_answer=short if verified.text else "")
 
 
 def consulted(ctx: QueryContext, store: KnowledgeStore, limit: int = 10) -> list[Source]:
