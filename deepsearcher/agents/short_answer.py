@@ -51,7 +51,8 @@ def split_short_answer(text: str) -> tuple[str, str]:
     """``(report without its short-answer line, the short answer)``.
 
     The short answer is the last non-empty line when it has the ``Answer:`` form (any label wording and Markdown
-    dress); otherwise ``""`` and the text unchanged.
+    dress); otherwise ``""`` and the text unchanged. A reply that is only that line keeps it (unlabelled) as the
+    report.
     """
     lines = text.rstrip().split("\n")
     for index in range(len(lines) - 1, -1, -1):
@@ -60,7 +61,9 @@ def split_short_answer(text: str) -> tuple[str, str]:
         match = _ANSWER_LINE.match(lines[index])
         if match is None or not clean(match.group("answer")):
             return text, ""
-        return "\n".join(lines[:index]).rstrip(), clean(match.group("answer"))
+        report = "\n".join(lines[:index]).rstrip()
+        # a reply that is nothing but the Answer line: that line, without its label, is the report too
+        return report or match.group("answer").strip(" *_"), clean(match.group("answer"))
     return text, ""
 
 

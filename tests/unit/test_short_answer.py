@@ -68,6 +68,12 @@ def test_without_an_answer_line_the_first_sentence_is_the_short_answer():
     assert first_sentence("") == ""
 
 
+def test_a_reply_that_is_only_the_answer_line_keeps_it_as_the_report():
+    text = "**Answer:** The default level is Bounded staleness [1], set per collection [2]."
+    assert split_short_answer(text) == ("The default level is Bounded staleness [1], set per collection [2].",
+                                        "The default level is Bounded staleness, set per collection.")
+
+
 def test_an_answer_line_in_the_middle_is_not_taken():
     text = "Answer: maybe\n\nThe details follow [1]."
     assert split_short_answer(text) == (text, "")
