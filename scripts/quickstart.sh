@@ -12,5 +12,5 @@ export HF_HUB_OFFLINE=1
 .venv/bin/deepsearcher --config config.yaml collections
 .venv/bin/deepsearcher --config config.yaml retrieve "What consistency levels does Milvus offer?" -k 3
 # One search and one cited answer (the naive agent: one LLM call). The first run assembles the model (1.1 GB) into the
-# cache; on 2 CPU cores the query then takes about a minute (docs/benchmarks.md, "The bundled model").
+# cache (seconds); the answer then needs about 75 CPU seconds (docs/benchmarks.md, "The bundled model").
 .venv/bin/deepsearcher --config config.yaml query "What consistency levels does Milvus offer?" -c sample --agent naive

@@ -1,7 +1,8 @@
 """The one-line short answer every report carries, and the prompt labels small models copy into their text.
 
-The report prompt asks for the report and then a last line ``Answer: <short answer>``; ``split_short_answer`` takes
-that line out of the report (the model's own wording, so a name stays a name). A model that writes no such line gets
+The report prompt asks for a first line ``Answer: <short answer>`` and then the report; ``split_short_answer`` takes
+that line out of the report (the model's own wording, so a name stays a name; a model that puts it last is
+understood too). A model that writes no such line gets
 the report's first sentence instead (``first_sentence``). Small models also start answers with the prompt's words as
 a label ("A short direct answer:", "**Short Direct Answer:**", "## Direct answer"); ``strip_leaked_label`` removes
 such a label from the start of a text, whatever its Markdown dress.
@@ -24,6 +25,9 @@ _LABEL_PREFIX = re.compile(rf"^\s*(?:#{{1,6}}\s*)?[*_]*\s*{_LABEL_WORDS}\s*[*_]*
 #: the short-answer line the report prompt asks for, last in the reply ("Answer: 1961", "**Final answer:** yes")
 _ANSWER_LINE = re.compile(rf"^\s*(?:[-*>]\s+)?(?:#{{1,6}}\s*)?[*_]*\s*{_LABEL_WORDS}\s*[*_]*\s*[:：]\s*[*_]*\s*"
                           r"(?P<answer>.*?)\s*[*_]*\s*$", re.IGNORECASE)
+#: the label the report prompt asks for ("Answer:", also "Final answer:" / "Short answer:"), in any Markdown dress
+_ASKED_LABEL = re.compile(r"^\s*(?:[-*>]\s+)?(?:#{1,6}\s*)?[*_]*\s*(?:(?:final|short)\s+)?answer\s*[*_]*\s*[:：]",
+                          re.IGNORECASE)
 #: longest short answer kept (a sentence); longer ones are cut at a word
 MAX_CHARS = 300
 
@@ -50,18 +54,19 @@ def clean(answer: str) -> str:
 def split_short_answer(text: str) -> tuple[str, str]:
     """``(report without its short-answer line, the short answer)``.
 
-    The short answer is the last non-empty line when it has the ``Answer:`` form (any label wording and Markdown
-    dress); otherwise ``""`` and the text unchanged. A reply that is only that line keeps it (unlabelled) as the
-    report.
+    The short answer is the first non-empty line when it has the ``Answer:`` form (any label wording and Markdown
+    dress), else the last one when it has (models put it at either end); otherwise ``""`` and the text unchanged.
+    A reply that is only that line keeps it (unlabelled) as the report.
     """
-    lines = text.rstrip().split("\n")
-    for index in range(len(lines) - 1, -1, -1):
-        if not lines[index].strip():
-            continue
+    lines = text.strip().split("\n")
+    for index in (0, len(lines) - 1):
         match = _ANSWER_LINE.match(lines[index])
         if match is None or not clean(match.group("answer")):
-            return text, ""
-        report = "\n".join(lines[:index]).rstrip()
+            continue
+        if index == 0 and len(lines) > 1 and not _ASKED_LABEL.match(lines[0]):
+            continue  # "A short direct answer: …" opens the report: its label is stripped, the text kept
+        rest = lines[index + 1:] if index == 0 else lines[:index]
+        report = "\n".join(rest).strip()
         # a reply that is nothing but the Answer line: that line, without its label, is the report too
         return report or match.group("answer").strip(" *_"), clean(match.group("answer"))
     return text, ""

@@ -21,11 +21,9 @@ BODY = "Milvus Lite stores data in a local file [1]."
     "**Short Direct Answer:** ",
     "**Short Direct Answer:**\n",
     "**Short direct answer**:\n\n",
-    "Short answer: ",
     "## Direct Answer\n\n",
     "### Short Direct Answer:\n",
     "Direct answer - ",
-    "__Answer:__ ",
     "Answer:\n",
     "**A short direct answer:** ",
 ])
@@ -34,6 +32,12 @@ def test_a_leaked_prompt_label_is_removed_from_the_start(leaked: str):
     report, short = short_answer_of(leaked + BODY + "\n\nDetails follow [1].")
     assert report == BODY + "\n\nDetails follow [1]."
     assert short == "Milvus Lite stores data in a local file."
+
+
+@pytest.mark.parametrize("asked", ["Answer: ", "__Answer:__ ", "**Answer:** ", "Short answer: ", "Final answer: "])
+def test_the_asked_answer_line_first_is_taken_out_of_the_report(asked: str):
+    report, short = short_answer_of(asked + "a local file [1]\n\n" + BODY)
+    assert (report, short) == (BODY, "a local file")
 
 
 @pytest.mark.parametrize("text", [
@@ -74,17 +78,21 @@ def test_a_reply_that_is_only_the_answer_line_keeps_it_as_the_report():
                                         "The default level is Bounded staleness, set per collection.")
 
 
+def test_the_answer_line_first_is_split_off_too():
+    report, short = split_short_answer("Answer: bounded staleness [1]\n\nDetails:\nThe default level is bounded [1].")
+    assert (report, short) == ("Details:\nThe default level is bounded [1].", "bounded staleness")
+
+
 def test_an_answer_line_in_the_middle_is_not_taken():
-    text = "Answer: maybe\n\nThe details follow [1]."
+    text = "Milvus has levels [1].\n\nAnswer: maybe\n\nThe details follow [1]."
     assert split_short_answer(text) == (text, "")
 
 
 def test_naive_report_carries_the_short_answer_and_the_prompt_asks_for_it():
-    llm = ScriptedChatModel(["**Short Direct Answer:** Milvus Lite runs in-process [1].\n\nIt stores data in a "
-                             "local file [2].\n\nAnswer: a Milvus that runs inside your Python process"])
+    llm = ScriptedChatModel(["Answer: a Milvus that runs inside your Python process\n\n**Short Direct Answer:** "
+                             "Milvus Lite runs in-process [1].\n\nIt stores data in a local file [2]."])
     report = naive_rag.run(make_ctx(llm, "What is Milvus Lite?"))
-    assert 'End with one last line of the form "Answer: <the short answer>"' in llm.prompts[0]
-    assert "no heading or label before it" in llm.prompts[0]
+    assert 'The first line is "Answer: " followed by only the short answer' in llm.prompts[0]
     assert report.short_answer == "a Milvus that runs inside your Python process"
     assert report.answer == "Milvus Lite runs in-process [1].\n\nIt stores data in a local file [2]."
     assert [s.number for s in report.sources] == [1, 2]
