@@ -3,7 +3,8 @@ on the sample corpus data/, through the CLI with a config that has no ``llm:`` s
 
 The questions' answers are in data/ (milvus_docs/consistency.md, html/Duck.html): a correct report's short answer
 holds the right term and the report cites the file that says it. Two questions, ``naive`` agent, ``top_k`` 3: about
-75 CPU seconds each (docs/benchmarks.md, "The bundled model"); minutes of wall time on two idle cores.
+75 CPU seconds each (docs/benchmarks.md, "The bundled model"); the CLI test took 4.4 minutes with its load on the
+shared 2-core machine (load average 11-13).
 
 Measured while writing it: "How many fields can a Milvus collection have at most?" (64) got "65,536" with ``top_k``
 3, because the chunk with the per-collection table was not retrieved; the two questions here were answered right in
