@@ -135,16 +135,21 @@ class DeepSearcher:
             model = str(getattr(options, "model_path")).replace("\\", "/").rsplit("/", 1)[-1]
         return str(model) if model is not None else options.provider
 
-    def check_llm(self) -> None:
-        """Fail fast when the LLM is not configured or not reachable (once per instance; no LLM call is made).
+    def check_llm(self, on_event: EventCallback | None = None) -> None:
+        """Fail fast when the LLM is not configured or not reachable (once per instance; no LLM call is made). A
+        model with a ``prepare(on_event)`` method (an in-process one, loaded here) reports its progress to
+        ``on_event``.
 
         Raises:
             ConfigError: no LLM configured, or an API key is missing.
             ProviderError: the server is unreachable or rejects the key.
         """
         if not self._llm_checked:
+            prepare = getattr(self.llm, "prepare", None)
             check = getattr(self.llm, "check", None)
-            if check is not None:
+            if prepare is not None:
+                prepare(on_event or self.on_event)
+            elif check is not None:
                 check()
             self._llm_checked = True
 
@@ -382,8 +387,8 @@ class DeepSearcher:
         from deepsearcher.agents.tools import ResearchTools
 
         plan = self._plan_query(question, agent, report, max_iter, web, save_to)
-        self.check_llm()  # before the embedder loads: a missing or unreachable LLM is reported in a moment
         emit = on_event or self.on_event
+        self.check_llm(emit)  # before the embedder loads: a missing or unreachable LLM is reported in a moment
         ctx = self._query_context(plan, self.resolve_collections(collections), emit, report, allow_private_urls)
         tools = ctx.research or ResearchTools()
         try:

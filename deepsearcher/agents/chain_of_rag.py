@@ -143,7 +143,7 @@ def run(ctx: QueryContext) -> Report:
         answer = f"{answer}\n\n{gaps_note(open_gaps)}"
     return Report(question=ctx.question, answer=answer, sources=written.sources, sub_queries=searched,
                   iterations=iteration, usage=ctx.llm.usage(), agent=NAME,
-                  removed_citations=written.removed_citations, gaps=open_gaps)
+                  removed_citations=written.removed_citations, gaps=open_gaps, short_answer=written.short_answer)
 
 
 def agent(options: object = None) -> FunctionAgent:

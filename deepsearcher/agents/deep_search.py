@@ -234,7 +234,8 @@ def run(ctx: QueryContext) -> Report:
         answer = f"{answer}\n\n{gaps_note(found.open_gaps)}"
     return Report(question=ctx.question, answer=answer, sources=written.sources, sub_queries=found.searched,
                   iterations=found.iterations, usage=ctx.llm.usage(), agent=NAME,
-                  removed_citations=written.removed_citations, gaps=found.open_gaps)
+                  removed_citations=written.removed_citations, gaps=found.open_gaps,
+                  short_answer=written.short_answer)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ def run(ctx: QueryContext) -> Report:
                            chunks=[chunk_ref(h) for h in hits], fell_back=False))
     written = write_report(ctx, Evidence(hits, by_collection(hits), [ctx.question], judged=False))
     return Report(question=ctx.question, answer=written.answer, sources=written.sources, sub_queries=[ctx.question],
-                  iterations=1, usage=ctx.llm.usage(), agent=NAME, removed_citations=written.removed_citations)
+                  iterations=1, usage=ctx.llm.usage(), agent=NAME, removed_citations=written.removed_citations,
+                  short_answer=written.short_answer)
 
 
 def agent(options: object = None) -> FunctionAgent:

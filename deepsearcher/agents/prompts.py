@@ -74,7 +74,10 @@ SYNTHESISE = """Write a report that answers the question below, using only the n
 Rules:
 - Support each statement with the number of its source in square brackets, like [1] or [2][4], placed right after \
 the statement. Cite only the numbers listed below.
-- Use Markdown: a short direct answer first, then the details (paragraphs, lists or headings as they fit).
+- The first line is "Answer: " followed by only the short answer: a name, date, number, yes/no, or one short \
+sentence.
+- Then write the report in Markdown (paragraphs, lists or headings as they fit), with a source number after every \
+statement.
 - If the sources do not answer part of the question, say so plainly instead of guessing.
 - Write in {language}.
 {notes}

@@ -23,6 +23,7 @@ from typing import Sequence
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import cited_sources, consulted_sources, verify_citations
+from deepsearcher.agents.short_answer import short_answer_of
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
 from deepsearcher.errors import ContextWindowError
@@ -63,12 +64,14 @@ class Evidence:
 @dataclass(frozen=True)
 class Written:
     """The report's answer (Markdown, citations verified and renumbered), its cited sources, the count of citations
-    removed because they named no chunk, and whether the budget left no room for the report call at all."""
+    removed because they named no chunk, whether the budget left no room for the report call at all, and the
+    one-line short answer ("" when nothing was found to answer from)."""
 
     answer: str
     sources: list[Source]
     removed_citations: int = 0
     budget_spent: bool = False
+    short_answer: str = ""
 
 
 def collections_text(ctx: QueryContext) -> str:
@@ -144,7 +147,7 @@ def write_report(ctx: QueryContext, evidence: Evidence, notes: str = "") -> Writ
     note = budget_note(ctx) if evidence.stopped_on_budget and not written.budget_spent else ""
     parts = [chosen.warning, written.answer, note]
     return Written("\n\n".join(p for p in parts if p), written.sources, written.removed_citations,
-                   written.budget_spent)
+                   written.budget_spent, written.short_answer)
 
 
 def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequence[Item],
@@ -212,11 +215,13 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         reply, shown = write_fitted(ctx, "synthesise", render, hits, priority)
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
-    verified = verify_citations(reply.text, len(shown))
+    text, short = short_answer_of(reply.text)
+    verified = verify_citations(text, len(shown))
     if not verified.text:
         return Written(empty_answer(reply), consulted_sources(shown), verified.removed)
     sources = cited_sources(verified, shown) if verified.cited else consulted_sources(shown)
-    return Written(verified.text + cut_off(ctx, "synthesise", reply), sources, verified.removed)
+    return Written(verified.text + cut_off(ctx, "synthesise", reply), sources, verified.removed,
+                   short_answer=short)
 
 
 def cut_off(ctx: QueryContext, step: str, reply: TextReply) -> str:

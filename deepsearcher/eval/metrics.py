@@ -77,6 +77,13 @@ def token_f1(prediction: str, gold_answers: Sequence[str]) -> float:
     return best
 
 
+def cover_match(prediction: str, gold_answers: Sequence[str]) -> float:
+    """1.0 when a normalised gold answer appears in the normalised prediction as whole words (cover-EM), else 0.0."""
+    pred = f" {normalize_answer(prediction)} "
+    return float(any(normalize_answer(g) and f" {normalize_answer(g)} " in pred for g in gold_answers
+                     if g is not None))
+
+
 def citation_share(answer: str, source_numbers: Iterable[int], removed: int = 0) -> float | None:
     """Share of the citations the model wrote that resolve to a source.
 

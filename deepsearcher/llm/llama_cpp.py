@@ -11,12 +11,14 @@ shrink it), not a plain ``ProviderError``.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from pydantic import BaseModel
 
 from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
+from deepsearcher.events import EventCallback, QueryModel, ignore_event
 from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars
 from deepsearcher.llm.options import LlamaCppOptions
 
@@ -34,7 +36,7 @@ class LlamaCppChat:
 
     def __init__(self, options: LlamaCppOptions) -> None:
         self.options = options
-        self.name = Path(options.model_path).name
+        self.name = options.model or Path(options.model_path or "").name
         self.price_per_1m_input = options.price_per_1m_input
         self.price_per_1m_output = options.price_per_1m_output
         self._llama: Any = None
@@ -43,6 +45,12 @@ class LlamaCppChat:
     def check(self) -> None:
         """Load the model now, so a missing file or extra fails before the query starts."""
         self._model()
+
+    def prepare(self, on_event: EventCallback) -> None:
+        """``check`` with progress: a bundled model's first-run assembly and every load are reported as
+        ``query.model`` events (loading a GGUF takes seconds on a slow disk; assembling one, a minute)."""
+        if self._llama is None:
+            self._model(on_event)
 
     @property
     def max_tokens(self) -> int:
@@ -59,17 +67,37 @@ class LlamaCppChat:
         with self._lock:
             return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
-    def _model(self) -> Any:
+    def _path(self, on_event: EventCallback) -> Path:
+        """The GGUF file: ``model_path``, or the bundled model assembled into the cache (first run)."""
+        if self.options.model is None:
+            return Path(self.options.model_path or "").expanduser()
+        from deepsearcher.llm.bundled import assemble, bundled_model
+
+        model = bundled_model(self.options.model)
+        step = max(1, model.size // 20)
+        shown = [-1]
+
+        def progress(done: int, total: int) -> None:
+            if done // step != shown[0] or done == total:
+                shown[0] = done // step
+                on_event(QueryModel(model=model.name, stage="assembling", done=done, total=total))
+
+        return assemble(model, progress)
+
+    def _model(self, on_event: EventCallback = ignore_event) -> Any:
         if self._llama is None:
-            path = Path(self.options.model_path).expanduser()
-            if not path.is_file():
-                raise ConfigError(f"llm.model_path {str(path)!r} does not exist",
-                                  hint="point llm.model_path at a .gguf file")
-            try:
+            try:  # before a bundled model is assembled: without llama.cpp it could not run anyway
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise ProviderError("the llama_cpp provider needs llama-cpp-python",
-                                    hint="pip install 'deepsearcher[local]'") from exc
+                                    hint="pip install 'deepsearcher[model]' (the bundled model) or "
+                                         "'deepsearcher[local]'") from exc
+            path = self._path(on_event)
+            if not path.is_file():
+                raise ConfigError(f"llm.model_path {str(path)!r} does not exist",
+                                  hint="point llm.model_path at a .gguf file")
+            on_event(QueryModel(model=self.name, stage="loading", total=path.stat().st_size))
+            started = time.monotonic()
             try:
                 self._llama = Llama(model_path=str(path), n_ctx=self.options.n_ctx, n_threads=self.options.n_threads,
                                     verbose=False)
@@ -77,6 +105,8 @@ class LlamaCppChat:
                 raise ProviderError(f"llama.cpp could not load {path}: {exc}",
                                     hint="is it a GGUF model file that this llama-cpp-python version supports?") \
                     from exc
+            on_event(QueryModel(model=self.name, stage="ready", total=path.stat().st_size,
+                                seconds=round(time.monotonic() - started, 1)))
         return self._llama
 
     def chat(self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,

