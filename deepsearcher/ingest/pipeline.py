@@ -5,9 +5,12 @@ Every loader's output (built-in, ``unstructured``, a plugin's, a crawled page's)
 (``deepsearcher.ingest.normalize.normalize_stage``) here, between extraction and splitting.
 
 Each source (a file or a fetched URL) has a version hash. A source whose every chunk at that version is already stored
-is skipped without parsing (an unchanged re-load writes nothing). A changed source upserts its new chunks, then deletes
-the chunks of its old version. Chunk ids are content hashes, so an interrupted load that is run again completes with
-no duplicates. Chunks are embedded in large batches and upserted in bulk.
+is skipped without parsing (an unchanged re-load writes nothing), and any chunk it still has of another version is
+deleted then. A changed source upserts its new chunks, then, as soon as the last of them is written (not at the end of
+the load), deletes the chunks of its old version. So a load interrupted at any point leaves each source at its old
+version, at its new one, or at both, and the next run ends with exactly the new one. Chunk ids are content hashes,
+so an interrupted load that is run again completes with no duplicates. Chunks are embedded in large batches and
+upserted in bulk.
 
 One source never aborts a load: anything that goes wrong with one source (it cannot be read, it vanished, its
 loader or splitter fails, the store refuses one of its values) makes it a skipped result with the reason. Only
@@ -19,11 +22,13 @@ the sources that cause it.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource, StoreInUseError
+from deepsearcher.errors import DeepSearcherError, DiskFullError, ProviderError, SkipSource, StoreInUseError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
 from deepsearcher.ingest.normalize import normalize_stage
 from deepsearcher.ingest.sources import SourceItem
@@ -33,6 +38,28 @@ from deepsearcher.types import Chunk, CollectionDescription, Extraction, FileRes
 from deepsearcher.vectordb.names import validate_collection_name
 
 log = logging.getLogger(__name__)
+
+#: Test-only: called with the name of each crash point the load passes ("after-upsert": a batch was written;
+#: "before-delete-stale": a source's new version is all written, its old one not yet deleted; "before-seal": every
+#: batch written). A test sets it to raise there, so an interrupted load is reproduced at an exact point instead of
+#: by a timed kill. ``DEEPSEARCHER_TEST_SIGNAL_AT=point[:n]:SIGNAL`` in the environment sends the process that signal
+#: at the n-th pass of the point (the CLI tests of Ctrl-C and SIGTERM).
+crash_hook: Callable[[str], None] | None = None
+_passes: dict[str, int] = {}
+
+
+def crash_point(name: str) -> None:
+    """A named point of the load where a test may interrupt it (``crash_hook``); nothing otherwise."""
+    if crash_hook is not None:
+        crash_hook(name)
+    wanted = os.environ.get("DEEPSEARCHER_TEST_SIGNAL_AT")
+    if wanted:
+        point, *rest = wanted.split(":")
+        if point == name:
+            _passes[name] = _passes.get(name, 0) + 1
+            nth, sig = (int(rest[0]), rest[1]) if len(rest) == 2 else (1, rest[0] if rest else "INT")
+            if _passes[name] == nth:
+                os.kill(os.getpid(), getattr(signal, "SIG" + sig.upper()))
 
 
 @dataclass
@@ -96,6 +123,7 @@ class LoadPipeline:
                                      reason=result.reason, chunks=result.chunks,
                                      skipped_records=result.skipped_records))
         self._flush(run, final=True)
+        crash_point("before-seal")
         if run.exists:
             self.store.seal(collection)  # unflushed Milvus Lite data is re-scanned by every search (MilvusStore.seal)
         files = [FileResult(r.source, "skipped", run.refused[r.source]) if r.source in run.refused else r
@@ -123,6 +151,9 @@ class LoadPipeline:
         """One source: unchanged, skipped with a reason, or split and queued for writing."""
         prepared = prepare_source(item, self.splitter, (self.store, run.collection) if run.exists else None)
         if isinstance(prepared, FileResult):
+            if prepared.status == "unchanged":
+                # a load interrupted after the new version was written but before the old one was deleted
+                run.deleted += self.store.delete_stale(run.collection, item.source, item.version)
             return prepared
         chunks, skipped_records = prepared.chunks, prepared.skipped_records
         run.doc_chunks[item.source] = len(chunks)
@@ -138,6 +169,7 @@ class LoadPipeline:
             batch = run.pending[:self.batch_size]
             del run.pending[:self.batch_size]
             self._write(run, batch)
+            self._finish_sources(run)  # a source done in this batch loses its old version now, not after the loop
         self._finish_sources(run)
 
     def _write(self, run: _Run, batch: list[Chunk]) -> None:
@@ -163,11 +195,13 @@ class LoadPipeline:
             run.open_sources = [sv for sv in run.open_sources if sv[0] != source]
             run.pending = [c for c in run.pending if c.source != source]
         self.on_event(LoadBatch(chunks=len(batch), written=run.written, queued=run.queued))
+        crash_point("after-upsert")
 
     def _finish_sources(self, run: _Run) -> None:
         """A source is complete once none of its chunks wait: only then drop the chunks of its old version."""
         waiting = {c.source for c in run.pending}
         for source, version in [sv for sv in run.open_sources if sv[0] not in waiting]:
+            crash_point("before-delete-stale")
             run.deleted += self.store.delete_stale(run.collection, source, version)
             run.open_sources.remove((source, version))
             run.doc_chunks.pop(source, None)

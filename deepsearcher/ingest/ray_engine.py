@@ -92,7 +92,7 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     unchanged: list[FileResult] = []
     order = {display_path(f): i for i, f in enumerate(files)}
     if files and exists and not force_new:
-        files, unchanged = _split_unchanged(files, store, collection, loader, signature, on_event)
+        files, unchanged, deleted = _split_unchanged(files, store, collection, loader, signature, on_event)
     if files:
         if exists and force_new:
             store.drop_collection(collection)
@@ -126,19 +126,22 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
 
 
 def _split_unchanged(files: Sequence[Path], store: VectorStore, collection: str, loader: Loader, signature: str,
-                     on_event: EventCallback) -> tuple[list[Path], list[FileResult]]:
+                     on_event: EventCallback) -> tuple[list[Path], list[FileResult], int]:
     """Answer on the driver the files whose every chunk at their current version is stored ("unchanged", with their
     ``LoadSource`` events), so that an unchanged re-run starts no Ray at all and the workers never ask again; the
-    rest go to the pipeline (a file that cannot be read too: its task reports why)."""
+    rest go to the pipeline (a file that cannot be read too: its task reports why). An unchanged file loses any
+    chunk of another version (left by a load interrupted before it deleted them); returns the rows deleted too."""
     todo: list[Path] = []
     unchanged: list[FileResult] = []
+    deleted = 0
     for path, item in zip(files, file_items(files, loader, signature)):
         if not item.error and store.is_complete(collection, item.source, item.version):
+            deleted += store.delete_stale(collection, item.source, item.version)
             unchanged.append(FileResult(item.source, "unchanged"))
             on_event(LoadSource(source=item.source, status="unchanged", reason="", chunks=0))
         else:
             todo.append(path)
-    return todo, unchanged
+    return todo, unchanged, deleted
 
 
 def _job(settings: Settings, collection: str, signature: str) -> RayJob:
