@@ -276,9 +276,9 @@ def write_batch(store: VectorStore, collection: str, batch: Sequence[Chunk], vec
         try:
             store.has_collection(collection)
         except Exception as exc:
-            raise ProviderError(f"the vector store failed: {failure_reason(_cause(error))}",
-                                hint=f"check the store ({failure_reason(_cause(exc))}); re-run the same load to "
-                                     "resume, nothing is duplicated") from error
+            raise ProviderError(f"the vector store failed: {_store_reason(error)}",
+                                hint=f"check the store ({_store_reason(exc)}); re-run the same load to resume, "
+                                     "nothing is duplicated") from error
     rows: dict[str, list[int]] = {}
     for i, chunk in enumerate(batch):
         rows.setdefault(chunk.source, []).append(i)
@@ -299,7 +299,15 @@ def _not_the_data(exc: Exception) -> bool:
     A ``ProviderError`` of the store itself may be a refused value (``MilvusStore`` turns every pymilvus failure
     into one): ``write_batch`` asks the store whether it still answers before blaming the data."""
     return isinstance(exc, DeepSearcherError) and (not isinstance(exc, ProviderError)
-                                                   or isinstance(exc, StoreInUseError))
+                                                   or isinstance(exc, (StoreInUseError, DiskFullError)))
+
+
+def _store_reason(exc: BaseException) -> str:
+    """Why the store failed as a whole, in one line: our own message (it names the configured URI), never the store
+    library's raw text (which may name an internal address)."""
+    if isinstance(exc, DeepSearcherError) and exc.args:
+        return " ".join(str(exc.args[0]).split())
+    return failure_reason(exc)
 
 
 def _cause(exc: BaseException) -> BaseException:

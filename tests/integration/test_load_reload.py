@@ -184,3 +184,87 @@ def test_a_source_loses_its_old_version_once_written_not_at_the_end_of_the_load(
     a_versions = {v for src, v in rows(app).values() if src.endswith("/a.md")}
     assert len(a_versions) == 1
 
+
+# --- a full disk (finding 3) ---------------------------------------------------------------------------------------
+class CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__(64, "hash-64")
+        self.batches = 0
+
+    def embed_documents(self, texts: Any) -> Any:
+        self.batches += 1
+        return super().embed_documents(texts)
+
+
+def test_a_full_disk_stops_the_load_at_the_first_write_and_keeps_what_is_stored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from deepsearcher.errors import DiskFullError
+    from deepsearcher.ingest.splitter import Splitter
+    from deepsearcher.ingest.sources import SourceItem
+    from deepsearcher.types import Document
+    from deepsearcher.vectordb.milvus import MilvusStore
+
+    store = MilvusStore(str(tmp_path / "milvus.db"))
+    embedder = CountingEmbedder()
+    splitter = Splitter(40, 0, tokenizer=None, model_max_tokens=None)
+
+    def items(prefix: str, n: int) -> list[SourceItem]:
+        return [SourceItem(f"/docs/{prefix}{i}.md", "v1", lambda i=i: [
+            Document(paragraph(f"{prefix}{i}", "ember", 8), f"/docs/{prefix}{i}.md", f"{prefix}{i}")])
+            for i in range(n)]
+
+    pipe = pipeline.LoadPipeline(store, embedder, splitter, 4)
+    stored = pipe.run(items("v", 2), COLLECTION, description="x").chunks_written
+    assert stored == store.count(COLLECTION) > 0
+
+    def no_space(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store.client.raw, "upsert", no_space)
+    embedder.batches = 0
+    with pytest.raises(DiskFullError) as caught:
+        pipe.run(items("more", 10), COLLECTION, description="x")
+    assert str(caught.value.args[0]).startswith(f"disk full at {tmp_path.resolve()}")
+    assert embedder.batches == 1  # stopped at the first write: nothing more embedded, no file blamed
+    monkeypatch.undo()
+    assert store.count(COLLECTION) == stored
+    store.close()
+
+
+def test_a_lite_write_failing_on_a_nearly_full_disk_is_called_disk_full(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Milvus Lite's own message often does not say why: the free space beside the file does."""
+    from pymilvus.exceptions import MilvusException
+
+    from deepsearcher.errors import DiskFullError
+    from deepsearcher.vectordb import milvus
+
+    store = milvus.MilvusStore(str(tmp_path / "milvus.db"))
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise MilvusException(message="flush failed: segment writer closed")
+
+    class Usage:
+        free = 300 * 1024
+
+    monkeypatch.setattr(store.client.raw, "flush", broken)
+    store.create_collection(COLLECTION, description="x", model_name="m", dim=8)
+    monkeypatch.setattr(milvus.shutil, "disk_usage", lambda path: Usage())
+    with pytest.raises(DiskFullError, match="disk full at"):
+        store.seal(COLLECTION)
+    store.close()
+
+
+def test_a_server_saying_no_space_is_disk_full_named_by_the_configured_uri() -> None:
+    from pymilvus.exceptions import MilvusException
+
+    from deepsearcher.errors import DiskFullError
+    from deepsearcher.vectordb.connection import translate_error
+
+    err = translate_error(MilvusException(message="failed to flush: write /var/lib/milvus/wal: no space left on "
+                                                  "device (internal 10.0.3.7:21123)"), "http://milvus:19530", "upsert")
+    assert isinstance(err, DiskFullError)
+    assert err.args[0].startswith("disk full at the Milvus server http://milvus:19530")
+    assert "10.0.3.7" not in str(err)
