@@ -70,6 +70,8 @@ class _Run:
     description: str
     exists: bool
     drop_first: bool
+    #: the description is a stand-in (stored marked as generated)
+    placeholder: bool = False
     start: float = field(default_factory=time.perf_counter)
     embed_seconds: float = 0.0
     #: this load created the collection (on its first write)
@@ -107,14 +109,18 @@ class LoadPipeline:
         self.on_event = on_event
 
     def run(self, items: Iterable[SourceItem], collection: str, *, description: str, force_new: bool = False,
-            total: int | None = None) -> LoadSummary:
+            total: int | None = None, placeholder: bool = False) -> LoadSummary:
         """Load every item; bad sources are skipped with a reason, never abort the batch.
+
+        ``placeholder``: ``description`` is not the user's but a stand-in until one is generated; a collection this
+        load creates stores it marked as generated (``DeepSearcher.load`` replaces it, on this run or the next).
 
         Raises:
             CollectionError: invalid name, or the collection was built with another embedding model (checked before
                 any write).
         """
         run = self._prepare(collection, description, force_new)
+        run.placeholder = placeholder
         self.on_event(LoadStart(collection=collection, total=total))
         for item in items:
             result = self._process(run, item)
@@ -131,8 +137,9 @@ class LoadPipeline:
         return LoadSummary(collection=collection, files=files, chunks_written=run.written,
                            chunks_deleted=run.deleted, seconds=time.perf_counter() - run.start,
                            embed_seconds=run.embed_seconds, created=run.created,
-                           description=CollectionDescription(collection, description, "given") if run.created
-                           else None)
+                           description=CollectionDescription(collection, description,
+                                                             "placeholder" if placeholder else "given")
+                           if run.created else None)
 
     # --- steps ---------------------------------------------------------------------------------------------------
     def _prepare(self, collection: str, description: str, force_new: bool) -> _Run:
@@ -186,6 +193,8 @@ class LoadPipeline:
         if not run.exists:
             self.store.create_collection(run.collection, description=run.description,
                                          model_name=self.embedder.model_name, dim=self.embedder.dimension)
+            if run.placeholder:
+                self.store.set_description(run.collection, run.description, generated=True)
             run.exists = run.created = True
         written, refused = write_batch(self.store, run.collection, batch, vectors, run.doc_chunks)
         run.written += written

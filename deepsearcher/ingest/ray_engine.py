@@ -60,7 +60,7 @@ def check_store(store: VectorStore) -> None:
 def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | None, collection: str,
                   description: str, *, settings: Settings, store: VectorStore, embedder: Embedder, loader: Loader,
                   splitter: Splitter, signature: str, force_new: bool, batch_size: int,
-                  on_event: EventCallback) -> LoadSummary:
+                  on_event: EventCallback, placeholder: bool = False) -> LoadSummary:
     """Load ``files`` through Ray Data, then ``driver_items`` (crawled pages) through the local pipeline.
 
     Args:
@@ -99,6 +99,8 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
         if not exists or force_new:
             store.create_collection(collection, description=description, model_name=embedder.model_name,
                                     dim=embedder.dimension)
+            if placeholder:  # a stand-in until DeepSearcher.load describes it: never shown as the user's
+                store.set_description(collection, description, generated=True)
         job = _job(settings, collection, signature)
         results, written, embed_seconds, versions = _run_pipeline(files, job, splitter, settings, batch_size,
                                                                   on_event)
@@ -114,10 +116,12 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     summary = LoadSummary(collection=collection, files=results, chunks_written=written, chunks_deleted=deleted,
                           seconds=time.perf_counter() - started, embed_seconds=embed_seconds, engine="ray",
                           created=created,
-                          description=CollectionDescription(collection, description, "given") if created else None)
+                          description=CollectionDescription(collection, description,
+                                                            "placeholder" if placeholder else "given")
+                          if created else None)
     if driver_items is not None:
         web = LoadPipeline(store, embedder, splitter, batch_size, on_event).run(
-            driver_items, collection, description=description)
+            driver_items, collection, description=description, placeholder=placeholder)
         summary = replace(summary, files=summary.files + web.files, chunks_written=written + web.chunks_written,
                           chunks_deleted=deleted + web.chunks_deleted, seconds=time.perf_counter() - started,
                           embed_seconds=embed_seconds + web.embed_seconds, created=created or web.created,

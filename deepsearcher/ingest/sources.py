@@ -183,14 +183,16 @@ def _walk(folder: Path, options: LoaderSettings, skipped: list[FileResult],
     """Files below ``folder`` (linked folders not followed), filtered by ``include`` / ``exclude``."""
     for path, rel, is_dir in _tree(folder, set() if seen is None else seen, skipped, follow_links=False,
                                    allowed=allowed):
-        if is_dir:
-            continue
-        relpath = Path(rel)
-        if any(_match(relpath, pat) for pat in options.exclude):
-            continue
-        if options.include and not any(_match(relpath, pat) for pat in options.include):
-            continue
-        yield path
+        if not is_dir and in_scope(Path(rel), options):
+            yield path
+
+
+def in_scope(rel: Path, options: LoaderSettings) -> bool:
+    """Whether a file at ``rel`` (relative to a loaded folder) is loaded by the folder's ``include`` / ``exclude``
+    rules: the walk asks it of each file found, and a re-load asks it of each stored source below the folder."""
+    if any(_match(rel, pat) for pat in options.exclude):
+        return False
+    return not options.include or any(_match(rel, pat) for pat in options.include)
 
 
 def _tree(root: Path, seen: set[tuple[int, int]], skipped: list[FileResult], *, follow_links: bool,

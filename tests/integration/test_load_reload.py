@@ -268,3 +268,129 @@ def test_a_server_saying_no_space_is_disk_full_named_by_the_configured_uri() -> 
     assert isinstance(err, DiskFullError)
     assert err.args[0].startswith("disk full at the Milvus server http://milvus:19530")
     assert "10.0.3.7" not in str(err)
+
+
+# --- files gone from the folder (finding 2) ------------------------------------------------------------------------
+def names(app: Any) -> set[str]:
+    return {Path(src).name for src, _ in rows(app).values()}
+
+
+def test_a_folder_reload_removes_deleted_renamed_emptied_and_binary_files(
+        tmp_path: Path, app_on: Callable[..., Any]) -> None:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for name in ("a.md", "b.md", "c.txt", "f.md", "h.md"):
+        (folder / name).write_text(f"# {name}\n\n" + paragraph(name, "harbor", 6))
+    (folder / "sub").mkdir()
+    (folder / "sub" / "d.md").write_text(paragraph("d", "falcon", 6))
+    app = app_on()
+    app.load([str(folder)], COLLECTION, "x")
+    (folder / "b.md").unlink()
+    (folder / "c.txt").rename(folder / "c2.txt")
+    (folder / "f.md").write_text("")
+    (folder / "h.md").write_bytes(bytes(range(256)) * 80)
+    (folder / "sub" / "d.md").unlink()
+    summary = app.load([str(folder)], COLLECTION)
+    removed = {Path(r.source).name: r.reason for r in summary.removed}
+    assert removed == {"b.md": "no longer in the folder", "c.txt": "no longer in the folder",
+                       "d.md": "no longer in the folder", "f.md": "no longer loadable: empty file",
+                       "h.md": removed["h.md"]}
+    assert removed["h.md"].startswith("no longer loadable: ")
+    assert all(r.status == "removed" and r.chunks > 0 for r in summary.removed)
+    assert names(app) == {"a.md", "c2.txt"}
+    fresh = app_on("fresh.db")
+    fresh.load([str(folder)], COLLECTION, "x")
+    assert content(app) == content(fresh)
+    assert app.load([str(folder)], COLLECTION).removed == []
+
+
+def test_loading_folder_a_never_removes_folder_b_and_a_file_load_removes_no_other_file(
+        tmp_path: Path, app_on: Callable[..., Any]) -> None:
+    a, b = tmp_path / "A", tmp_path / "AB"  # "AB" shares A's prefix as a string, not as a folder
+    for folder in (a, b):
+        folder.mkdir()
+        for name in ("one.md", "two.md"):
+            (folder / name).write_text(paragraph(f"{folder.name}-{name}", "orchard", 4))
+    app = app_on()
+    app.load([str(a), str(b)], COLLECTION, "x")
+    (b / "two.md").unlink()
+    (a / "two.md").unlink()
+    assert app.load([str(a / "one.md")], COLLECTION).removed == []  # a single file: nothing else goes
+    assert {Path(s).parent.name + "/" + Path(s).name for s, _ in rows(app).values()} == {
+        "A/one.md", "A/two.md", "AB/one.md", "AB/two.md"}
+    summary = app.load([str(a)], COLLECTION)
+    assert [Path(r.source).parent.name + "/" + Path(r.source).name for r in summary.removed] == ["A/two.md"]
+    assert {Path(s).parent.name + "/" + Path(s).name for s, _ in rows(app).values()} == {
+        "A/one.md", "AB/one.md", "AB/two.md"}
+
+
+def test_a_load_with_other_include_rules_removes_nothing_outside_them_and_keep_missing_keeps_all(
+        tmp_path: Path, app_on: Callable[..., Any]) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "notes.md").write_text(paragraph("notes", "signal", 4))
+    (folder / "plain.txt").write_text(paragraph("plain", "thistle", 4))
+    (folder / "gone.md").write_text(paragraph("gone", "quarry", 4))
+    app = app_on()
+    app.load([str(folder)], COLLECTION, "x")
+    (folder / "gone.md").unlink()
+    app.settings.loader.include = ["*.txt"]  # as `load --include '*.txt'`
+    assert app.load([str(folder)], COLLECTION).removed == []  # gone.md is not in a *.txt load's scope
+    app.settings.loader.include = []
+    assert app.load([str(folder)], COLLECTION, keep_missing=True).removed == []
+    assert "gone.md" in names(app)
+    assert [Path(r.source).name for r in app.load([str(folder)], COLLECTION).removed] == ["gone.md"]
+
+
+def test_the_summary_says_what_was_removed() -> None:
+    from rich.console import Console
+
+    from deepsearcher.cli.render import render_removed
+    from deepsearcher.types import FileResult
+
+    console = Console(record=True, width=200)
+    render_removed(console, [FileResult("/d/b.md", "removed", "no longer in the folder", chunks=3),
+                             FileResult("/d/c.md", "removed", "no longer in the folder", chunks=2),
+                             FileResult("/d/f.md", "removed", "no longer loadable: empty file", chunks=1)])
+    text = console.export_text()
+    assert "removed: 2 files no longer in the folder (5 chunks)" in text
+    assert "removed: 1 file no longer loadable (1 chunks)" in text
+    assert "/d/f.md (empty file)" in text
+
+
+# --- the description of an interrupted first load (finding 4) ------------------------------------------------------
+def test_an_interrupted_first_load_is_described_by_the_next_run(tmp_path: Path, app_on: Callable[..., Any]) -> None:
+    from deepsearcher.ingest.load import is_placeholder
+
+    folder = tmp_path / "first"
+    write_v1(folder)
+    app = app_on()
+    pipeline.crash_hook = crash_at("after-upsert", 1)
+    with pytest.raises(Crash):
+        app.load([str(folder)], COLLECTION)
+    pipeline.crash_hook = None
+    info = app.store.describe(COLLECTION)
+    assert is_placeholder(info.description) and info.description_generated  # never shown as the user's
+    summary = app.load([str(folder)], COLLECTION)
+    assert not summary.created and summary.description is not None and summary.description.origin == "files"
+    info = app.store.describe(COLLECTION)
+    assert not is_placeholder(info.description) and info.description_generated
+    assert app.load([str(folder)], COLLECTION).description is None  # described once
+
+
+def test_a_user_description_is_kept_and_d_replaces_only_the_stand_in(tmp_path: Path,
+                                                                     app_on: Callable[..., Any]) -> None:
+    folder = tmp_path / "given"
+    write_v1(folder)
+    app = app_on()
+    app.load([str(folder)], COLLECTION, "launch notes")
+    assert app.load([str(folder)], COLLECTION).description is None
+    assert app.store.describe(COLLECTION).description == "launch notes"
+    other = app_on("other.db")
+    pipeline.crash_hook = crash_at("after-upsert", 1)
+    with pytest.raises(Crash):
+        other.load([str(folder)], COLLECTION)
+    pipeline.crash_hook = None
+    other.load([str(folder)], COLLECTION, "the launch folder")
+    info = other.store.describe(COLLECTION)
+    assert (info.description, info.description_generated) == ("the launch folder", False)
