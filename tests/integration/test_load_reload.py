@@ -394,3 +394,68 @@ def test_a_user_description_is_kept_and_d_replaces_only_the_stand_in(tmp_path: P
     other.load([str(folder)], COLLECTION, "the launch folder")
     info = other.store.describe(COLLECTION)
     assert (info.description, info.description_generated) == ("the launch folder", False)
+
+
+# --- reporting (finding 5) -----------------------------------------------------------------------------------------
+def test_a_store_failing_as_a_whole_is_named_by_our_message_not_the_raw_library_text() -> None:
+    import numpy as np
+
+    from deepsearcher.errors import ProviderError
+    from deepsearcher.testing import MemoryStore
+    from deepsearcher.types import Chunk
+
+    class Down(MemoryStore):
+        def upsert(self, *args: Any, **kwargs: Any) -> int:
+            raise ProviderError("cannot reach Milvus at http://milvus:19530 (upsert): the server is down") \
+                from RuntimeError("<_InactiveRpcError: 10.0.3.7:19530 Connection refused>")
+
+        def has_collection(self, name: str) -> bool:
+            raise ProviderError("cannot reach Milvus at http://milvus:19530 (has collection): the server is down") \
+                from RuntimeError("<_InactiveRpcError: 10.0.3.7:19530 Connection refused>")
+
+    chunk = Chunk(id="1", text="t", source="/a.md", title="a", page=None, chunk_index=0, doc_hash="v")
+    with pytest.raises(ProviderError) as caught:
+        pipeline.write_batch(Down(), COLLECTION, [chunk], np.zeros((1, 4)), {"/a.md": 1})
+    text = str(caught.value)
+    assert "http://milvus:19530" in text and "10.0.3.7" not in text and "_InactiveRpcError" not in text
+
+
+def _cli(tmp_path: Path, folder: Path, env: dict[str, str], *args: str, prelude: str = "") -> Any:
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"llm: null\nvector_db:\n  uri: {tmp_path / 'cli.db'}\ningest:\n  batch_size: 2\n")
+    code = (prelude + "\nimport sys\nfrom deepsearcher.cli import main\n"
+            f"sys.argv = ['deepsearcher', '--config', {str(cfg)!r}, 'load', {str(folder)!r}, *{list(args)!r}]\n"
+            "main()\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", **env})
+
+
+def test_sigterm_stops_a_load_with_one_line_saying_what_was_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "term"
+    write_v1(folder)
+    out = _cli(tmp_path, folder, {"DEEPSEARCHER_TEST_SIGNAL_AT": "after-upsert:2:TERM"}, "-c", "term")
+    assert out.returncode == 143, out.stderr[-2000:]
+    assert "Stopped (SIGTERM). The 4 chunks written by this run are kept" in " ".join(out.stderr.split())
+    assert "Traceback" not in out.stderr
+    again = _cli(tmp_path, folder, {}, "-c", "term", "--json")
+    assert again.returncode == 0, again.stderr[-2000:]
+
+
+def test_ctrl_c_during_the_final_flush_prints_the_interrupted_line_not_a_traceback(tmp_path: Path) -> None:
+    """The signal arrives inside Milvus Lite's flush (its servicer thread): the flush it cuts short logs a traceback
+    from a thread at exit unless milvus-lite's logger is quiet."""
+    folder = tmp_path / "flush"
+    write_v1(folder)
+    prelude = ("import os, signal\nfrom milvus_lite.engine import collection as _c\n_flush = _c.Collection.flush\n"
+               "def flush(self):\n    os.kill(os.getpid(), signal.SIGINT)\n    return _flush(self)\n"
+               "_c.Collection.flush = flush\n")
+    out = _cli(tmp_path, folder, {}, "-c", "flush", prelude=prelude)
+    assert out.returncode == 130, out.stderr[-2000:]
+    assert "Interrupted." in out.stderr and "Re-run the same command to resume" in out.stderr
+    assert "Traceback" not in out.stderr
