@@ -26,7 +26,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from deepsearcher.errors import DeepSearcherError, DiskFullError, ProviderError, SkipSource, StoreInUseError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
@@ -34,7 +34,7 @@ from deepsearcher.ingest.normalize import normalize_stage
 from deepsearcher.ingest.sources import SourceItem
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, VectorStore
-from deepsearcher.types import Chunk, CollectionDescription, Extraction, FileResult, LoadSummary
+from deepsearcher.types import Chunk, CollectionDescription, Document, Extraction, FileResult, LoadSummary
 from deepsearcher.vectordb.names import validate_collection_name
 
 log = logging.getLogger(__name__)
@@ -156,6 +156,9 @@ class LoadPipeline:
 
     def _process(self, run: _Run, item: SourceItem) -> FileResult:
         """One source: unchanged, skipped with a reason, or split and queued for writing."""
+        pieces = item.stream() if item.stream is not None and not item.error else None
+        if pieces is not None:
+            return self._process_stream(run, item, pieces)
         prepared = prepare_source(item, self.splitter, (self.store, run.collection) if run.exists else None)
         if isinstance(prepared, FileResult):
             if prepared.status == "unchanged":
@@ -169,6 +172,56 @@ class LoadPipeline:
         run.open_sources.append((item.source, item.version))
         self._flush(run)
         return FileResult(item.source, "loaded", chunks=len(chunks), skipped_records=skipped_records)
+
+    def _process_stream(self, run: _Run, item: SourceItem, pieces: Callable[[], Iterator[Document]]) -> FileResult:
+        """A large text file, read in pieces twice: once to count its chunks (stored with each chunk: the
+        completeness check), once to embed and write them batch by batch. Memory holds one piece and one batch;
+        progress events keep coming during both reads."""
+        if run.exists and self.store.is_complete(run.collection, item.source, item.version):
+            run.deleted += self.store.delete_stale(run.collection, item.source, item.version)
+            return FileResult(item.source, "unchanged")
+        try:
+            total = 0
+            for total, _ in enumerate(self._stream_chunks(item, pieces), 1):
+                if total % self.batch_size == 0:  # a heartbeat while counting: nothing written yet
+                    self.on_event(LoadBatch(chunks=0, written=run.written, queued=run.queued + total))
+            if not total:
+                raise SkipSource("no text extracted")
+            run.doc_chunks[item.source] = total
+            run.queued += total
+            for chunk in self._stream_chunks(item, pieces):
+                run.pending.append(chunk)
+                if len(run.pending) >= self.batch_size:
+                    self._flush(run)
+        except SkipSource as exc:
+            return self._drop(run, item.source, str(exc))
+        except DeepSearcherError:
+            raise
+        except Exception as exc:  # the file changed or vanished between the reads, a decoder failure
+            log.debug("streaming %s failed", item.source, exc_info=True)
+            return self._drop(run, item.source, failure_reason(exc))
+        run.open_sources.append((item.source, item.version))  # only now may its old version go
+        self._flush(run)
+        return FileResult(item.source, "loaded", chunks=total)
+
+    def _stream_chunks(self, item: SourceItem, pieces: Callable[[], Iterator[Document]]) -> Iterator[Chunk]:
+        def normalized() -> Iterator[Document]:
+            for doc in pieces():
+                doc = doc if doc.source == item.source else replace(doc, source=item.source)
+                try:
+                    yield from normalize_stage([doc], item.source)
+                except SkipSource as exc:
+                    if str(exc) != "no text extracted":  # a blank piece is no reason to skip the file
+                        raise
+
+        return self.splitter.split_stream(normalized(), item.version)
+
+    def _drop(self, run: _Run, source: str, reason: str) -> FileResult:
+        """A streamed source that failed part-way: its waiting chunks are dropped (any written stay incomplete, so
+        the next run loads it again)."""
+        run.pending = [c for c in run.pending if c.source != source]
+        run.doc_chunks.pop(source, None)
+        return FileResult(source, "skipped", reason)
 
     def _flush(self, run: _Run, final: bool = False) -> None:
         """Write full batches (every pending chunk when ``final``), then finish the sources no chunk waits for."""

@@ -60,12 +60,15 @@ class SourceItem:
         load: returns the Documents or raises ``SkipSource``.
         error: why the source cannot be loaded, found before loading (unreadable, removed meanwhile); the pipeline
             lists it as skipped with this reason. "" = none.
+        stream: for a large plain-text file, returns None or a function giving its text in pieces
+            (``BuiltinLoader.stream``): the pipeline then never holds the whole file. None = always ``load``.
     """
 
     source: str
     version: str
     load: Callable[[], list[Document]]
     error: str = ""
+    stream: Callable[[], Callable[[], Iterator[Document]] | None] | None = None
 
 
 @dataclass
@@ -277,4 +280,6 @@ def file_items(files: Iterable[Path], loader: Loader, split_signature: str) -> I
         except OSError as exc:
             yield SourceItem(source=source, version="", load=list, error=f"cannot read: {os_reason(exc)}")
             continue
-        yield SourceItem(source=source, version=version, load=functools.partial(loader.load, path))
+        stream = getattr(loader, "stream", None)
+        yield SourceItem(source=source, version=version, load=functools.partial(loader.load, path),
+                         stream=functools.partial(stream, path) if callable(stream) else None)

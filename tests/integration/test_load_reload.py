@@ -185,91 +185,6 @@ def test_a_source_loses_its_old_version_once_written_not_at_the_end_of_the_load(
     assert len(a_versions) == 1
 
 
-# --- a full disk (finding 3) ---------------------------------------------------------------------------------------
-class CountingEmbedder(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__(64, "hash-64")
-        self.batches = 0
-
-    def embed_documents(self, texts: Any) -> Any:
-        self.batches += 1
-        return super().embed_documents(texts)
-
-
-def test_a_full_disk_stops_the_load_at_the_first_write_and_keeps_what_is_stored(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import errno
-
-    from deepsearcher.errors import DiskFullError
-    from deepsearcher.ingest.splitter import Splitter
-    from deepsearcher.ingest.sources import SourceItem
-    from deepsearcher.types import Document
-    from deepsearcher.vectordb.milvus import MilvusStore
-
-    store = MilvusStore(str(tmp_path / "milvus.db"))
-    embedder = CountingEmbedder()
-    splitter = Splitter(40, 0, tokenizer=None, model_max_tokens=None)
-
-    def items(prefix: str, n: int) -> list[SourceItem]:
-        return [SourceItem(f"/docs/{prefix}{i}.md", "v1", lambda i=i: [
-            Document(paragraph(f"{prefix}{i}", "ember", 8), f"/docs/{prefix}{i}.md", f"{prefix}{i}")])
-            for i in range(n)]
-
-    pipe = pipeline.LoadPipeline(store, embedder, splitter, 4)
-    stored = pipe.run(items("v", 2), COLLECTION, description="x").chunks_written
-    assert stored == store.count(COLLECTION) > 0
-
-    def no_space(*args: Any, **kwargs: Any) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(store.client.raw, "upsert", no_space)
-    embedder.batches = 0
-    with pytest.raises(DiskFullError) as caught:
-        pipe.run(items("more", 10), COLLECTION, description="x")
-    assert str(caught.value.args[0]).startswith(f"disk full at {tmp_path.resolve()}")
-    assert embedder.batches == 1  # stopped at the first write: nothing more embedded, no file blamed
-    monkeypatch.undo()
-    assert store.count(COLLECTION) == stored
-    store.close()
-
-
-def test_a_lite_write_failing_on_a_nearly_full_disk_is_called_disk_full(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Milvus Lite's own message often does not say why: the free space beside the file does."""
-    from pymilvus.exceptions import MilvusException
-
-    from deepsearcher.errors import DiskFullError
-    from deepsearcher.vectordb import milvus
-
-    store = milvus.MilvusStore(str(tmp_path / "milvus.db"))
-
-    def broken(*args: Any, **kwargs: Any) -> None:
-        raise MilvusException(message="flush failed: segment writer closed")
-
-    class Usage:
-        free = 300 * 1024
-
-    monkeypatch.setattr(store.client.raw, "flush", broken)
-    store.create_collection(COLLECTION, description="x", model_name="m", dim=8)
-    monkeypatch.setattr(milvus.shutil, "disk_usage", lambda path: Usage())
-    with pytest.raises(DiskFullError, match="disk full at"):
-        store.seal(COLLECTION)
-    store.close()
-
-
-def test_a_server_saying_no_space_is_disk_full_named_by_the_configured_uri() -> None:
-    from pymilvus.exceptions import MilvusException
-
-    from deepsearcher.errors import DiskFullError
-    from deepsearcher.vectordb.connection import translate_error
-
-    err = translate_error(MilvusException(message="failed to flush: write /var/lib/milvus/wal: no space left on "
-                                                  "device (internal 10.0.3.7:21123)"), "http://milvus:19530", "upsert")
-    assert isinstance(err, DiskFullError)
-    assert err.args[0].startswith("disk full at the Milvus server http://milvus:19530")
-    assert "10.0.3.7" not in str(err)
-
-
 # --- files gone from the folder (finding 2) ------------------------------------------------------------------------
 def names(app: Any) -> set[str]:
     return {Path(src).name for src, _ in rows(app).values()}
@@ -396,6 +311,91 @@ def test_a_user_description_is_kept_and_d_replaces_only_the_stand_in(tmp_path: P
     assert (info.description, info.description_generated) == ("the launch folder", False)
 
 
+# --- a full disk (finding 3) ---------------------------------------------------------------------------------------
+class CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__(64, "hash-64")
+        self.batches = 0
+
+    def embed_documents(self, texts: Any) -> Any:
+        self.batches += 1
+        return super().embed_documents(texts)
+
+
+def test_a_full_disk_stops_the_load_at_the_first_write_and_keeps_what_is_stored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from deepsearcher.errors import DiskFullError
+    from deepsearcher.ingest.splitter import Splitter
+    from deepsearcher.ingest.sources import SourceItem
+    from deepsearcher.types import Document
+    from deepsearcher.vectordb.milvus import MilvusStore
+
+    store = MilvusStore(str(tmp_path / "milvus.db"))
+    embedder = CountingEmbedder()
+    splitter = Splitter(40, 0, tokenizer=None, model_max_tokens=None)
+
+    def items(prefix: str, n: int) -> list[SourceItem]:
+        return [SourceItem(f"/docs/{prefix}{i}.md", "v1", lambda i=i: [
+            Document(paragraph(f"{prefix}{i}", "ember", 8), f"/docs/{prefix}{i}.md", f"{prefix}{i}")])
+            for i in range(n)]
+
+    pipe = pipeline.LoadPipeline(store, embedder, splitter, 4)
+    stored = pipe.run(items("v", 2), COLLECTION, description="x").chunks_written
+    assert stored == store.count(COLLECTION) > 0
+
+    def no_space(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store.client.raw, "upsert", no_space)
+    embedder.batches = 0
+    with pytest.raises(DiskFullError) as caught:
+        pipe.run(items("more", 10), COLLECTION, description="x")
+    assert str(caught.value.args[0]).startswith(f"disk full at {tmp_path.resolve()}")
+    assert embedder.batches == 1  # stopped at the first write: nothing more embedded, no file blamed
+    monkeypatch.undo()
+    assert store.count(COLLECTION) == stored
+    store.close()
+
+
+def test_a_lite_write_failing_on_a_nearly_full_disk_is_called_disk_full(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Milvus Lite's own message often does not say why: the free space beside the file does."""
+    from pymilvus.exceptions import MilvusException
+
+    from deepsearcher.errors import DiskFullError
+    from deepsearcher.vectordb import milvus
+
+    store = milvus.MilvusStore(str(tmp_path / "milvus.db"))
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise MilvusException(message="flush failed: segment writer closed")
+
+    class Usage:
+        free = 300 * 1024
+
+    monkeypatch.setattr(store.client.raw, "flush", broken)
+    store.create_collection(COLLECTION, description="x", model_name="m", dim=8)
+    monkeypatch.setattr(milvus.shutil, "disk_usage", lambda path: Usage())
+    with pytest.raises(DiskFullError, match="disk full at"):
+        store.seal(COLLECTION)
+    store.close()
+
+
+def test_a_server_saying_no_space_is_disk_full_named_by_the_configured_uri() -> None:
+    from pymilvus.exceptions import MilvusException
+
+    from deepsearcher.errors import DiskFullError
+    from deepsearcher.vectordb.connection import translate_error
+
+    err = translate_error(MilvusException(message="failed to flush: write /var/lib/milvus/wal: no space left on "
+                                                  "device (internal 10.0.3.7:21123)"), "http://milvus:19530", "upsert")
+    assert isinstance(err, DiskFullError)
+    assert err.args[0].startswith("disk full at the Milvus server http://milvus:19530")
+    assert "10.0.3.7" not in str(err)
+
+
 # --- reporting (finding 5) -----------------------------------------------------------------------------------------
 def test_a_store_failing_as_a_whole_is_named_by_our_message_not_the_raw_library_text() -> None:
     import numpy as np
@@ -459,3 +459,81 @@ def test_ctrl_c_during_the_final_flush_prints_the_interrupted_line_not_a_traceba
     assert out.returncode == 130, out.stderr[-2000:]
     assert "Interrupted." in out.stderr and "Re-run the same command to resume" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+# --- a huge text file (finding 5): read, split and written in pieces ------------------------------------------------
+@pytest.fixture
+def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stream files from 4 kB on, in pieces of 3,000 characters (the real sizes are 16 MB and 1 M characters)."""
+    from deepsearcher.ingest import loaders
+    from deepsearcher.ingest.formats import text
+
+    monkeypatch.setattr(loaders, "STREAM_BYTES", 4096)
+    monkeypatch.setattr(text, "PIECE_CHARS", 3000)
+    monkeypatch.setattr(text, "BLOCK_BYTES", 1024)
+
+
+def big_text(path: Path, paragraphs: int) -> Path:
+    path.write_text("".join(f"Paragraph {i}: " + paragraph(f"p{i}", "glacier", 2) + "\n\n" for i in range(paragraphs)),
+                    encoding="utf-8")
+    return path
+
+
+def test_stream_text_gives_the_whole_text_in_pieces_cut_at_paragraphs(tmp_path: Path, small_pieces: None) -> None:
+    from deepsearcher.ingest.formats.text import stream_text
+
+    path = big_text(tmp_path / "big.txt", 60)
+    pieces = [d.text for d in stream_text(path, "/big.txt", "big")]
+    assert len(pieces) > 3 and "".join(pieces) == path.read_text(encoding="utf-8")
+    assert all(p.endswith("\n\n") for p in pieces[:-1]) and all(len(p) <= 3000 for p in pieces)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(("Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e. " * 400).encode("cp1252"))
+    assert "".join(d.text for d in stream_text(latin, "/latin.txt")) == ("Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e. "
+                                                                         * 400)
+
+
+def test_a_large_text_file_is_written_batch_by_batch_with_progress_and_resumes(
+        tmp_path: Path, app_on: Callable[..., Any], small_pieces: None) -> None:
+    from deepsearcher.events import LoadBatch
+
+    folder = tmp_path / "huge"
+    folder.mkdir()
+    big_text(folder / "big.txt", 120)
+    (folder / "small.md").write_text("# Small\n\nA small file beside the big one.")
+    events: list[Any] = []
+    app = app_on()
+    pipeline.crash_hook = crash_at("after-upsert", 3)
+    with pytest.raises(Crash):
+        app.load([str(folder)], COLLECTION, "x", on_event=events.append)
+    pipeline.crash_hook = None
+    counting = [e for e in events if isinstance(e, LoadBatch) and e.chunks == 0]
+    assert counting, "no progress while the big file's chunks were counted"
+    summary = app.load([str(folder)], COLLECTION)
+    status = {Path(f.source).name: (f.status, f.chunks) for f in summary.files}
+    big = status["big.txt"]
+    assert big[0] == "loaded" and big[1] > 3 * 4
+    stored = [r for r in _query(app, ["source", "chunk_index", "doc_chunks"]) if r["source"].endswith("big.txt")]
+    indexes = sorted(r["chunk_index"] for r in stored)  # one index across the pieces (a duplicate leaves a gap)
+    assert indexes[0] == 0 and len(set(indexes)) == len(indexes) == big[1]
+    assert {r["doc_chunks"] for r in stored} == {big[1]}
+    again = app.load([str(folder)], COLLECTION)
+    assert again.chunks_written == 0 and {f.status for f in again.files} == {"unchanged"}
+
+
+def test_peak_memory_of_a_large_text_file_does_not_grow_with_the_file(tmp_path: Path) -> None:
+    """Two files, 2 and 8 MB, streamed from 512 kB on, through the real loader and pipeline (a store that keeps
+    nothing): peak RSS grows by far less than the 6 MB between them (read whole, it grew ~5x the file)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    script = REPO / "scripts" / "bench_load_memory.py"
+    peaks = []
+    for mb in (2, 8):
+        out = subprocess.run([sys.executable, str(script), str(mb), "--stream-bytes", str(2**19), "--json"],
+                             capture_output=True, text=True,
+                             timeout=600, env={"PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin"})
+        assert out.returncode == 0, out.stderr[-2000:]
+        peaks.append(__import__("json").loads(out.stdout.splitlines()[-1])["peak_load_mb"])
+    assert peaks[1] - peaks[0] < 4, peaks
