@@ -182,6 +182,8 @@ def remove_missing(store: VectorStore, collection: str, inputs: Sequence[str], f
     unreadable = [f.source.rstrip("/") + "/" for f in found.skipped]
     gone_now = {stored_source(r.source): r.reason for r in results
                 if r.status == "skipped" and stored_source(r.source) in present and not r.reason.startswith(REFUSED)}
+    if not roots and not gone_now:
+        return []  # files only, all loaded: nothing to compare (and no scan of the collection)
     removed: list[FileResult] = []
     for source in store.sources(collection):
         if source in gone_now:
