@@ -56,8 +56,8 @@ def stopped_message(ctx: click.Context, exc: KeyboardInterrupt) -> tuple[str, in
     if ctx.invoked_subcommand != "load":
         return f"[yellow]{what}[/]", code
     written = ctx.meta.get("load_written", 0)
-    kept = (f" The {written:,} chunks written by this run are kept" if written else " Nothing new was written") + \
-        " (and everything stored before)."
+    kept = (f" The {written:,} chunks written by this run are kept, as is everything stored before." if written
+            else " Nothing was written by this run; everything stored before is kept.")
     return f"[yellow]{what}[/]{kept} Re-run the same command to resume; nothing is duplicated.", code
 
 
