@@ -62,7 +62,7 @@ def stopped_message(ctx: click.Context, exc: KeyboardInterrupt) -> tuple[str, in
 
 
 def exit_now(ctx: click.Context, code: int) -> None:
-    """End the process right after SIGTERM: close the store (releases the Milvus Lite file), flush the output, and
+    """End the process right after SIGTERM or a Ctrl-C of a load: close the store (releases the Milvus Lite file), flush the output, and
     skip the interpreter's shutdown, which waits for Milvus Lite's background compaction and torch's threads (seconds
     on a busy machine, past a supervisor's grace period before SIGKILL). What was written is already durable: every
     write returned before the stop, as after a SIGKILL, which the load recovers from."""
@@ -95,7 +95,7 @@ class ErrorBoundary(click.Group):
                 raise
             message, code = stopped_message(ctx, exc)
             console.print(message, highlight=False)
-            if isinstance(exc, Terminated):
+            if isinstance(exc, Terminated) or ctx.invoked_subcommand == "load":
                 exit_now(ctx, code)
             ctx.exit(code)
         except Exception as exc:  # the user never sees a traceback unless they ask for --debug
