@@ -168,7 +168,7 @@ class DeepSearcher:
     def load(self, inputs: Sequence[str], collection: str | None = None, description: str | None = None, *,
              force_new: bool = False, batch_size: int | None = None, path_allowed: PathAllowed | None = None,
              allow_private_urls: bool | None = None, on_event: EventCallback | None = None,
-             crawler: Crawler | None = None) -> LoadSummary:
+             crawler: Crawler | None = None, keep_missing: bool = False) -> LoadSummary:
         """Load files, folders, glob patterns and URLs into a collection (``ingest.load.load_sources``).
 
         Args:
@@ -183,6 +183,8 @@ class DeepSearcher:
                 (the server passes its own rule); None = the crawler setting.
             on_event: progress callback (default: the one given to the constructor).
             crawler: a ready crawler for the URLs instead of the configured one.
+            keep_missing: keep the chunks of files gone from a loaded folder or no longer loadable (default: removed,
+                ``ingest.load.remove_missing``).
 
         Returns:
             A LoadSummary with one FileResult per source; a source that fails on its own is skipped with a reason.
@@ -202,10 +204,23 @@ class DeepSearcher:
                                crawler_options=s.crawler.resolved(resolve), store=self.store, embedder=self.embedder,
                                loader=self.loader, registry=self.registry, workers=workers, force_new=force_new,
                                batch_size=batch_size, path_allowed=path_allowed,
-                               allow_private_urls=allow_private_urls, on_event=emit, crawler=crawler)
-        if summary.created and description is None:
-            summary = replace(summary, description=self.describe_collection(summary.collection, on_event=emit))
+                               allow_private_urls=allow_private_urls, on_event=emit, crawler=crawler,
+                               keep_missing=keep_missing)
+        if summary.created and description is None or self._needs_description(summary):
+            text = None if summary.created else description  # -d on a re-load replaces only the stand-in
+            summary = replace(summary, description=self.describe_collection(summary.collection, text,
+                                                                            on_event=emit))
         return summary
+
+    def _needs_description(self, summary: LoadSummary) -> bool:
+        """The collection still has the stand-in description: the load that created it was stopped before it was
+        described (``ingest.load.is_placeholder``)."""
+        from deepsearcher.ingest.load import is_placeholder
+
+        if summary.created or not (summary.loaded or summary.unchanged) or not self.store.has_collection(
+                summary.collection):
+            return False
+        return is_placeholder(self.store.describe(summary.collection).description)
 
     def describe_collection(self, name: str, text: str | None = None, *,
                             on_event: EventCallback | None = None) -> CollectionDescription:

@@ -69,6 +69,11 @@ class StoreInUseError(ProviderError):
     """The Milvus Lite file is opened by another process."""
 
 
+class DiskFullError(ProviderError):
+    """The disk under the store is full (ENOSPC, or a Milvus server saying it has no space): a load stops at once,
+    keeping what is stored, instead of blaming each file."""
+
+
 class ContextWindowError(ProviderError):
     """The prompt did not fit the model's context window (callers may retry with less context).
 

@@ -101,11 +101,12 @@ class LoadSource(Event):
 
 @dataclass(frozen=True)
 class LoadBatch(Event):
-    """A batch of chunks was embedded and upserted."""
+    """A batch of chunks was embedded and upserted (or, with ``chunks`` 0, a large file's chunks are being counted
+    before its first batch: progress with nothing written yet)."""
 
     kind: ClassVar[str] = "load.batch"
     group: ClassVar[str] = "load"
-    chunks: int = _doc("chunks in this batch")
+    chunks: int = _doc("chunks in this batch (0: still counting a large file's chunks)")
     written: int = _doc("chunks written so far in this load")
     queued: int = _doc("chunks split so far in this load (written or waiting to be embedded)", default=0)
 

@@ -183,6 +183,15 @@ class VectorStore(Protocol):
         """Delete the chunks of ``source`` of any version other than ``doc_hash``; returns rows deleted."""
         ...
 
+    def sources(self, name: str) -> list[str]:
+        """The distinct sources with chunks in the collection, sorted (a folder re-load removes those no longer
+        in the folder)."""
+        ...
+
+    def delete_source(self, name: str, source: str) -> int:
+        """Delete every chunk of ``source`` (any version); returns rows deleted."""
+        ...
+
     def seal(self, name: str) -> None:
         """Make written chunks durable and fast to search (called at the end of a load)."""
         ...

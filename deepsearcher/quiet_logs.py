@@ -17,7 +17,8 @@ import os
 LOGGERS: dict[str, dict[str, int]] = {
     "pymilvus": {"pymilvus": logging.CRITICAL + 1, "pymilvus.milvus_client": logging.CRITICAL + 1,
                  "pymilvus.bulk_writer": logging.CRITICAL + 1},
-    "milvus_lite": {"milvus_lite": logging.ERROR},
+    # milvus-lite logs (with a traceback) what reaches us as an exception anyway, and a flush a Ctrl-C cut short
+    "milvus_lite": {"milvus_lite": logging.CRITICAL},
     "grpc": {"grpc": logging.CRITICAL, "grpc._server": logging.CRITICAL},
     "ray": {"ray": logging.CRITICAL, "ray.data": logging.CRITICAL},
     "httpx": {"httpx": logging.ERROR},

@@ -152,8 +152,9 @@ class CollectionDescription:
     Attributes:
         collection: the collection.
         text: the description.
-        origin: "given" (a user's text), "llm" (written by the configured LLM from a sample of the chunks) or
-            "files" (built from file names and titles).
+        origin: "given" (a user's text), "llm" (written by the configured LLM from a sample of the chunks),
+            "files" (built from file names and titles) or "placeholder" (the stand-in "Documents loaded from ..." of
+            a collection not described yet).
         note: why the LLM did not write it (no LLM configured, it failed, its reply was unusable); "" otherwise.
     """
 
@@ -169,7 +170,7 @@ class FileResult:
 
     Attributes:
         source: the path or URL as given (or discovered in a folder / crawl).
-        status: "loaded", "unchanged" or "skipped".
+        status: "loaded", "unchanged" or "skipped" ("removed" in ``LoadSummary.removed``).
         reason: why it was skipped ("" otherwise).
         chunks: chunks written (0 when unchanged or skipped).
         skipped_records: for JSON/JSONL, reason -> records of the file that gave no text (the file itself loaded).
@@ -199,6 +200,8 @@ class LoadSummary:
         engine: the ingestion engine that ran ("local" or "ray").
         notices: one-line advice about the collection after the load (e.g. a Milvus Lite collection grown past the
             size where its search gets slow), [] when none.
+        removed: sources whose chunks this load removed, status "removed", with why ("no longer in the folder", or
+            "no longer loadable: <reason>") and the rows deleted (``chunks``); see ``ingest.load.remove_missing``.
     """
 
     collection: str
@@ -211,6 +214,7 @@ class LoadSummary:
     description: CollectionDescription | None = None
     engine: str = "local"
     notices: list[str] = field(default_factory=list)
+    removed: list[FileResult] = field(default_factory=list)
 
     @property
     def loaded(self) -> list[FileResult]:

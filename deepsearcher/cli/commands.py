@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import sys
-from typing import Any
+from typing import Any, Iterator
+from contextlib import contextmanager
 
 import click
 from rich.console import Console
@@ -25,6 +28,56 @@ console = Console(stderr=True)
 out = Console()
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a load, raised where the load is, so that it stops as on Ctrl-C (nothing half-written is
+    left: every write is a whole batch) and says so, instead of dying silently with 143."""
+
+
+@contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM into ``Terminated`` while the block runs (main thread only; the old handler is put back)."""
+    def on_term(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (an embedding app): leave SIGTERM alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def stopped_message(ctx: click.Context, exc: KeyboardInterrupt) -> tuple[str, int]:
+    """The one line for a stopped command and its exit code (130 Ctrl-C, 143 SIGTERM); a load says what it kept."""
+    what = "Stopped (SIGTERM)." if isinstance(exc, Terminated) else "Interrupted."
+    code = 143 if isinstance(exc, Terminated) else 130
+    if ctx.invoked_subcommand != "load":
+        return f"[yellow]{what}[/]", code
+    written = ctx.meta.get("load_written", 0)
+    kept = (f" The {written:,} chunks written by this run are kept, as is everything stored before." if written
+            else " Nothing was written by this run; everything stored before is kept.")
+    return f"[yellow]{what}[/]{kept} Re-run the same command to resume; nothing is duplicated.", code
+
+
+def exit_now(ctx: click.Context, code: int) -> None:
+    """End the process right after SIGTERM or a Ctrl-C of a load: close the store (releases the Milvus Lite file), flush the output, and
+    skip the interpreter's shutdown, which waits for Milvus Lite's background compaction and torch's threads (seconds
+    on a busy machine, past a supervisor's grace period before SIGKILL). What was written is already durable: every
+    write returned before the stop, as after a SIGKILL, which the load recovers from."""
+    try:
+        ctx.close()  # runs call_on_close: DeepSearcher.close
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+
+
 class ErrorBoundary(click.Group):
     """Turns library errors into messages; ``--debug`` re-raises."""
 
@@ -38,13 +91,14 @@ class ErrorBoundary(click.Group):
                 raise
             console.print(f"[bold red]Error:[/] {safe(exc, multiline=True)}", highlight=False, soft_wrap=True)
             ctx.exit(1)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             if ctx.meta.get("debug"):
                 raise
-            resume = " Re-run the same command to resume; nothing is duplicated." \
-                if ctx.invoked_subcommand == "load" else ""
-            console.print(f"[yellow]Interrupted.[/]{resume}")
-            ctx.exit(130)
+            message, code = stopped_message(ctx, exc)
+            console.print(message, highlight=False)
+            if isinstance(exc, Terminated) or ctx.invoked_subcommand == "load":
+                exit_now(ctx, code)
+            ctx.exit(code)
         except Exception as exc:  # the user never sees a traceback unless they ask for --debug
             if ctx.meta.get("debug"):
                 raise
@@ -118,26 +172,38 @@ def make_app(ctx: click.Context, overrides: dict[str, Any] | None = None) -> Any
 @click.option("--batch-size", type=click.IntRange(1), default=None, help="Chunks embedded and upserted per batch.")
 @click.option("--include", multiple=True, help="Glob a file in a folder must match (repeatable).")
 @click.option("--exclude", multiple=True, help="Glob of files in folders to skip (repeatable).")
+@click.option("--keep-missing", is_flag=True,
+              help="Keep the chunks of files gone from a loaded folder (or no longer loadable); default: removed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_context
 def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, description: str | None,
          force_new_collection: bool, batch_size: int | None, include: tuple[str, ...], exclude: tuple[str, ...],
-         as_json: bool) -> None:
+         keep_missing: bool, as_json: bool) -> None:
     """Load files, folders, glob patterns and URLs into a collection.
 
-    Re-running is safe: unchanged files are skipped, changed files replace their old chunks.
+    Re-running is safe: unchanged files are skipped, changed files replace their old chunks, and files gone from a
+    loaded folder (or no longer loadable) lose theirs (--keep-missing keeps them).
     """
     from deepsearcher.cli.render import LoadProgress, render_load_summary
+    from deepsearcher.events import LoadBatch
 
     overrides: dict[str, Any] = {}
     if include or exclude:
         base = get_settings(ctx).loader
         overrides["loader"] = {"include": list(include) or base.include,
                                "exclude": list(base.exclude) + list(exclude)}
-    app = make_app(ctx, overrides)
-    with LoadProgress(console, quiet=as_json) as progress:
-        summary = app.load(list(inputs), collection, description, force_new=force_new_collection,
-                           batch_size=batch_size, on_event=progress.on_event)
+    root = ctx.find_root()
+
+    def on_event(event: Any) -> None:
+        if isinstance(event, LoadBatch):
+            root.meta["load_written"] = event.written  # for the message of a stopped load
+        progress.on_event(event)
+
+    with stop_on_sigterm():
+        app = make_app(ctx, overrides)
+        with LoadProgress(console, quiet=as_json) as progress:
+            summary = app.load(list(inputs), collection, description, force_new=force_new_collection,
+                               batch_size=batch_size, on_event=on_event, keep_missing=keep_missing)
     if as_json:
         out.print_json(json.dumps(summary.to_dict()))
     else:

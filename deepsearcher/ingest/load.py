@@ -7,6 +7,7 @@ options), turns files and crawled pages into ``SourceItem``s and runs the ``Load
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
@@ -17,14 +18,21 @@ from deepsearcher.ingest.formats import EXTRACTION_VERSION
 from deepsearcher.ingest.normalize import NORMALIZE_VERSION
 from deepsearcher.ingest.options import CrawlScope, LoaderOptions
 from deepsearcher.ingest.pipeline import LoadPipeline
-from deepsearcher.ingest.sources import Expansion, PathAllowed, SourceItem, expand_paths, file_items, is_url
+from deepsearcher.ingest.sources import (Expansion, PathAllowed, SourceItem, display_path, expand_paths, file_items,
+                                         in_scope, is_url)
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Crawler, Embedder, Loader, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.settings import IngestSettings
-from deepsearcher.types import LoadSummary
+from deepsearcher.types import FileResult, LoadSummary
 from deepsearcher.vectordb.capabilities import LITE_SLOW_AT, lite_size_notice
 from deepsearcher.vectordb.names import validate_collection_name
+from deepsearcher.vectordb.schema import stored_source
+
+log = logging.getLogger(__name__)
+
+#: the reason of a source the store refused: its old version is kept (a re-load tries it again)
+REFUSED = "the vector store refused it"
 
 if TYPE_CHECKING:
     from deepsearcher.ingest.ray_stages import WorkerOptions
@@ -46,10 +54,22 @@ def make_splitter(ingest: IngestSettings, embedder: Embedder) -> Splitter:
                     model_max_tokens=embedder.max_tokens)
 
 
+#: how the stand-in description of a collection created without one begins (``default_description``)
+PLACEHOLDER_PREFIX = "Documents loaded from "
+
+
 def default_description(inputs: Sequence[str]) -> str:
-    """The description of a collection created without one: where its documents came from."""
+    """The stand-in description of a collection created without one, until one is generated (at the end of the
+    load, or by the next load when this one was interrupted): where its documents came from."""
     shown = ", ".join(list(inputs)[:3]) + (" …" if len(inputs) > 3 else "")
-    return f"Documents loaded from {shown}"
+    return f"{PLACEHOLDER_PREFIX}{shown}"
+
+
+def is_placeholder(text: str) -> bool:
+    """A stored description that is still the stand-in: the load that created the collection was stopped before it
+    described it. Told by its text, so that collections made before the stand-in was marked as generated are
+    described too."""
+    return text.startswith(PLACEHOLDER_PREFIX)
 
 
 def load_sources(inputs: Sequence[str], collection: str, description: str | None, *, ingest: IngestSettings,
@@ -57,7 +77,7 @@ def load_sources(inputs: Sequence[str], collection: str, description: str | None
                  loader: Loader, registry: Registry, workers: WorkerOptions | None = None, force_new: bool = False,
                  batch_size: int | None = None, path_allowed: PathAllowed | None = None,
                  allow_private_urls: bool | None = None, on_event: EventCallback = ignore_event,
-                 crawler: Crawler | None = None) -> LoadSummary:
+                 crawler: Crawler | None = None, keep_missing: bool = False) -> LoadSummary:
     """Load files, folders, glob patterns and URLs into a collection.
 
     Args:
@@ -77,6 +97,8 @@ def load_sources(inputs: Sequence[str], collection: str, description: str | None
         on_event: receives load and crawl events.
         crawler: a ready crawler for the URLs instead of the configured one (``query --save-to`` passes the query's
             page reader, which replays the pages it read without fetching them again).
+        keep_missing: keep the chunks of files that are gone from a loaded folder or no longer load (default: they
+            are removed, ``remove_missing``).
 
     Returns:
         A LoadSummary with one FileResult per source; every per-source failure (unreadable, removed during the load,
@@ -97,7 +119,9 @@ def load_sources(inputs: Sequence[str], collection: str, description: str | None
     urls = [i for i in inputs if is_url(i)]
     web = _web(urls, crawler_options, loader_options, signature, on_event, registry, allow_private_urls,
                crawler) if urls else None  # validates before any write
-    target = _Target(name, default_description(inputs) if description is None else description, force_new)
+    placeholder = description is None  # stored marked as generated; DeepSearcher.load writes the real one
+    target = _Target(name, default_description(inputs) if description is None else description, force_new,
+                     placeholder)
     splitter, batch = make_splitter(ingest, embedder), batch_size or ingest.batch_size
     summary = _run(found.files, web, target, ingest, workers, store=store, embedder=embedder, loader=loader,
                    splitter=splitter, signature=signature, batch_size=batch, on_event=on_event)
@@ -105,6 +129,10 @@ def load_sources(inputs: Sequence[str], collection: str, description: str | None
         web.check(summary)  # a URL that gave 0 documents is an error (the collection is only made on a write)
     if found.skipped:
         summary = replace(summary, files=summary.files + found.skipped)
+    if not keep_missing and not force_new:
+        removed = remove_missing(store, name, [i for i in inputs if not is_url(i)], found, summary.files,
+                                 loader_options, path_allowed)
+        summary = replace(summary, removed=removed)
     return replace(summary, notices=size_notices(store, name))
 
 
@@ -115,6 +143,7 @@ class _Target:
     name: str
     description: str
     force_new: bool
+    placeholder: bool = False  # the description is the stand-in (stored marked as generated)
 
 
 def _files(inputs: Sequence[str], options: LoaderOptions, path_allowed: PathAllowed | None) -> Expansion:
@@ -165,12 +194,58 @@ def _run(files: Sequence[Path], web: UrlItems | None, target: _Target, ingest: I
 
         return load_with_ray(files, web, target.name, target.description, ray_options=ingest.ray, workers=workers,
                              store=store, embedder=embedder, loader=loader, splitter=splitter, signature=signature,
-                             force_new=target.force_new, batch_size=batch_size, on_event=on_event)
+                             force_new=target.force_new, batch_size=batch_size, on_event=on_event,
+                             placeholder=target.placeholder)
     items: Iterable[SourceItem] = file_items(files, loader, signature)
     pipeline = LoadPipeline(store, embedder, splitter, batch_size, on_event)
     return pipeline.run(_chain(items, web) if web is not None else items, target.name,
                         description=target.description, force_new=target.force_new,
-                        total=len(files) if web is None else None)
+                        total=len(files) if web is None else None, placeholder=target.placeholder)
+
+
+def remove_missing(store: VectorStore, collection: str, inputs: Sequence[str], found: Expansion,
+                   results: Sequence[FileResult], options: LoaderOptions,
+                   allowed: PathAllowed | None = None) -> list[FileResult]:
+    """After a completed load, delete the chunks the inputs no longer have, so that a re-load of a folder leaves
+    exactly the folder's current content.
+
+    The rule:
+
+    - a stored source below a loaded *folder* (its real path, the same ``include`` / ``exclude`` rules) that the
+      walk did not find now (deleted, renamed, now excluded) is removed, unless it lies in a sub-folder that could
+      not be listed this time;
+    - a loaded *file* (from a folder, a single path or a glob) that is skipped now (emptied, binary, unreadable, a
+      loader failure) loses its old chunks, except when the store refused its new ones (they are tried again);
+    - nothing else: a single-file or glob load removes no other file, folder A's load never touches folder B's
+      chunks, and URLs are never removed.
+
+    Returns:
+        One "removed" FileResult per source removed, with the reason and the rows deleted.
+    """
+    if not hasattr(store, "sources") or not store.has_collection(collection):
+        return []
+    roots = [display_path(p).rstrip("/") + "/" for p in (Path(i).expanduser() for i in inputs) if p.is_dir()]
+    present = {stored_source(display_path(f)) for f in found.files}
+    unreadable = [f.source.rstrip("/") + "/" for f in found.skipped]
+    gone_now = {stored_source(r.source): r.reason for r in results
+                if r.status == "skipped" and stored_source(r.source) in present and not r.reason.startswith(REFUSED)}
+    if not roots and not gone_now:
+        return []  # files only, all loaded: nothing to compare (and no scan of the collection)
+    removed: list[FileResult] = []
+    for source in store.sources(collection):
+        if source in gone_now:
+            why = f"no longer loadable: {gone_now[source]}"
+        else:
+            root = next((r for r in roots if source.startswith(r)), None)
+            if (root is None or source in present or any(source.startswith(u) for u in unreadable)
+                    or not in_scope(Path(source[len(root):]), options)
+                    or (allowed is not None and not allowed(Path(source)))):
+                continue
+            why = "no longer in the folder"
+        rows = store.delete_source(collection, source)
+        log.info("removed %s (%d chunks): %s", source, rows, why)
+        removed.append(FileResult(source, "removed", why, chunks=rows))
+    return removed
 
 
 def size_notices(store: VectorStore, collection: str) -> list[str]:

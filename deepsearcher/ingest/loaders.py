@@ -22,13 +22,16 @@ the configured loader.
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 from pathlib import Path
+from typing import Callable, Iterator
 
 from deepsearcher.errors import SkipSource
 from deepsearcher.ingest.formats import HTML_SUFFIXES, JSONL_SUFFIXES, MARKDOWN_SUFFIXES, decode_html, extract
 from deepsearcher.ingest.options import LoaderOptions
+from deepsearcher.ingest.formats.text import BLOCK_BYTES, STREAM_BYTES, stream_text
 from deepsearcher.types import Document, Extraction
 
 log = logging.getLogger(__name__)
@@ -56,6 +59,22 @@ class BuiltinLoader:
     def load(self, path: Path) -> Extraction:
         """Documents of one file and the records it dropped (see ``Loader.load``)."""
         return load_path(path, self.options)
+
+    def stream(self, path: Path) -> Callable[[], Iterator[Document]] | None:
+        """For a plain-text file larger than ``formats.text.STREAM_BYTES`` (not Markdown, whose front matter and
+        headings need the whole file): a function that returns the file's text in pieces each time it is called
+        (the pipeline reads it twice: to count its chunks, then to write them). None for any other file: load it
+        with ``load``."""
+        try:
+            if path.stat().st_size < STREAM_BYTES or path.suffix.lower() in MARKDOWN_SUFFIXES:
+                return None
+            with open(path, "rb") as fh:
+                head = fh.read(BLOCK_BYTES)
+        except OSError:
+            return None  # ``load`` reports why
+        if sniff(head, suffix=path.suffix.lower()) != "text":
+            return None
+        return functools.partial(stream_text, path, path.resolve().as_posix(), path.stem)
 
 
 def load_path(path: Path, options: LoaderOptions) -> Extraction:

@@ -5,9 +5,12 @@ Every loader's output (built-in, ``unstructured``, a plugin's, a crawled page's)
 (``deepsearcher.ingest.normalize.normalize_stage``) here, between extraction and splitting.
 
 Each source (a file or a fetched URL) has a version hash. A source whose every chunk at that version is already stored
-is skipped without parsing (an unchanged re-load writes nothing). A changed source upserts its new chunks, then deletes
-the chunks of its old version. Chunk ids are content hashes, so an interrupted load that is run again completes with
-no duplicates. Chunks are embedded in large batches and upserted in bulk.
+is skipped without parsing (an unchanged re-load writes nothing), and any chunk it still has of another version is
+deleted then. A changed source upserts its new chunks, then, as soon as the last of them is written (not at the end of
+the load), deletes the chunks of its old version. So a load interrupted at any point leaves each source at its old
+version, at its new one, or at both, and the next run ends with exactly the new one. Chunk ids are content hashes,
+so an interrupted load that is run again completes with no duplicates. Chunks are embedded in large batches and
+upserted in bulk.
 
 One source never aborts a load: anything that goes wrong with one source (it cannot be read, it vanished, its
 loader or splitter fails, the store refuses one of its values) makes it a skipped result with the reason. Only
@@ -19,21 +22,45 @@ the sources that cause it.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource, StoreInUseError
+from deepsearcher.errors import DeepSearcherError, DiskFullError, ProviderError, SkipSource, StoreInUseError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
 from deepsearcher.ingest.normalize import normalize_stage
 from deepsearcher.ingest.pause import after_batch_written
 from deepsearcher.ingest.sources import SourceItem
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, VectorStore
-from deepsearcher.types import Chunk, CollectionDescription, Extraction, FileResult, LoadSummary
+from deepsearcher.types import Chunk, CollectionDescription, Document, Extraction, FileResult, LoadSummary
 from deepsearcher.vectordb.names import validate_collection_name
 
 log = logging.getLogger(__name__)
+
+#: Test-only: called with the name of each crash point the load passes ("after-upsert": a batch was written;
+#: "before-delete-stale": a source's new version is all written, its old one not yet deleted; "before-seal": every
+#: batch written). A test sets it to raise there, so an interrupted load is reproduced at an exact point instead of
+#: by a timed kill. ``DEEPSEARCHER_TEST_SIGNAL_AT=point[:n]:SIGNAL`` in the environment sends the process that signal
+#: at the n-th pass of the point (the CLI tests of Ctrl-C and SIGTERM).
+crash_hook: Callable[[str], None] | None = None
+_passes: dict[str, int] = {}
+
+
+def crash_point(name: str) -> None:
+    """A named point of the load where a test may interrupt it (``crash_hook``); nothing otherwise."""
+    if crash_hook is not None:
+        crash_hook(name)
+    wanted = os.environ.get("DEEPSEARCHER_TEST_SIGNAL_AT")
+    if wanted:
+        point, *rest = wanted.split(":")
+        if point == name:
+            _passes[name] = _passes.get(name, 0) + 1
+            nth, sig = (int(rest[0]), rest[1]) if len(rest) == 2 else (1, rest[0] if rest else "INT")
+            if _passes[name] == nth:
+                os.kill(os.getpid(), getattr(signal, "SIG" + sig.upper()))
 
 
 @dataclass
@@ -44,6 +71,8 @@ class _Run:
     description: str
     exists: bool
     drop_first: bool
+    #: the description is a stand-in (stored marked as generated)
+    placeholder: bool = False
     start: float = field(default_factory=time.perf_counter)
     embed_seconds: float = 0.0
     #: this load created the collection (on its first write)
@@ -81,14 +110,18 @@ class LoadPipeline:
         self.on_event = on_event
 
     def run(self, items: Iterable[SourceItem], collection: str, *, description: str, force_new: bool = False,
-            total: int | None = None) -> LoadSummary:
+            total: int | None = None, placeholder: bool = False) -> LoadSummary:
         """Load every item; bad sources are skipped with a reason, never abort the batch.
+
+        ``placeholder``: ``description`` is not the user's but a stand-in until one is generated; a collection this
+        load creates stores it marked as generated (``DeepSearcher.load`` replaces it, on this run or the next).
 
         Raises:
             CollectionError: invalid name, or the collection was built with another embedding model (checked before
                 any write).
         """
         run = self._prepare(collection, description, force_new)
+        run.placeholder = placeholder
         self.on_event(LoadStart(collection=collection, total=total))
         for item in items:
             result = self._process(run, item)
@@ -97,6 +130,7 @@ class LoadPipeline:
                                      reason=result.reason, chunks=result.chunks,
                                      skipped_records=result.skipped_records))
         self._flush(run, final=True)
+        crash_point("before-seal")
         if run.exists:
             self.store.seal(collection)  # unflushed Milvus Lite data is re-scanned by every search (MilvusStore.seal)
         files = [FileResult(r.source, "skipped", run.refused[r.source]) if r.source in run.refused else r
@@ -104,8 +138,9 @@ class LoadPipeline:
         return LoadSummary(collection=collection, files=files, chunks_written=run.written,
                            chunks_deleted=run.deleted, seconds=time.perf_counter() - run.start,
                            embed_seconds=run.embed_seconds, created=run.created,
-                           description=CollectionDescription(collection, description, "given") if run.created
-                           else None)
+                           description=CollectionDescription(collection, description,
+                                                             "placeholder" if placeholder else "given")
+                           if run.created else None)
 
     # --- steps ---------------------------------------------------------------------------------------------------
     def _prepare(self, collection: str, description: str, force_new: bool) -> _Run:
@@ -122,8 +157,14 @@ class LoadPipeline:
 
     def _process(self, run: _Run, item: SourceItem) -> FileResult:
         """One source: unchanged, skipped with a reason, or split and queued for writing."""
+        pieces = item.stream() if item.stream is not None and not item.error else None
+        if pieces is not None:
+            return self._process_stream(run, item, pieces)
         prepared = prepare_source(item, self.splitter, (self.store, run.collection) if run.exists else None)
         if isinstance(prepared, FileResult):
+            if prepared.status == "unchanged":
+                # a load interrupted after the new version was written but before the old one was deleted
+                run.deleted += self.store.delete_stale(run.collection, item.source, item.version)
             return prepared
         chunks, skipped_records = prepared.chunks, prepared.skipped_records
         run.doc_chunks[item.source] = len(chunks)
@@ -133,12 +174,63 @@ class LoadPipeline:
         self._flush(run)
         return FileResult(item.source, "loaded", chunks=len(chunks), skipped_records=skipped_records)
 
+    def _process_stream(self, run: _Run, item: SourceItem, pieces: Callable[[], Iterator[Document]]) -> FileResult:
+        """A large text file, read in pieces twice: once to count its chunks (stored with each chunk: the
+        completeness check), once to embed and write them batch by batch. Memory holds one piece and one batch;
+        progress events keep coming during both reads."""
+        if run.exists and self.store.is_complete(run.collection, item.source, item.version):
+            run.deleted += self.store.delete_stale(run.collection, item.source, item.version)
+            return FileResult(item.source, "unchanged")
+        try:
+            total = 0
+            for total, _ in enumerate(self._stream_chunks(item, pieces), 1):
+                if total % self.batch_size == 0:  # a heartbeat while counting: nothing written yet
+                    self.on_event(LoadBatch(chunks=0, written=run.written, queued=run.queued + total))
+            if not total:
+                raise SkipSource("no text extracted")
+            run.doc_chunks[item.source] = total
+            run.queued += total
+            for chunk in self._stream_chunks(item, pieces):
+                run.pending.append(chunk)
+                if len(run.pending) >= self.batch_size:
+                    self._flush(run)
+        except SkipSource as exc:
+            return self._drop(run, item.source, str(exc))
+        except DeepSearcherError:
+            raise
+        except Exception as exc:  # the file changed or vanished between the reads, a decoder failure
+            log.debug("streaming %s failed", item.source, exc_info=True)
+            return self._drop(run, item.source, failure_reason(exc))
+        run.open_sources.append((item.source, item.version))  # only now may its old version go
+        self._flush(run)
+        return FileResult(item.source, "loaded", chunks=total)
+
+    def _stream_chunks(self, item: SourceItem, pieces: Callable[[], Iterator[Document]]) -> Iterator[Chunk]:
+        def normalized() -> Iterator[Document]:
+            for doc in pieces():
+                doc = doc if doc.source == item.source else replace(doc, source=item.source)
+                try:
+                    yield from normalize_stage([doc], item.source)
+                except SkipSource as exc:
+                    if str(exc) != "no text extracted":  # a blank piece is no reason to skip the file
+                        raise
+
+        return self.splitter.split_stream(normalized(), item.version)
+
+    def _drop(self, run: _Run, source: str, reason: str) -> FileResult:
+        """A streamed source that failed part-way: its waiting chunks are dropped (any written stay incomplete, so
+        the next run loads it again)."""
+        run.pending = [c for c in run.pending if c.source != source]
+        run.doc_chunks.pop(source, None)
+        return FileResult(source, "skipped", reason)
+
     def _flush(self, run: _Run, final: bool = False) -> None:
         """Write full batches (every pending chunk when ``final``), then finish the sources no chunk waits for."""
         while run.pending and (final or len(run.pending) >= self.batch_size):
             batch = run.pending[:self.batch_size]
             del run.pending[:self.batch_size]
             self._write(run, batch)
+            self._finish_sources(run)  # a source done in this batch loses its old version now, not after the loop
         self._finish_sources(run)
 
     def _write(self, run: _Run, batch: list[Chunk]) -> None:
@@ -155,6 +247,8 @@ class LoadPipeline:
         if not run.exists:
             self.store.create_collection(run.collection, description=run.description,
                                          model_name=self.embedder.model_name, dim=self.embedder.dimension)
+            if run.placeholder:
+                self.store.set_description(run.collection, run.description, generated=True)
             run.exists = run.created = True
         written, refused = write_batch(self.store, run.collection, batch, vectors, run.doc_chunks)
         run.written += written
@@ -164,11 +258,13 @@ class LoadPipeline:
             run.open_sources = [sv for sv in run.open_sources if sv[0] != source]
             run.pending = [c for c in run.pending if c.source != source]
         self.on_event(LoadBatch(chunks=len(batch), written=run.written, queued=run.queued))
+        crash_point("after-upsert")
 
     def _finish_sources(self, run: _Run) -> None:
         """A source is complete once none of its chunks wait: only then drop the chunks of its old version."""
         waiting = {c.source for c in run.pending}
         for source, version in [sv for sv in run.open_sources if sv[0] not in waiting]:
+            crash_point("before-delete-stale")
             run.deleted += self.store.delete_stale(run.collection, source, version)
             run.open_sources.remove((source, version))
             run.doc_chunks.pop(source, None)
@@ -250,9 +346,9 @@ def _upsert(store: VectorStore, collection: str, batch: Sequence[Chunk], vectors
         try:
             store.has_collection(collection)
         except Exception as exc:
-            raise ProviderError(f"the vector store failed: {failure_reason(_cause(error))}",
-                                hint=f"check the store ({failure_reason(_cause(exc))}); re-run the same load to "
-                                     "resume, nothing is duplicated") from error
+            raise ProviderError(f"the vector store failed: {_store_reason(error)}",
+                                hint=f"check the store ({_store_reason(exc)}); re-run the same load to resume, "
+                                     "nothing is duplicated") from error
     rows: dict[str, list[int]] = {}
     for i, chunk in enumerate(batch):
         rows.setdefault(chunk.source, []).append(i)
@@ -273,7 +369,15 @@ def _not_the_data(exc: Exception) -> bool:
     A ``ProviderError`` of the store itself may be a refused value (``MilvusStore`` turns every pymilvus failure
     into one): ``write_batch`` asks the store whether it still answers before blaming the data."""
     return isinstance(exc, DeepSearcherError) and (not isinstance(exc, ProviderError)
-                                                   or isinstance(exc, StoreInUseError))
+                                                   or isinstance(exc, (StoreInUseError, DiskFullError)))
+
+
+def _store_reason(exc: BaseException) -> str:
+    """Why the store failed as a whole, in one line: our own message (it names the configured URI), never the store
+    library's raw text (which may name an internal address)."""
+    if isinstance(exc, DeepSearcherError) and exc.args:
+        return " ".join(str(exc.args[0]).split())
+    return failure_reason(exc)
 
 
 def _cause(exc: BaseException) -> BaseException:

@@ -62,7 +62,7 @@ def check_store(store: VectorStore) -> None:
 def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | None, collection: str,
                   description: str, *, ray_options: RaySettings, workers: WorkerOptions, store: VectorStore,
                   embedder: Embedder, loader: Loader, splitter: Splitter, signature: str, force_new: bool,
-                  batch_size: int, on_event: EventCallback) -> LoadSummary:
+                  batch_size: int, on_event: EventCallback, placeholder: bool = False) -> LoadSummary:
     """Load ``files`` through Ray Data, then ``driver_items`` (crawled pages) through the local pipeline.
 
     Args:
@@ -91,22 +91,25 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     order = {display_path(f): i for i, f in enumerate(files)}
     unchanged: list[FileResult] = []
     if files and exists and not force_new:
-        files, unchanged = _split_unchanged(files, store, collection, loader, signature, on_event)
+        files, unchanged, stale = _split_unchanged(files, store, collection, loader, signature, on_event)
     done = _Written()
     if files:
         job = RayJob(run_id=uuid.uuid4().hex, collection=collection, signature=signature, workers=workers)
         done = _load_files(files, job, description, exists=exists, force_new=force_new, store=store,
                            embedder=embedder, splitter=splitter, ray_options=ray_options, batch_size=batch_size,
-                           on_event=on_event)
+                           on_event=on_event, placeholder=placeholder)
     results = sorted(unchanged + done.results, key=lambda r: order.get(r.source, len(order)))
     summary = LoadSummary(collection=collection, files=results, chunks_written=done.written,
-                          chunks_deleted=done.deleted, seconds=time.perf_counter() - started,
+                          chunks_deleted=done.deleted + stale, seconds=time.perf_counter() - started,
                           embed_seconds=done.embed_seconds, engine="ray", created=done.created,
-                          description=CollectionDescription(collection, description, "given") if done.created else None)
+                          description=CollectionDescription(collection, description,
+                                                            "placeholder" if placeholder else "given")
+                          if done.created else None)
     if driver_items is None:
         return summary
     web = LoadPipeline(store, embedder, splitter, batch_size, on_event).run(driver_items, collection,
-                                                                            description=description)
+                                                                            description=description,
+                                                                            placeholder=placeholder)
     return _add_up(summary, web, started)
 
 
@@ -124,7 +127,7 @@ class _Written:
 
 def _load_files(files: Sequence[Path], job: RayJob, description: str, *, exists: bool, force_new: bool,
                 store: VectorStore, embedder: Embedder, splitter: Splitter, ray_options: RaySettings,
-                batch_size: int, on_event: EventCallback) -> _Written:
+                batch_size: int, on_event: EventCallback, placeholder: bool = False) -> _Written:
     """(Re)create the collection when needed, run the pipeline, then delete the loaded sources' chunks of older
     versions and seal. A collection this load created and wrote nothing into is dropped again (as by a local load:
     a collection is only made by a write)."""
@@ -134,6 +137,8 @@ def _load_files(files: Sequence[Path], job: RayJob, description: str, *, exists:
     if not exists or force_new:
         store.create_collection(collection, description=description, model_name=embedder.model_name,
                                 dim=embedder.dimension)
+        if placeholder:  # a stand-in until DeepSearcher.load describes it: never shown as the user's
+            store.set_description(collection, description, generated=True)
     results, written, embed_seconds, versions = _run_pipeline(files, job, splitter, ray_options, batch_size, on_event)
     deleted = sum(store.delete_stale(collection, r.source, versions[r.source]) for r in results
                   if r.status == "loaded")
@@ -155,19 +160,22 @@ def _add_up(summary: LoadSummary, web: LoadSummary, started: float) -> LoadSumma
 
 
 def _split_unchanged(files: Sequence[Path], store: VectorStore, collection: str, loader: Loader, signature: str,
-                     on_event: EventCallback) -> tuple[list[Path], list[FileResult]]:
+                     on_event: EventCallback) -> tuple[list[Path], list[FileResult], int]:
     """Answer on the driver the files whose every chunk at their current version is stored ("unchanged", with their
     ``LoadSource`` events), so that an unchanged re-run starts no Ray at all and the workers never ask again; the
-    rest go to the pipeline (a file that cannot be read too: its task reports why)."""
+    rest go to the pipeline (a file that cannot be read too: its task reports why). An unchanged file loses any
+    chunk of another version (left by a load interrupted before it deleted them); returns the rows deleted too."""
     todo: list[Path] = []
     unchanged: list[FileResult] = []
+    deleted = 0
     for path, item in zip(files, file_items(files, loader, signature)):
         if not item.error and store.is_complete(collection, item.source, item.version):
+            deleted += store.delete_stale(collection, item.source, item.version)
             unchanged.append(FileResult(item.source, "unchanged"))
             on_event(LoadSource(source=item.source, status="unchanged", reason="", chunks=0))
         else:
             todo.append(path)
-    return todo, unchanged
+    return todo, unchanged, deleted
 
 
 def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, options: RaySettings, batch_size: int,

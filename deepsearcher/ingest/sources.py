@@ -60,12 +60,15 @@ class SourceItem:
         load: returns the Documents or raises ``SkipSource``.
         error: why the source cannot be loaded, found before loading (unreadable, removed meanwhile); the pipeline
             lists it as skipped with this reason. "" = none.
+        stream: for a large plain-text file, returns None or a function giving its text in pieces
+            (``BuiltinLoader.stream``): the pipeline then never holds the whole file. None = always ``load``.
     """
 
     source: str
     version: str
     load: Callable[[], list[Document]]
     error: str = ""
+    stream: Callable[[], Callable[[], Iterator[Document]] | None] | None = None
 
 
 @dataclass
@@ -183,14 +186,16 @@ def _walk(folder: Path, options: LoaderOptions, skipped: list[FileResult],
     """Files below ``folder`` (linked folders not followed), filtered by ``include`` / ``exclude``."""
     for path, rel, is_dir in _tree(folder, set() if seen is None else seen, skipped, follow_links=False,
                                    allowed=allowed):
-        if is_dir:
-            continue
-        relpath = Path(rel)
-        if any(_match(relpath, pat) for pat in options.exclude):
-            continue
-        if options.include and not any(_match(relpath, pat) for pat in options.include):
-            continue
-        yield path
+        if not is_dir and in_scope(Path(rel), options):
+            yield path
+
+
+def in_scope(rel: Path, options: LoaderOptions) -> bool:
+    """Whether a file at ``rel`` (relative to a loaded folder) is loaded by the folder's ``include`` / ``exclude``
+    rules: the walk asks it of each file found, and a re-load asks it of each stored source below the folder."""
+    if any(_match(rel, pat) for pat in options.exclude):
+        return False
+    return not options.include or any(_match(rel, pat) for pat in options.include)
 
 
 def _tree(root: Path, seen: set[tuple[int, int]], skipped: list[FileResult], *, follow_links: bool,
@@ -275,4 +280,6 @@ def file_items(files: Iterable[Path], loader: Loader, split_signature: str) -> I
         except OSError as exc:
             yield SourceItem(source=source, version="", load=list, error=f"cannot read: {os_reason(exc)}")
             continue
-        yield SourceItem(source=source, version=version, load=functools.partial(loader.load, path))
+        stream = getattr(loader, "stream", None)
+        yield SourceItem(source=source, version=version, load=functools.partial(loader.load, path),
+                         stream=functools.partial(stream, path) if callable(stream) else None)

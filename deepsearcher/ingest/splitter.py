@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
@@ -92,6 +92,23 @@ class Splitter:
                 chunks.append(Chunk(id=cid, text=piece, source=doc.source, title=doc.title, page=doc.page,
                                     chunk_index=index, doc_hash=doc_hash, metadata=doc.metadata))
         return chunks
+
+
+    def split_stream(self, pieces: Iterable[Document], doc_hash: str) -> Iterator[Chunk]:
+        """Chunks of one long text that arrives in pieces (``formats.text.stream_text``), one piece in memory at a
+        time: ``chunk_index`` runs on across the pieces, duplicates within the source are dropped as in ``split``
+        (remembered by a 64-bit key each, not the whole id)."""
+        seen: set[int] = set()
+        index = 0
+        for doc in pieces:
+            for piece in self.split_text(doc.text):
+                cid = chunk_id(doc.source, doc.title, doc.page, piece)
+                key = int(cid[:16], 16)
+                if key not in seen:
+                    seen.add(key)
+                    yield Chunk(id=cid, text=piece, source=doc.source, title=doc.title, page=doc.page,
+                                chunk_index=index, doc_hash=doc_hash, metadata=doc.metadata)
+                index += 1
 
 
 class TokenCounter:

@@ -276,7 +276,8 @@ def _load(service: Service, body: LoadRequest, inputs: list[str]) -> LoadSummary
     roots (through symlinks) are treated as absent, and the crawler gets the server's address rule."""
     policy = service.policy
     return service.ready().load(inputs, body.collection, body.description, force_new=body.force_new,
-                                path_allowed=policy.inside_roots, allow_private_urls=policy.allow_private_urls)
+                                path_allowed=policy.inside_roots, allow_private_urls=policy.allow_private_urls,
+                                keep_missing=body.keep_missing)
 
 
 # --- errors --------------------------------------------------------------------------------------------------------

@@ -31,6 +31,8 @@ class LoadRequest(_Body):
     description: Annotated[str, StringConstraints(max_length=2000)] | None = Field(
         None, description="What the collection holds (used to route sub-queries); set when it is created.")
     force_new: bool = Field(False, description="Drop the collection and rebuild it.")
+    keep_missing: bool = Field(False, description="Keep the chunks of files gone from a loaded folder (or no longer "
+                                                  "loadable); by default they are removed.")
 
     @field_validator("inputs")
     @classmethod

@@ -162,6 +162,16 @@ class MemoryStore:
             del col.rows[cid]
         return len(stale)
 
+    def sources(self, name: str) -> list[str]:
+        return sorted({c.source for c, _, _ in self._get(name).rows.values()})
+
+    def delete_source(self, name: str, source: str) -> int:
+        col = self._get(name)
+        gone = [cid for cid, (c, _, _) in col.rows.items() if c.source == source]
+        for cid in gone:
+            del col.rows[cid]
+        return len(gone)
+
     def seal(self, name: str) -> None:
         self._get(name)
 

@@ -11,11 +11,15 @@ the root logger is at DEBUG (``deepsearcher --debug``).
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
+import os
+import re
+from pathlib import Path
 from typing import Any, Callable
 
-from deepsearcher.errors import ProviderError
+from deepsearcher.errors import DiskFullError, ProviderError
 from deepsearcher.quiet_logs import quiet_libraries
 
 log = logging.getLogger(__name__)
@@ -44,6 +48,36 @@ def _grpc_status(exc: BaseException) -> str | None:
     return None
 
 
+#: how a full disk shows in a store's error text (Milvus server, Milvus Lite, MinIO, RocksDB, the OS)
+_NO_SPACE = re.compile(r"no space left|ENOSPC|errno 28|disk (is )?full|disk quota exceeded|insufficient (disk|storage)"
+                       r"|not enough (disk )?space|XMinioStorageFull|storage full", re.I)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True when ``exc`` or an exception in its cause chain says the disk is full (``OSError`` ENOSPC / EDQUOT, or
+    a message such as "No space left on device")."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if _NO_SPACE.search(str(getattr(current, "message", None) or current)):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def disk_full_error(uri: str) -> DiskFullError:
+    """"disk full at <folder>" for a Milvus Lite file, or the server's URI: the one line a full disk shows."""
+    lite = not uri.startswith(("http://", "https://", "tcp://", "grpc://", "unix:"))
+    where = str(Path(uri).resolve().parent) if lite else f"the Milvus server {uri}"
+    return DiskFullError(f"disk full at {where}: the vector store cannot write; the load stopped, and the chunks "
+                         "stored before are kept",
+                         hint="free some space (or move vector_db.uri to a larger disk), then run the same load "
+                              "again: it resumes where it stopped, nothing is duplicated")
+
+
 def _message(exc: BaseException) -> str:
     """pymilvus's message without its ``<MilvusException: (code=.., message=..)>`` wrapping."""
     return str(getattr(exc, "message", None) or exc).strip()
@@ -62,6 +96,8 @@ def translate_error(exc: BaseException, uri: str, action: str, *, db_name: str |
     """
     status = _grpc_status(exc)
     text = _message(exc)
+    if is_disk_full(exc):
+        return disk_full_error(uri)
     if status in _REFUSED:
         detail = "the token was refused" if token_set else "it requires authentication and no token was given"
         return ProviderError(f"Milvus at {uri} refused the connection: {detail}",
@@ -110,6 +146,8 @@ class GuardedClient:
                 raise translate_error(exc, self._uri, name.replace("_", " "), db_name=self._db_name,
                                       token_set=self._token_set) from exc
             except Exception as exc:
+                if is_disk_full(exc):
+                    raise disk_full_error(self._uri) from exc
                 if _grpc_status(exc) is None:
                     raise
                 raise translate_error(exc, self._uri, name.replace("_", " "), db_name=self._db_name,

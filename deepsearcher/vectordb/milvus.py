@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from dataclasses import replace
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from deepsearcher.errors import CollectionError, ProviderError, without_hint
+from deepsearcher.errors import CollectionError, DiskFullError, ProviderError, without_hint
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
 from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, lite_capabilities, plan_search,
                                                 server_capabilities)
-from deepsearcher.vectordb.connection import GuardedClient, open_server_client
+from deepsearcher.vectordb.connection import GuardedClient, disk_full_error, open_server_client
 from deepsearcher.vectordb.fusion import HYBRID_DEPTH, fuse_hybrid
 from deepsearcher.vectordb.milvus_lite import (
     PROP_DESC, PROP_DESC_GENERATED, PROP_DIM, PROP_MODEL, collection_props, lite_engine_major, lite_version,
@@ -38,6 +40,9 @@ FULL_MODES = list(SEARCH_MODES)
 #: counts and the completeness check read what was written just before (a server's default, "Bounded", may not)
 STRONG = "Strong"
 DENSE_ONLY = ["dense"]
+#: a Milvus Lite write that fails with less free space than this beside the file is blamed on the full disk (Lite's
+#: own error then often says only that its server went away)
+LITE_LOW_DISK_BYTES = 64 * 1024 * 1024
 
 
 def _quote(value: str) -> str:
@@ -134,7 +139,9 @@ class MilvusStore:
         try:
             client.create_collection(name, schema=schema,
                                      **({} if legacy_lite else {"description": description, "properties": props}))
-        except ProviderError:
+        except ProviderError as exc:
+            if not isinstance(exc, DiskFullError) and self.is_lite and self._lite_disk_low():
+                raise disk_full_error(self.uri) from exc
             if client.has_collection(name):  # created by another process meanwhile
                 log.info("collection %s was created by another process; using it", name)
                 return
@@ -145,7 +152,7 @@ class MilvusStore:
             client.load_collection(name)
         except BaseException as exc:
             self._discard(name)
-            if isinstance(exc, ProviderError):
+            if isinstance(exc, ProviderError) and not isinstance(exc, DiskFullError):
                 raise ProviderError(f"could not create collection {name!r} in {self.where} (removed again): "
                                     f"{without_hint(exc)}", hint=exc.hint) from exc
             raise
@@ -331,16 +338,59 @@ class MilvusStore:
             return 0
         self._ready(name)
         rows = [chunk_row(c, vectors[i], doc_chunks[c.source]) for i, c in enumerate(chunks)]
-        self.client.upsert(name, rows)
+        self._writing(self.client.upsert, name, rows)
         return len(rows)
+
+    def _writing(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A write to the store; on Milvus Lite, a failure while the disk beside the file is (nearly) full raises
+        ``DiskFullError`` ("disk full at <folder>"), whatever the engine's own message says.
+
+        Raises:
+            DiskFullError: the disk is full.
+            ProviderError: any other failure.
+        """
+        try:
+            return call(*args, **kwargs)
+        except ProviderError as exc:
+            if not isinstance(exc, DiskFullError) and self.is_lite and self._lite_disk_low():
+                raise disk_full_error(self.uri) from exc
+            raise
+
+    def _lite_disk_low(self) -> bool:
+        try:
+            return shutil.disk_usage(Path(self.uri).resolve().parent).free < LITE_LOW_DISK_BYTES
+        except OSError:
+            return False
 
     def delete_stale(self, name: str, source: str, doc_hash: str) -> int:
         """Delete chunks of ``source`` that belong to another version than ``doc_hash``; returns rows deleted."""
         expr = f"source == {_quote(stored_source(source))} and doc_hash != {_quote(doc_hash)}"
         stale = self.count(name, expr)  # count() loads the collection
         if stale:
-            self.client.delete(name, filter=expr)
+            self._writing(self.client.delete, name, filter=expr)
         return stale
+
+    def sources(self, name: str) -> list[str]:
+        """The distinct ``source`` values stored in a collection, sorted (one scan of that field only: a folder
+        re-load compares them with the files it found, ``ingest.load.remove_missing``)."""
+        self._ready(name)
+        it = self.client.query_iterator(name, batch_size=4096, filter="", output_fields=["source"],
+                                        consistency_level=STRONG)
+        found: set[str] = set()
+        try:
+            while batch := it.next():
+                found.update(str(row["source"]) for row in batch)
+        finally:
+            it.close()
+        return sorted(found)
+
+    def delete_source(self, name: str, source: str) -> int:
+        """Delete every chunk of ``source`` (any version); returns rows deleted."""
+        expr = f"source == {_quote(stored_source(source))}"
+        rows = self.count(name, expr)  # count() loads the collection
+        if rows:
+            self._writing(self.client.delete, name, filter=expr)
+        return rows
 
     def seal(self, name: str) -> None:
         """Flush the collection's write buffer into sealed segments (call at the end of a load).
@@ -349,7 +399,7 @@ class MilvusStore:
         6,824-chunk 2Wiki collection a dense search took ~0.7 s before the flush and ~0.04 s after it. A server
         flushes on its own schedule; there the call only makes the data durable sooner.
         """
-        self.client.flush(name)
+        self._writing(self.client.flush, name)
 
     # --- search --------------------------------------------------------------------------------------------------
     def plan_search(self, name: str, mode: SearchMode) -> SearchPlan:

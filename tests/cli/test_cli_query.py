@@ -44,7 +44,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedChatModel:
     """Make the CLI build a DeepSearcher over the memory store with a scripted model."""
     llm = ScriptedChatModel(REPLIES)
     app = memory_app(llm)
-    monkeypatch.setattr(cli.commands, "make_app", lambda ctx, overrides=None: app)
+    monkeypatch.setattr(cli, "make_app", lambda ctx, overrides=None: app)
     return llm
 
 

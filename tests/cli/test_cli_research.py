@@ -69,7 +69,9 @@ def test_deep_research_shows_steps_verdicts_and_the_checks(llm: ScriptedChatMode
     assert "Step 1: search — I need facts." in err and "Step 2: answer" in err
     assert "✓ kept 3 of 3 new chunks for: Milvus Lite" in err
     assert "evaluator (definitive ✓, attribution ✓): accepted" in err
-    assert out.startswith("Milvus Lite runs in your Python process [1].")
+    # the short answer first (#19), then the cited answer
+    assert out.startswith("**Answer:** Milvus Lite runs in your Python process.\n\nMilvus Lite runs in your Python "
+                          "process [1].")
     assert "*Evaluator checks: definitive passed, attribution passed.*" in out
     assert "## Sources\n\n- /d/lite.md: [1]" in out
     assert "Usage: 4 LLM calls" in err

@@ -374,3 +374,19 @@ def test_web_page_docs_and_openapi_are_served_offline(live: Live) -> None:
     assert docs.status_code == 200 and "/docs-static/swagger-ui-bundle.js" in docs.text
     assert asset.status_code == 200
     assert {"/api/query", "/api/load", "/api/retrieve", "/api/collections", "/api/health"} <= set(openapi["paths"])
+
+
+def test_a_folder_reload_removes_files_gone_from_it_unless_keep_missing(live: Live) -> None:
+    folder = live.allowed / "gone"
+    folder.mkdir()
+    (folder / "stays.md").write_text("# Stays\n\nThis note stays in the folder.")
+    (folder / "goes.md").write_text("# Goes\n\nThis note is deleted after the first load.")
+    body = {"inputs": [str(folder)], "collection": "gone", "description": "notes"}
+    with live.client() as client:
+        assert client.post("/api/load", json=body).status_code == 200
+        (folder / "goes.md").unlink()
+        kept = client.post("/api/load", json={**body, "keep_missing": True}).json()
+        removed = client.post("/api/load", json=body).json()
+    assert kept["removed"] == []
+    assert [(Path(r["source"]).name, r["status"], r["reason"]) for r in removed["removed"]] == [
+        ("goes.md", "removed", "no longer in the folder")]

@@ -21,11 +21,21 @@ from __future__ import annotations
 import codecs
 import logging
 import unicodedata
+from pathlib import Path
+from typing import Iterator
 
 from deepsearcher.errors import SkipSource
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
+
+#: A plain-text file larger than this is read, normalised and split in pieces (``stream_text``), so that a load's
+#: memory holds one piece and one batch of chunks, not the file (a 200 MB text took 2.3 GB read whole).
+STREAM_BYTES = 16 * 1024 * 1024
+#: Characters per piece (cut at a paragraph, else a line, else a space near this size).
+PIECE_CHARS = 1 << 20
+#: Bytes read at a time; the first block also decides the encoding.
+BLOCK_BYTES = 1 << 20
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -41,6 +51,59 @@ def extract_text(data: bytes, source: str, *, title: str = "", charset: str | No
     """
     text, encoding = decode(data, charset)
     return [Document(text=text, source=source, title=title, metadata={"format": "text", "encoding": encoding})]
+
+
+def stream_text(path: Path, source: str, title: str = "") -> Iterator[Document]:
+    """A large plain-text file as consecutive Documents of about ``PIECE_CHARS`` characters each, cut at paragraph
+    (else line, else word) ends; their texts joined are the file's text. The encoding is decided on the first
+    ``BLOCK_BYTES`` (as ``decode`` would on the whole file; a byte sequence it cannot decode later becomes U+FFFD).
+
+    Raises:
+        SkipSource: no encoding decodes the first block.
+        OSError: the file cannot be read.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(BLOCK_BYTES)
+        encoding = _stream_encoding(head)
+        decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        buf = decoder.decode(head)
+        meta = {"format": "text", "encoding": encoding}
+        while True:
+            block = fh.read(BLOCK_BYTES)
+            buf += decoder.decode(block, final=not block)
+            while len(buf) >= PIECE_CHARS:
+                cut = _piece_end(buf, PIECE_CHARS)
+                if buf[:cut].strip():
+                    yield Document(text=buf[:cut], source=source, title=title, metadata=meta)
+                buf = buf[cut:]
+            if not block:
+                break
+        if buf.strip():
+            yield Document(text=buf, source=source, title=title, metadata=meta)
+
+
+def _stream_encoding(head: bytes) -> str:
+    """The encoding of a file from its first block: a BOM, UTF-8 (a character cut at the block's end allowed), else
+    the detection of ``decode``."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+        return "utf-8"
+    except UnicodeDecodeError:
+        pass
+    return _detect(head[:max(1, len(head) - 4)])[1]
+
+
+def _piece_end(text: str, limit: int) -> int:
+    """Where to cut ``text`` near ``limit``: after the last paragraph break, else line break, else space in the
+    second half of the piece; else at ``limit``."""
+    for sep in ("\n\n", "\n", " "):
+        pos = text.rfind(sep, limit // 2, limit)
+        if pos >= 0:
+            return pos + len(sep)
+    return limit
 
 
 def decode(data: bytes, charset: str | None = None) -> tuple[str, str]:
