@@ -330,7 +330,9 @@ class QueryWebSearch(Event):
     results: int = _doc("results received")
     urls: list[str] = _doc("their URLs, best first")
     new: int = _doc("results that were not known yet")
-    error: str = _doc("why the search failed ('' when it did not); web search is then off for the rest of the run")
+    error: str = _doc("why the search failed ('' when it did not); web search is then off for the rest of the run. "
+                      "'not sent: <reason>' = the query was refused before it left (docs/security.md: too long, or "
+                      "private collection text in it); web search stays on")
 
 
 @dataclass(frozen=True)

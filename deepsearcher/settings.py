@@ -327,6 +327,22 @@ class QuerySettings(_Model):
                                 "prompt).")
     concurrency: int = Field(4, gt=0, description="Sub-queries of one round routed, retrieved and judged at once "
                                                   "(threads); 1 = one after the other.")
+    long_report_budget_runs: float = Field(
+        2.0, gt=0, le=20, description="A long report (every section, the outline and the editing pass together) may "
+                                      "use at most this many times agents.deep_research.token_budget tokens per "
+                                      "request; later sections are cut short when it is spent. Without it one "
+                                      "request could spend one budget per section (8 sections: 8x). "
+                                      "query.token_budget, when lower, wins.")
+    report_links: Literal["cited", "all"] = Field(
+        "cited", description="Links in a model-written answer (report.md, the API's markdown and answer_html) stay "
+                             "links only to the hosts of the report's web sources (cited); any other becomes its "
+                             "text and host, so a link cannot carry data out on a click. all = keep http(s) links "
+                             "to any host. Remote images and raw HTML are always removed (docs/security.md).")
+    read_private_result_urls: bool = Field(
+        False, description="Let DeepResearch read web search results (and their redirects) whose host resolves to "
+                           "a loopback, private, link-local (cloud metadata), CGNAT or reserved address. A search "
+                           "engine, not you, chose those URLs, so they are refused by default whatever "
+                           "crawler.allow_private_urls or server.allow_private_urls say (docs/security.md).")
     answer_from_top_chunks_when_irrelevant: bool = Field(
         False, description="When every retrieved chunk is judged irrelevant, answer from the top-ranked chunks "
                            "anyway (with a visible warning) instead of reporting that nothing relevant was found.")

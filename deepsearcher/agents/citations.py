@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from deepsearcher.agents.safe_markdown import LinkRule, report_hosts, safe_answer
 from deepsearcher.types import Chunk, Hit, OtherSource, Report, Source
 
 _SEP = r"\s*(?:,|，|;|、|-|–|and)\s*"
@@ -313,7 +314,13 @@ def research_note(report: Report) -> str:
     return ""
 
 
-def report_markdown(report: Report, *, title: bool = False) -> str:
+def safe_report_answer(report: Report, links: LinkRule = "cited") -> str:
+    """The report's answer as it may be shown or written (``safe_markdown.safe_answer``: no remote images, raw HTML
+    escaped, links only to the hosts of its web sources unless ``links`` is "all")."""
+    return safe_answer(report.answer, report_hosts(s.chunk.source for s in report.sources), links)
+
+
+def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "cited") -> str:
     """The whole report as Markdown: the answer, how it was checked (DeepResearch), then a Sources section listing
     each cited file or URL once with the citation numbers (and pages) that point into it.
 
@@ -321,9 +328,10 @@ def report_markdown(report: Report, *, title: bool = False) -> str:
         report: the report.
         title: start with the title (a long report's) or the question as a level-1 heading (``query --output``
             files, the web page's download and the API's ``markdown`` field do; the terminal does not repeat it).
+        links: which links of the model-written answer stay links (``query.report_links``; ``safe_report_answer``).
     """
     parts = [f"# {' '.join((report.title or report.question).split())}"] if title else []
-    parts.append(report.answer.strip())
+    parts.append(safe_report_answer(report, links).strip())
     if research_note(report):
         parts.append(research_note(report))
     if report.sources:

@@ -126,6 +126,6 @@ def generated_part(text: str) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "docs" / \
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "docs" / \
         "configuration.md"
     print(f"{target}: {'updated' if rewrite(target) else 'unchanged'}")

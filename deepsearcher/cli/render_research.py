@@ -43,7 +43,9 @@ class ResearchLines:
         view.status = f"Step {e.step}: {e.action}"
 
     def web(self, e: QueryWebSearch) -> None:
-        if e.error:
+        if e.error.startswith("not sent:"):
+            self.view._line(f"    ! web search ({e.provider}) {e.error}", "yellow")
+        elif e.error:
             self.view._line(f"    ! web search ({e.provider}) failed: {e.error}", "yellow")
         else:
             self.view._line(f"    ↗ web ({e.provider}): {e.query} → {e.results} results ({e.new} new)", "dim")

@@ -13,7 +13,7 @@ import json
 import logging
 import threading
 from concurrent.futures import Executor
-from typing import Any, AsyncIterator, Callable, Mapping
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 
 from sse_starlette import ServerSentEvent
 
@@ -119,6 +119,41 @@ async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]",
     finally:
         cancelled.set()
         future.add_done_callback(_consume)
+
+
+async def run_attended(executor: Executor, run: Callable[[EventCallback], Report],
+                       receive: Callable[[], Awaitable[Mapping[str, Any]]]) -> Report | None:
+    """Run a query for a ``stream: false`` request and return its report, or None when the client left first.
+
+    The request's body has been read, so the next ASGI message is ``http.disconnect``; once it arrives the run is
+    cancelled like a stream whose client went away (its next event raises ``QueryCancelled``), so a caller cannot
+    queue long reports and walk away while they spend LLM tokens.
+
+    Raises:
+        workers.Busy: the executor refused the job (before anything ran).
+    """
+    cancelled = threading.Event()
+
+    def on_event(_: Event) -> None:
+        if cancelled.is_set():
+            raise QueryCancelled("the client disconnected")
+
+    future = asyncio.wrap_future(executor.submit(run, on_event))
+    watcher = asyncio.ensure_future(_disconnected(receive))
+    try:
+        await asyncio.wait({future, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not future.done():
+            cancelled.set()
+            future.add_done_callback(_consume)
+        watcher.cancel()
+    return future.result() if not cancelled.is_set() else None
+
+
+async def _disconnected(receive: Callable[[], Awaitable[Mapping[str, Any]]]) -> None:
+    """Return once the client has disconnected."""
+    while (await receive()).get("type") != "http.disconnect":
+        pass
 
 
 def _consume(future: "asyncio.Future[Any]") -> None:

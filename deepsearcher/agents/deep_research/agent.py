@@ -32,8 +32,8 @@ from typing import Sequence
 
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import gaps_note, verify_citations
-from deepsearcher.agents.deep_research.agent import actions
-from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research import actions
+from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.evaluator import Verdict
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem
 from deepsearcher.agents.deep_research.run import Run
 from deepsearcher.agents.deep_research.schemas import CheckChoice, verdict_model

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.report import budget_too_small, cut_off, empty_answer, nothing_found, write_fitted
-from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
 from deepsearcher.agents.deep_research.state import ResearchState, StopReason

@@ -34,7 +34,7 @@ from deepsearcher.agents.deep_research.agent import research
 from deepsearcher.agents.report import (
     Evidence, budget_too_small, choose_evidence, cut_off, empty_answer, write_fitted,
 )
-from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
 from deepsearcher.agents.long_report.outline import Outline, Section, plan_outline

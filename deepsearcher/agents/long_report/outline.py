@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, field_validator
 
 from deepsearcher.agents import prompts
-from deepsearcher.agents.deep_research.agent import prompts as rprompts
+from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import ask
 from deepsearcher.errors import ConfigError
