@@ -87,7 +87,7 @@ def obedient(answer: str, read_all: bool = False) -> Callable[[Any], str]:
 
 
 def research_cli(make_app: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, search: Site, llm: Any,
-                 db: str = "milvus.db", **query: Any) -> Any:
+                 db: str = "milvus.db", research: dict[str, Any] | None = None, **query: Any) -> Any:
     """A DeepSearcher on Milvus Lite with the private payroll note and SearXNG at ``search``, served to the CLI."""
     from deepsearcher.app import DeepSearcher
     from deepsearcher.settings import load_settings
@@ -100,7 +100,7 @@ def research_cli(make_app: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         "vector_db": {"uri": str(tmp_path / db)}, "llm": None,
         "web_search": {"provider": "searxng", "base_url": search.url("").rstrip("/"), "timeout_s": 5},
         "crawler": {"timeout_s": 5, "respect_robots": False}, "query": query,
-        "agents": {"deep_research": {"max_steps": 8, "max_empty_searches": 5}}})
+        "agents": {"deep_research": {"max_steps": 8, "max_empty_searches": 5, **(research or {})}}})
     app = DeepSearcher(settings, embedder=loader.embedder, store=loader.store, llm=llm)
     monkeypatch.setattr(commands, "make_app", lambda ctx, overrides=None: app)
     return app
@@ -181,3 +181,32 @@ def test_search_results_on_loopback_are_not_read_unless_the_operator_allows_it(s
         assert any("INTERNAL-SECRET-4242" in p for p in llm.prompts)
     finally:
         search.close()
+
+
+def looping(messages: Any) -> str:
+    """A model that never answers on its own: a new search every step, an 8-section outline, drafts kept."""
+    p = messages[-1]["content"]
+    if p.startswith("Plan the table of contents"):
+        return json.dumps({"title": "Report", "sections": [{"title": f"Part {i}", "question": f"Part {i} of pay?"}
+                                                           for i in range(1, 9)]})
+    if p.startswith("You are researching"):
+        return json.dumps({"action": "search", "queries": [f"angle {p.count('searched')} {len(p)}"]})
+    if p.startswith("Below is the draft"):
+        return p.split("Draft:\n", 1)[1].split("\n\nSources:\n", 1)[0]
+    return "Pay is documented [1]."
+
+
+def test_a_long_report_request_spends_at_most_its_cap(site: Site, make_app: Any, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 4: each section has the per-run budget, so without a cap one request spent ~8x it; now the whole
+    request stays within query.long_report_budget_runs (2) x agents.deep_research.token_budget."""
+    search = search_service([])
+    llm = ScriptedChatModel([looping] * 400)
+    try:
+        research_cli(make_app, tmp_path, monkeypatch, search, llm,
+                     research={"token_budget": 6000, "max_steps": 40, "max_empty_searches": 40})
+        report = json.loads(query("--report", "long", "--json", Q).stdout)
+    finally:
+        search.close()
+    used = report["usage"]["prompt_tokens"] + report["usage"]["completion_tokens"]
+    assert 6000 < used <= 2 * 6000 * 1.05, used

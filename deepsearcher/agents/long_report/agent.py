@@ -46,6 +46,7 @@ from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
 from deepsearcher.types import Report, Source
 
 SECTION_AGENTS = ("deep_research", "deep_search")
+REQUEST_BUDGET = "query.long_report_budget_runs"
 CONTRADICTIONS = "Contradictions and open questions"
 NO_CONTRADICTIONS = "No contradictions between the sources were found."
 
@@ -65,6 +66,15 @@ def section_agent(requested: str) -> str:
     return requested
 
 
+def request_budget(ctx: QueryContext) -> int:
+    """The tokens one long-report request may spend: ``query.long_report_budget_runs`` times the DeepResearch
+    per-run budget (each section has that budget of its own, so without this cap the request's cost grows with the
+    number of sections a caller or the model asks for)."""
+    options = ctx.agent_options("deep_research")
+    per_run = (options if isinstance(options, DeepResearchOptions) else DeepResearchOptions()).token_budget
+    return int(per_run * ctx.settings.long_report_budget_runs)
+
+
 def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = None) -> Report:
     """Research and write a long report on ``ctx.question`` (see the module docstring).
 
@@ -73,6 +83,7 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
         agent: "deep_research" or "deep_search".
         outline: the table of contents to follow; None = planned by the model.
     """
+    ctx = replace(ctx, budget=ctx.budget.share(request_budget(ctx), REQUEST_BUDGET))
     source = "file"
     if outline is None:
         outline, fell_back = plan_outline(ctx)
