@@ -59,13 +59,36 @@ class AgentOptions(_Model):
 
 
 # --- LLM -----------------------------------------------------------------------------------------------------------
+DEFAULT_KEY_HOSTS = frozenset({"api.openai.com"})
+"""The hosts the default key variable ($OPENAI_API_KEY) is sent to when ``api_key_env`` is left unset."""
+
+
+def key_variable(options: Any) -> str | None:
+    """The environment variable whose key goes to ``options.base_url`` (OpenAI-compatible LLM or embedding options).
+
+    A key belongs to its service: the default ``api_key_env`` ($OPENAI_API_KEY) is sent only to OpenAI (no
+    ``base_url``, or one on ``DEFAULT_KEY_HOSTS``); another server gets a key only when the config names the
+    variable (``api_key_env: DEEPSEEK_API_KEY``, or ``OPENAI_API_KEY`` written out), so pointing ``base_url`` at a
+    local or third-party server never hands it the OpenAI key by accident.
+    """
+    env = options.api_key_env
+    if not env or "api_key_env" in options.model_fields_set or options.base_url is None:
+        return env
+    from urllib.parse import urlsplit
+
+    return env if (urlsplit(options.base_url).hostname or "").lower() in DEFAULT_KEY_HOSTS else None
+
+
 class OpenAICompatibleLLM(ProviderOptions):
     """Any server speaking the OpenAI chat-completions API (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp, ...)."""
 
     provider: Literal["openai_compatible"] = "openai_compatible"
     model: str = Field("gpt-4o-mini", description="Model name as the server knows it.")
     base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
-    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
+    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key. Left "
+                                                                  "unset, $OPENAI_API_KEY is sent to OpenAI only; "
+                                                                  "another base_url gets a key only when this names "
+                                                                  "its variable.")
     temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int = Field(4096, gt=0, description="Maximum completion tokens per call (the report is the longest "
                                                     "reply; reasoning models spend part of it thinking).")
@@ -121,7 +144,10 @@ class OpenAICompatibleEmbedding(ProviderOptions):
     provider: Literal["openai_compatible"] = "openai_compatible"
     model: str = Field("text-embedding-3-small", description="Embedding model name as the server knows it.")
     base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
-    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
+    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key. Left "
+                                                                  "unset, $OPENAI_API_KEY is sent to OpenAI only; "
+                                                                  "another base_url gets a key only when this names "
+                                                                  "its variable.")
     batch_size: int = Field(128, gt=0, description="Texts per request.")
     dimensions: int | None = Field(None, description="Requested output dimension, where the model supports it.")
     timeout_s: float = Field(60, gt=0, description="Per-request timeout in seconds.")
