@@ -182,7 +182,9 @@ class AccessPolicy:
         try:
             AddressPolicy(allow_private=False).check_url(url)
         except AddressRefused as exc:
-            raise Refused(403, f"{url!r} points at a non-public address ({exc.address}); this server does not "
+            # the kind of address only: naming what an internal name resolves to would turn the refusal into a DNS
+            # oracle of the server's network for a remote caller
+            raise Refused(403, f"{url!r} points at a non-public address ({exc.reason}); this server does not "
                                "fetch those for its callers",
                           hint="set server.allow_private_urls: true in the config to allow it") from None
         except (OSError, UnicodeError, ValueError):
