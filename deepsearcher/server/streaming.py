@@ -102,7 +102,7 @@ async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]",
                     continue
                 saw_report, data = True, finish(item.report)
             else:
-                data = item.data
+                data = _redacted(item.data, redact)
             seq += 1
             yield sse(item.kind, data, seq)
         try:
@@ -138,8 +138,8 @@ async def run_attended(executor: Executor, run: Callable[[EventCallback], Report
         if cancelled.is_set():
             raise QueryCancelled("the client disconnected")
 
-    future = asyncio.wrap_future(executor.submit(run, on_event))
-    watcher = asyncio.ensure_future(_disconnected(receive))
+    future: asyncio.Future[Any] = asyncio.wrap_future(executor.submit(run, on_event))
+    watcher: asyncio.Future[Any] = asyncio.ensure_future(_disconnected(receive))
     try:
         await asyncio.wait({future, watcher}, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -154,6 +154,18 @@ async def _disconnected(receive: Callable[[], Awaitable[Mapping[str, Any]]]) -> 
     """Return once the client has disconnected."""
     while (await receive()).get("type") != "http.disconnect":
         pass
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """An event's data with every string passed through ``redact``: events carry provider messages (a search
+    provider's error may name its base URL with credentials, or echo its key), and the caller is not the operator."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item, redact) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, redact) for item in value]
+    return value
 
 
 def _consume(future: "asyncio.Future[Any]") -> None:
