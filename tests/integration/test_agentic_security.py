@@ -210,3 +210,19 @@ def test_a_long_report_request_spends_at_most_its_cap(site: Site, make_app: Any,
         search.close()
     used = report["usage"]["prompt_tokens"] + report["usage"]["completion_tokens"]
     assert 6000 < used <= 2 * 6000 * 1.05, used
+
+
+def test_bidi_overrides_from_the_model_and_the_web_are_shown_escaped(site: Site, make_app: Any, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Low finding (``cli_output_injection.sh``): a right-to-left override in the answer, a step's think text or a web
+    result title would reorder what the terminal shows ("txt.exe" read backwards); the CLI prints it as \\u202e."""
+    rlo = "\u202e"
+    search = search_service([{"title": f"T bidi:{rlo}txt.exe", "url": site.url("/inject"), "content": "snippet"}])
+    llm = ScriptedChatModel([obedient(f"Answer bidi:{rlo}txt.exe [1].")] * 30)
+    try:
+        research_cli(make_app, tmp_path, monkeypatch, search, llm)
+        result = query("-v", Q)
+    finally:
+        search.close()
+    assert rlo not in result.stdout and rlo not in result.stderr
+    assert "Answer bidi:\\u202etxt.exe [1]." in result.stdout
