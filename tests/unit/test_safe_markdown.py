@@ -50,3 +50,12 @@ def test_links_all_keeps_links_but_never_images_or_html() -> None:
 def test_text_after_a_fence_is_rewritten_again() -> None:
     text = "~~~\n<b>\n~~~\nafter <b>x</b>"
     assert safe_answer(text, set()) == "~~~\n<b>\n~~~\nafter \\<b>x\\</b>"
+
+
+def test_outside_titles_stay_one_line_of_text() -> None:
+    from deepsearcher.agents.safe_markdown import md_inline, md_source
+
+    assert md_inline("x](https://evil/?d=1) ![y\n# h <b> a_b `c`") == \
+        "x\\](https://evil/?d=1) \\!\\[y # h \\<b\\> a_b \\`c\\`"
+    assert md_source("https://milvus.io/docs?a=1") == "https://milvus.io/docs?a=1"
+    assert md_source("/d/[x]<y>.md") == "/d/\\[x\\]\\<y\\>.md"
