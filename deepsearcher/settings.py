@@ -63,7 +63,7 @@ DEFAULT_KEY_HOSTS = frozenset({"api.openai.com"})
 """The hosts the default key variable ($OPENAI_API_KEY) is sent to when ``api_key_env`` is left unset."""
 
 
-def key_variable(options: Any) -> str | None:
+def key_variable(options: "OpenAICompatibleLLM | OpenAICompatibleEmbedding") -> str | None:
     """The environment variable whose key goes to ``options.base_url`` (OpenAI-compatible LLM or embedding options).
 
     A key belongs to its service: the default ``api_key_env`` ($OPENAI_API_KEY) is sent only to OpenAI (no
