@@ -105,6 +105,15 @@ class Service:
                     _ = self.searcher.llm  # built once, then cached by DeepSearcher
         return self.searcher
 
+    def warm(self) -> None:
+        """Open the store and load the embedder before the first request (at startup): a first request that did it
+        held the warm-up lock for seconds, so a burst of queries waited there instead of being queued or answered
+        429 at once. A failure (a Lite file in use) is left for the requests to report."""
+        try:
+            self.ready()
+        except DeepSearcherError as exc:
+            log.warning("warm-up failed, requests will report it: %s", exc)
+
     def close(self, close_searcher: bool) -> None:
         self.queries.shutdown(wait=False, cancel_futures=True)
         self.loads.shutdown(wait=False, cancel_futures=True)
@@ -133,6 +142,7 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(service.warm)
         yield
         service.close(owns_searcher)
 
