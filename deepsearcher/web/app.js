@@ -156,7 +156,8 @@ function describe(kind, d) {
     case "query.budget": return `Research stopped on the token budget: ${d.used} of ${d.budget} tokens used, ${d.reserve} kept for the report`;
     case "query.step": return `Step ${d.step}: ${d.action}` + (d.original ? "" : ` on “${d.question ?? ""}”`) +
       (d.fell_back ? " (fallback)" : "") + (d.think ? ` — ${clip(d.think, 160)}` : "");
-    case "query.web_search": return d.error ? `Web search (${d.provider}) failed: ${clip(d.error, 200)}; continuing with the collections`
+    case "query.web_search": return d.error.startsWith("not sent:") ? `Web search (${d.provider}) ${clip(d.error, 200)}`
+      : d.error ? `Web search (${d.provider}) failed: ${clip(d.error, 200)}; continuing with the collections`
       : `Web search (${d.provider}): “${d.query ?? ""}” → ${plural(d.results, "result")} (${d.new} new)`;
     case "query.read": return `Read ${(d.opened || []).join("; ")}: ${plural(d.added, "new item")}` +
       ((d.failed || []).length ? ` (failed: ${d.failed.join("; ")})` : "");
