@@ -27,10 +27,12 @@ def research_tools(settings: Settings, registry: Registry, store: VectorStore, e
     """The tools of one query: the store's ``chunks_around`` (when it has one); with ``web``, the configured web
     search provider and a page reader over the configured crawler (depth 0, one page; its rules apply unchanged).
 
-    ``allow_private_urls`` is the caller's address rule for the pages read (and so for ``--save-to``, which stores
-    what the reader fetched): the HTTP server passes its resolved ``server.allow_private_urls``, applied to the
-    crawler's options as for the server's loads (``ingest.web.crawler_options``: ``crawler.allow_private_urls:
-    false`` always wins). None = the crawler setting.
+    The pages read are URLs a search engine chose (or the redirects they lead to), so they may reach loopback,
+    private or link-local addresses only with ``query.read_private_result_urls: true``; then ``allow_private_urls``
+    is the caller's address rule (and so for ``--save-to``, which stores what the reader fetched): the HTTP server
+    passes its resolved ``server.allow_private_urls``, applied to the crawler's options as for the server's loads
+    (``ingest.web.crawler_options``: ``crawler.allow_private_urls: false`` always wins). None = the crawler
+    setting.
 
     Raises:
         ConfigError: ``web`` is asked for but no ``web_search`` provider is configured, or a provider is unknown.
@@ -43,8 +45,10 @@ def research_tools(settings: Settings, registry: Registry, store: VectorStore, e
         raise ConfigError("web search is not configured, so --web cannot search the web",
                           hint="add a web_search: section to the config (docs/web-search.md), or drop --web")
     provider: WebSearch = registry.create("web_search", settings.web_search.resolved(settings.resolve_path))
-    one_page = crawler_options(settings.crawler, allow_private_urls).model_copy(update={"max_depth": 0,
-                                                                                      "max_pages": 1})
+    # a search engine chose these URLs: private addresses only when the operator opted in (query.read_private_
+    # result_urls), and then only as far as the caller's rule allows
+    private = allow_private_urls if settings.query.read_private_result_urls else False
+    one_page = crawler_options(settings.crawler, private).model_copy(update={"max_depth": 0, "max_pages": 1})
     crawler: Crawler = registry.create("crawler", one_page.resolved(settings.resolve_path))
     reader = PageReader(crawler, settings.loader, make_splitter(settings.ingest, embedder))
     return ResearchTools(web=provider, pages=reader, chunks_around=around)

@@ -455,9 +455,13 @@ class QueryWebSearch(Event):
     results: int = _doc("results received")
     urls: list[str] = _doc("their URLs, best first")
     new: int = _doc("results that were not known yet")
-    error: str = _doc("why the search failed ('' when it did not); web search is then off for the rest of the run")
+    error: str = _doc("why the search failed ('' when it did not); web search is then off for the rest of the run. "
+                      "'not sent: <reason>' = the query was refused before it left (docs/security.md: too long, or "
+                      "private collection text in it); web search stays on")
 
     def describe(self) -> list[str]:
+        if self.error.startswith("not sent:"):  # refused by the query guard (agents/deep_research/query_guard)
+            return [f"! web search ({self.provider}) {self.error}"]
         if self.error:
             return [f"! web search ({self.provider}) failed: {self.error}"]
         return [f"↗ web ({self.provider}): {self.query} → {self.results} results ({self.new} new)"]

@@ -11,7 +11,7 @@ They sit below ``deepsearcher.settings`` so that each provider's options can liv
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Union
+from typing import Callable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
@@ -67,6 +67,22 @@ class QuerySettings(StrictModel):
                                 "prompt).")
     concurrency: int = Field(4, gt=0, description="Sub-queries of one round routed, retrieved and judged at once "
                                                   "(threads); 1 = one after the other.")
+    long_report_budget_runs: float = Field(
+        2.0, gt=0, le=20, description="A long report (every section, the outline and the editing pass together) may "
+                                      "use at most this many times agents.deep_research.token_budget tokens per "
+                                      "request; later sections are cut short when it is spent. Without it one "
+                                      "request could spend one budget per section (8 sections: 8x). "
+                                      "query.token_budget, when lower, wins.")
+    report_links: Literal["cited", "all"] = Field(
+        "cited", description="Links in a model-written answer (report.md, the API's markdown and answer_html) stay "
+                             "links only to the hosts of the report's web sources (cited); any other becomes its "
+                             "text and host, so a link cannot carry data out on a click. all = keep http(s) links "
+                             "to any host. Remote images and raw HTML are always removed (docs/security.md).")
+    read_private_result_urls: bool = Field(
+        False, description="Let DeepResearch read web search results (and their redirects) whose host resolves to "
+                           "a loopback, private, link-local (cloud metadata), CGNAT or reserved address. A search "
+                           "engine, not you, chose those URLs, so they are refused by default whatever "
+                           "crawler.allow_private_urls or server.allow_private_urls say (docs/security.md).")
     answer_from_top_chunks_when_irrelevant: bool = Field(
         False, description="When every retrieved chunk is judged irrelevant, answer from the top-ranked chunks "
                            "anyway (with a visible warning) instead of reporting that nothing relevant was found.")
@@ -81,3 +97,25 @@ class QuerySettings(StrictModel):
             raise PydanticCustomError("literal_error", "Input should be {expected} (the registered agents)",
                                       {"expected": " or ".join(map(repr, ["auto", *known]))})
         return value
+
+
+DEFAULT_KEY_HOSTS = frozenset({"api.openai.com"})
+"""The hosts the default key variable ($OPENAI_API_KEY) is sent to when ``api_key_env`` is left unset."""
+
+
+def key_variable(options: ProviderOptions) -> str | None:
+    """The environment variable whose key goes to ``options.base_url`` (OpenAI-compatible LLM or embedding options:
+    they have ``api_key_env`` and ``base_url``).
+
+    A key belongs to its service: the default ``api_key_env`` ($OPENAI_API_KEY) is sent only to OpenAI (no
+    ``base_url``, or one on ``DEFAULT_KEY_HOSTS``); another server gets a key only when the config names the
+    variable (``api_key_env: DEEPSEEK_API_KEY``, or ``OPENAI_API_KEY`` written out), so pointing ``base_url`` at a
+    local or third-party server never hands it the OpenAI key by accident.
+    """
+    env: str | None = getattr(options, "api_key_env", None)
+    base_url: str | None = getattr(options, "base_url", None)
+    if not env or "api_key_env" in options.model_fields_set or base_url is None:
+        return env
+    from urllib.parse import urlsplit
+
+    return env if (urlsplit(base_url).hostname or "").lower() in DEFAULT_KEY_HOSTS else None

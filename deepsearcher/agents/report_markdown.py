@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from deepsearcher.agents.citations import cites_any, location
+from deepsearcher.agents.safe_markdown import LinkRule, md_inline, md_source, report_hosts, safe_answer
 from deepsearcher.types import OtherSource, Report, Source
 
 
@@ -40,7 +41,7 @@ class SourceGroup:
     def line(self) -> str:
         """``/d/lite.md — lite: [1], [2]`` (title left out when empty or part of the path), then ``(also in …)``
         when the same text is stored under other sources."""
-        head = self.source + (f" — {self.title}" if self.title else "")
+        head = md_source(self.source) + (f" — {md_inline(self.title)}" if self.title else "")  # outside text
         others: dict[str, OtherSource] = {}
         for source in self.sources:
             for other in source.also_in:
@@ -89,7 +90,13 @@ def escape_markdown(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
 
 
-def report_markdown(report: Report, *, title: bool = False) -> str:
+def safe_report_answer(report: Report, links: LinkRule = "cited") -> str:
+    """The report's answer as it may be shown or written (``safe_markdown.safe_answer``: no remote images, raw HTML
+    escaped, links only to the hosts of its web sources unless ``links`` is "all")."""
+    return safe_answer(report.answer, report_hosts(s.chunk.source for s in report.sources), links)
+
+
+def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "cited") -> str:
     """The whole report as Markdown: the short answer (bold label ``Answer:``), the answer, how it was checked
     (DeepResearch), then a Sources section listing each cited file or URL once with the citation numbers (and pages)
     that point into it.
@@ -98,11 +105,12 @@ def report_markdown(report: Report, *, title: bool = False) -> str:
         report: the report.
         title: start with the title (a long report's) or the question as a level-1 heading (``query --output``
             files, the web page's download and the API's ``markdown`` field do; the terminal does not repeat it).
+        links: which links of the model-written answer stay links (``query.report_links``; ``safe_report_answer``).
     """
-    parts = [f"# {' '.join((report.title or report.question).split())}"] if title else []
+    parts = [f"# {md_inline(report.title or report.question)}"] if title else []
     if report.short_answer:
         parts.append(f"**Answer:** {escape_markdown(report.short_answer)}")
-    parts.append(report.answer.strip())
+    parts.append(safe_report_answer(report, links).strip())
     if research_note(report):
         parts.append(research_note(report))
     if report.sources:

@@ -423,9 +423,10 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
         report = app.query(question, collections=list(collection_names) or None, agent=agent, max_iter=max_iter,
                            on_event=progress.on_event, report=report_kind, outline=outline, web=web,
                            save_to=save_to)
-    markdown = report_markdown(report)
+    links = app.settings.query.report_links
+    markdown = report_markdown(report, links=links)
     if output:
-        Path(output).write_text(report_markdown(report, title=True), encoding="utf-8")
+        Path(output).write_text(report_markdown(report, title=True, links=links), encoding="utf-8")
     if as_json:
         out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
         return

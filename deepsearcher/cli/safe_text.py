@@ -4,7 +4,8 @@ Every string that comes from a document, a web page, a file name, a model, an HT
 goes through ``plain`` (a Rich ``Text``, never parsed as markup) or ``safe`` (for the few places that interpret
 markup, such as a progress column). Rich markup inside it (``[/red]``, ``[link=https://…]``) is shown, not
 interpreted, so it can neither crash a command (``MarkupError``) nor make a disguised hyperlink; control characters
-(ESC sequences, OSC 8 hyperlinks, backspaces) are shown as ``\\xNN``, so it cannot drive the terminal either.
+(ESC sequences, OSC 8 hyperlinks, backspaces) are shown as ``\\xNN`` and bidirectional controls (the right-to-left
+override U+202E …) as ``\\u202e``, so it can neither drive the terminal nor reorder what it shows.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ import re
 from rich.markup import escape
 from rich.text import Text
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 except tab and newline, DEL, C1
-_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # also line/paragraph separators
+#: bidirectional controls (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI, ALM, LRM, RLM): they reorder what the
+#: terminal shows, so "evil\u202egpj.exe" would read as "evilexe.jpg"
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")  # C0 except tab and newline, DEL, C1
+_CONTROL_ONE_LINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029{_BIDI}]")  # also line separators
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from deepsearcher.embedding.base import l2_normalise
 from deepsearcher.errors import ProviderError
 from deepsearcher.embedding.options import OpenAICompatibleEmbeddingOptions
+from deepsearcher.options import key_variable
 
 
 class OpenAICompatibleEmbedder:
@@ -29,7 +30,7 @@ class OpenAICompatibleEmbedder:
         if self._client is None:
             from openai import OpenAI
 
-            key = os.environ.get(self.options.api_key_env or "", "") or "not-needed"
+            key = os.environ.get(key_variable(self.options) or "", "") or "not-needed"
             if self.options.base_url is None and key == "not-needed":
                 raise ProviderError(f"no API key for the embeddings endpoint in ${self.options.api_key_env}",
                                     hint=f"export {self.options.api_key_env}=... or set embedding.base_url")

@@ -34,7 +34,10 @@ class OpenAICompatibleEmbeddingOptions(ProviderOptions):
     provider: Literal["openai_compatible"] = "openai_compatible"
     model: str = Field("text-embedding-3-small", description="Embedding model name as the server knows it.")
     base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
-    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
+    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key. Left "
+                                                                  "unset, $OPENAI_API_KEY is sent to OpenAI only; "
+                                                                  "another base_url gets a key only when this names "
+                                                                  "its variable.")
     batch_size: int = Field(128, gt=0, description="Texts per request.")
     dimensions: int | None = Field(None, description="Requested output dimension, where the model supports it.")
     timeout_s: float = Field(60, gt=0, description="Per-request timeout in seconds.")

@@ -409,8 +409,19 @@ def read_rows(path: Path) -> dict[str, EvalRow]:
     return rows
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: a string from outside (a question, a title, a model's answer) that
+    starts like a formula (``=HYPERLINK(...)``, ``+``, ``-``, ``@``) gets a leading apostrophe (OWASP's CSV
+    injection advice), so opening rows.csv never runs it; numbers stay numbers."""
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
 def write_csv(path: Path, rows: Sequence[EvalRow], ks: Sequence[int]) -> None:
-    """Flat CSV of rows: lists joined with " | ", recall as ``recall@k`` columns."""
+    """Flat CSV of rows: lists joined with " | ", recall as ``recall@k`` columns, text cells that start like a
+    spreadsheet formula prefixed with an apostrophe (``_cell``)."""
     columns = ["id", "dataset", "question_type", "question", "gold_titles", "gold_complete", "gold_answers",
                "retrieved_titles", *[f"recall@{k}" for k in ks], "answer", "short_answer", "em", "f1",
                "report_f1", "cover_em", "llm_calls", "prompt_tokens", "completion_tokens", "seconds",
@@ -425,4 +436,4 @@ def write_csv(path: Path, rows: Sequence[EvalRow], ks: Sequence[int]) -> None:
                 data[key] = " | ".join(data[key])
             for k in ks:
                 data[f"recall@{k}"] = recall.get(k)
-            writer.writerow(data)
+            writer.writerow({key: _cell(value) for key, value in data.items()})

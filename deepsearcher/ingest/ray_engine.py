@@ -22,6 +22,7 @@ import os
 import time
 import uuid
 import warnings
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -241,6 +242,35 @@ def _stream(ray_data: Any, files: Sequence[Path], job: RayJob, splitter: Splitte
                                                   "metadata", "embed_seconds")}
 
 
+LOCAL_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Ray's switch for single-machine Ray (its default on macOS and Windows): with it off, Ray's node address is the
+loopback one, so every Ray server process (GCS, raylet, object manager, workers) listens on 127.0.0.1 only and no
+other host can submit work to the local Ray a load starts. (``ray.init(_node_ip_address="127.0.0.1")`` is not
+enough: Ray turns a loopback node address into the machine's LAN address.) Token authentication is Ray's default
+for local clusters since 2.59, the floor of the ``ray`` extra; ``RAY_AUTH_MODE=disabled`` in the environment
+switches it off, and the loopback binding still holds."""
+
+
+@contextmanager
+def _single_machine(ray: Any) -> Iterator[None]:
+    """Ray on loopback only while the block runs (``LOCAL_ONLY``): the environment variable for the processes Ray
+    starts, Ray's own constant (read at its import, which may have happened already) for this one; both put back
+    afterwards, so a later load on a cluster (``ingest.ray.address``) is unaffected."""
+    from ray._private import ray_constants
+
+    before_env, before_flag = os.environ.get(LOCAL_ONLY), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[LOCAL_ONLY] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before_flag
+        if before_env is None:
+            os.environ.pop(LOCAL_ONLY, None)
+        else:
+            os.environ[LOCAL_ONLY] = before_env
+
+
 class RaySession:
     """Ray for one load: a local Ray started with ``ingest.ray.num_cpus`` (stopped afterwards), or the cluster at
     ``ingest.ray.address`` (disconnected afterwards). Entering returns the ``ray.data`` module.
@@ -257,6 +287,7 @@ class RaySession:
     def __init__(self, options: RaySettings, job: RayJob) -> None:
         self.options = options
         self.token_env = getattr(job.workers.vector_db, "token_env", None)
+        self._local = ExitStack()
 
     def __enter__(self) -> Any:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -287,9 +318,11 @@ class RaySession:
             env_vars["PYTHONPATH"] = os.pathsep.join(p for p in (str(package.parent),
                                                                  os.environ.get("PYTHONPATH", "")) if p)
             kwargs["num_cpus"] = self.options.num_cpus or os.cpu_count() or 1
+            self._local.enter_context(_single_machine(ray))  # loopback only, until __exit__
         try:
             _start_ray(ray, runtime_env, kwargs)
         except Exception as exc:  # ConnectionError, RuntimeError, ValueError from a bad address
+            self._local.close()
             where = self.options.address or "a local Ray"
             raise ProviderError(f"could not start or reach Ray ({where}): {exc}",
                                 hint="check ingest.ray.address, or leave it empty to start a local Ray") from exc
@@ -301,6 +334,7 @@ class RaySession:
         import ray
 
         ray.shutdown()
+        self._local.close()
 
 
 def _start_ray(ray: Any, runtime_env: dict[str, Any], kwargs: dict[str, Any]) -> None:

@@ -44,6 +44,7 @@ from deepsearcher.llm.base import (
 from deepsearcher.llm.server_info import ServerGate, ServerInfo, hosted_window, server_gate
 from deepsearcher.llm.window import limit_in_message
 from deepsearcher.llm.options import OpenAICompatibleLLMOptions
+from deepsearcher.options import key_variable
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class OpenAICompatibleChat:
         return self.options.base_url or "https://api.openai.com/v1"
 
     def _api_key(self) -> str:
-        env = self.options.api_key_env
+        env = key_variable(self.options)
         key = os.environ.get(env) if env else None
         if key:
             return key
@@ -138,7 +139,8 @@ class OpenAICompatibleChat:
     def _auth_error(self, exc: Exception) -> ProviderError:
         return ProviderError(f"the LLM server at {self.where} rejected the API key ({_reason(exc)})",
                              hint=f"put a valid key in the environment variable {self.options.api_key_env!s} "
-                                  f"(llm.api_key_env names it)")
+                                  f"(llm.api_key_env names it; left unset, the default key goes to OpenAI only, "
+                                  f"so write it out for another server)")
 
     # --- window and tokens ----------------------------------------------------------------------------------------
     @property

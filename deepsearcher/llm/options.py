@@ -21,7 +21,10 @@ class OpenAICompatibleLLMOptions(ProviderOptions):
     provider: Literal["openai_compatible"] = "openai_compatible"
     model: str = Field("gpt-4o-mini", description="Model name as the server knows it.")
     base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
-    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key.")
+    api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key. Left "
+                                                                  "unset, $OPENAI_API_KEY is sent to OpenAI only; "
+                                                                  "another base_url gets a key only when this names "
+                                                                  "its variable.")
     temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int = Field(4096, gt=0, description="Maximum completion tokens per call (the report is the longest "
                                                     "reply; reasoning models spend part of it thinking).")

@@ -45,14 +45,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deepsearcher.errors import ConfigError, DeepSearcherError, LLMOutputError, ProviderError, StoreInUseError
-from deepsearcher.agents.report_markdown import group_sources, report_markdown
+from deepsearcher.agents.report_markdown import group_sources, report_markdown, safe_report_answer
+from deepsearcher.agents.safe_markdown import LinkRule
 from deepsearcher.server.markdown import answer_html
 from deepsearcher.server.models import (
     ERRORS, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
 )
 from deepsearcher.server.guard import RequestGuard
 from deepsearcher.server.security import AccessPolicy, Refused
-from deepsearcher.server.streaming import error_payload, stream_events
+from deepsearcher.server.streaming import error_payload, run_attended, stream_events
 from deepsearcher.server.workers import RETRY_AFTER_S, Busy, WorkQueue
 from deepsearcher.settings import Settings
 from deepsearcher.events import EventCallback
@@ -104,6 +105,15 @@ class Service:
                     _ = self.searcher.llm  # built once, then cached by DeepSearcher
         return self.searcher
 
+    def warm(self) -> None:
+        """Open the store and load the embedder before the first request (at startup): a first request that did it
+        held the warm-up lock for seconds, so a burst of queries waited there instead of being queued or answered
+        429 at once. A failure (a Lite file in use) is left for the requests to report."""
+        try:
+            self.ready()
+        except DeepSearcherError as exc:
+            log.warning("warm-up failed, requests will report it: %s", exc)
+
     def close(self, close_searcher: bool) -> None:
         self.queries.shutdown(wait=False, cancel_futures=True)
         self.loads.shutdown(wait=False, cancel_futures=True)
@@ -132,6 +142,7 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(service.warm)
         yield
         service.close(owns_searcher)
 
@@ -207,7 +218,7 @@ def _add_search_routes(app: FastAPI, service: Service) -> None:
                                          "description": "A ``text/event-stream`` of the run's events (see "
                                                         "docs/server.md), or the report as JSON when ``stream`` "
                                                         "is false."}})
-    async def query(body: QueryRequest) -> Any:
+    async def query(body: QueryRequest, request: Request) -> Any:
         """Research a question; stream every step as Server-Sent Events, ending with ``query.report``."""
         run = _query_run(service, body)
 
@@ -216,12 +227,16 @@ def _add_search_routes(app: FastAPI, service: Service) -> None:
             service.ready().resolve_collections(body.collections)
             service.ready(llm=True).check_llm()  # checks once per searcher; the run repeats it for free
 
+        def finish(report: Report) -> dict[str, Any]:
+            return finish_report(report, service.settings.query.report_links)
+
         await run_in_threadpool(precheck)
         if not body.stream:
-            loop = asyncio.get_running_loop()
-            report = await loop.run_in_executor(service.queries, run, _ignore)
-            return JSONResponse(finish_report(report))
-        return EventSourceResponse(stream_events(service.queries, run, finish_report, service.policy.redact, body.lines),
+            report = await run_attended(service.queries, run, request.receive)
+            if report is None:  # the client left: nobody reads an answer
+                return Response(status_code=499)
+            return JSONResponse(finish(report))
+        return EventSourceResponse(stream_events(service.queries, run, finish, service.policy.redact, body.lines),
                                    ping=15, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
@@ -243,21 +258,19 @@ def _query_run(service: Service, body: QueryRequest) -> Callable[[EventCallback]
     return run
 
 
-def finish_report(report: Report) -> dict[str, Any]:
+def finish_report(report: Report, links: LinkRule = "cited") -> dict[str, Any]:
     """The report as JSON plus ``markdown`` (what the page copies and downloads: the same text as ``query --output``),
     ``answer_html`` (safe HTML, citations as links) and ``source_groups`` (the sources by file or URL, each once, with
-    the numbers and pages cited: ``report_markdown.group_sources``, as the Markdown's Sources list them)."""
+    the numbers and pages cited: ``report_markdown.group_sources``, as the Markdown's Sources list them). Both
+    renderings start from ``report_markdown.safe_report_answer`` (no remote images, no raw HTML, links per
+    ``links``)."""
     data = report.to_dict()
-    data["markdown"] = report_markdown(report, title=True)
+    data["markdown"] = report_markdown(report, title=True, links=links)
     data["source_groups"] = [{"source": g.source, "title": g.title, "collection": g.collection,
                               "sources": [{"number": src.number, "page": src.chunk.page} for src in g.sources]}
                              for g in group_sources(report.sources)]
-    data["answer_html"] = answer_html(report.answer, {src.number for src in report.sources})
+    data["answer_html"] = answer_html(safe_report_answer(report, links), {src.number for src in report.sources})
     return data
-
-
-def _ignore(_: Any) -> None:
-    """An on_event callback that drops events (non-streaming query)."""
 
 
 def _check_inputs(policy: AccessPolicy, inputs: list[str]) -> list[str]:

@@ -35,7 +35,8 @@ class Refused(Exception):
 
 def configured_endpoints(settings: Settings) -> tuple[tuple[str, str], ...]:
     """``(setting name, value)`` for every provider address in the config (keys ending in ``url`` / ``uri`` in the
-    provider sections), longest value first, each also as its bare ``host:port``."""
+    provider sections), each also as its bare ``host:port`` and its password, and for every key its ``*_env``
+    variable holds (``$BRAVE_SEARCH_API_KEY``: some providers echo the key in an error), longest value first."""
     found: list[tuple[str, str]] = []
 
     def visit(prefix: str, value: object) -> None:
@@ -44,9 +45,13 @@ def configured_endpoints(settings: Settings) -> tuple[tuple[str, str], ...]:
                 visit(f"{prefix}.{key}", item)
         elif isinstance(value, str) and value and prefix.rsplit(".", 1)[-1].endswith(("url", "uri")):
             found.append((prefix, value.rstrip("/") or value))
-            netloc = urlsplit(value).netloc
-            if netloc:
-                found.append((prefix, netloc))
+            parts = urlsplit(value)
+            if parts.netloc:
+                found.append((prefix, parts.netloc))
+            if parts.password:  # user:password@host: the credentials alone too
+                found.append((f"{prefix} credentials", parts.password))
+        elif isinstance(value, str) and value and prefix.endswith("_env") and len(os.environ.get(value, "")) >= 8:
+            found.append((f"${value}", os.environ[value]))  # a key a provider may echo in an error
 
     for section in ("llm", "embedding", "vector_db", "crawler", "web_search"):
         section_value = getattr(settings, section, None)
@@ -182,7 +187,9 @@ class AccessPolicy:
         try:
             AddressPolicy(allow_private=False).check_url(url)
         except AddressRefused as exc:
-            raise Refused(403, f"{url!r} points at a non-public address ({exc.address}); this server does not "
+            # the kind of address only: naming what an internal name resolves to would turn the refusal into a DNS
+            # oracle of the server's network for a remote caller
+            raise Refused(403, f"{url!r} points at a non-public address ({exc.reason}); this server does not "
                                "fetch those for its callers",
                           hint="set server.allow_private_urls: true in the config to allow it") from None
         except (OSError, UnicodeError, ValueError):

@@ -13,7 +13,7 @@ import json
 import logging
 import threading
 from concurrent.futures import Executor
-from typing import Any, AsyncIterator, Callable, Mapping
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 
 from sse_starlette import ServerSentEvent
 
@@ -110,7 +110,8 @@ async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]",
                     continue
                 saw_report = True
             seq += 1
-            yield sse(item.kind, payload(item), seq)
+            data = payload(item)
+            yield sse(item.kind, data if isinstance(item, QueryReport) else _redacted(data, redact), seq)
         try:
             report = await future
         except Exception as exc:  # the run failed: tell the client in-band, never as a trace
@@ -125,6 +126,53 @@ async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]",
     finally:
         cancelled.set()
         future.add_done_callback(_consume)
+
+
+async def run_attended(executor: Executor, run: Callable[[EventCallback], Report],
+                       receive: Callable[[], Awaitable[Mapping[str, Any]]]) -> Report | None:
+    """Run a query for a ``stream: false`` request and return its report, or None when the client left first.
+
+    The request's body has been read, so the next ASGI message is ``http.disconnect``; once it arrives the run is
+    cancelled like a stream whose client went away (its next event raises ``QueryCancelled``), so a caller cannot
+    queue long reports and walk away while they spend LLM tokens.
+
+    Raises:
+        workers.Busy: the executor refused the job (before anything ran).
+    """
+    cancelled = threading.Event()
+
+    def on_event(_: Event) -> None:
+        if cancelled.is_set():
+            raise QueryCancelled("the client disconnected")
+
+    future: asyncio.Future[Any] = asyncio.wrap_future(executor.submit(run, on_event))
+    watcher: asyncio.Future[Any] = asyncio.ensure_future(_disconnected(receive))
+    try:
+        await asyncio.wait({future, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not future.done():
+            cancelled.set()
+            future.add_done_callback(_consume)
+        watcher.cancel()
+    return future.result() if not cancelled.is_set() else None
+
+
+async def _disconnected(receive: Callable[[], Awaitable[Mapping[str, Any]]]) -> None:
+    """Return once the client has disconnected."""
+    while (await receive()).get("type") != "http.disconnect":
+        pass
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """An event's data with every string passed through ``redact``: events carry provider messages (a search
+    provider's error may name its base URL with credentials, or echo its key), and the caller is not the operator."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item, redact) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item, redact) for item in value]
+    return value
 
 
 def _consume(future: "asyncio.Future[Any]") -> None:

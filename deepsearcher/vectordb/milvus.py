@@ -45,9 +45,19 @@ DENSE_ONLY = ["dense"]
 LITE_LOW_DISK_BYTES = 64 * 1024 * 1024
 
 
+_LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
+
+
 def _quote(value: str) -> str:
-    """A Milvus filter string literal."""
-    return json.dumps(value, ensure_ascii=False)
+    """A Milvus filter string literal holding exactly ``value``, whatever characters it has.
+
+    The only place outside text (a file name, a URL) enters a filter expression is a literal built here. Milvus'
+    grammar takes any character in a double-quoted literal except ``"``, ``\\`` and line breaks, which are escaped;
+    every other character stays as it is. JSON-style ``\\u001b`` escapes (what ``json.dumps`` wrote before) are
+    refused by Milvus Lite's parser ("unknown escape sequence \\u"), which made any folder with an ESC or BEL in a
+    file name fail to load; ``\\x1b`` and octal escapes are refused the same way, so control characters go in raw.
+    """
+    return '"' + value.translate(_LITERAL_ESCAPES) + '"'
 
 
 class MilvusStore:

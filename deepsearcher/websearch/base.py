@@ -36,6 +36,9 @@ class WebSearchOptionsBase(ProviderOptions):
     max_retry_wait_s: float = Field(30, ge=0, description="Longest wait honoured between retries, in seconds; a "
                                                            "longer Retry-After ends the search with a rate-limit "
                                                            "error.")
+    max_reply_mb: float = Field(4.0, gt=0, le=100, description="Largest reply read from the service, in MB; a "
+                                                               "larger one ends the search with an error (a result "
+                                                               "page is a few KB; the reply is never read whole).")
 
     @field_validator("api_key")
     @classmethod

@@ -147,9 +147,10 @@ class HttpWebSearch:
 
     def _send_once(self, request: Request) -> Any:
         try:
-            response = self._http().request(request.method, self.options.base_url + request.path,
-                                            params=request.params or None, json=request.json_body,
-                                            headers=request.headers)
+            with self._http().stream(request.method, self.options.base_url + request.path,
+                                     params=request.params or None, json=request.json_body,
+                                     headers=request.headers) as streamed:
+                response = self._capped(streamed)
         except httpx.TimeoutException as exc:
             raise _Transient("timeout", type(exc).__name__) from exc
         except httpx.ConnectError as exc:
@@ -162,6 +163,23 @@ class HttpWebSearch:
         if response.is_success:
             return self._json(response)
         return self._status(response)
+
+    def _capped(self, streamed: httpx.Response) -> httpx.Response:
+        """The reply read up to ``max_reply_mb`` (decoded bytes), as a response holding that body.
+
+        Raises:
+            ProviderError: the reply is larger (a broken or hostile service could send gigabytes).
+        """
+        limit = int(self.options.max_reply_mb * 1_000_000)
+        body = bytearray()
+        for piece in streamed.iter_bytes():
+            body += piece
+            if len(body) > limit:
+                raise ProviderError(f"{self.where} sent a reply larger than {self.options.max_reply_mb:g} MB",
+                                    hint="check web_search.base_url, or raise web_search.max_reply_mb")
+        headers = [(k, v) for k, v in streamed.headers.multi_items()
+                   if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+        return httpx.Response(streamed.status_code, headers=headers, content=bytes(body), request=streamed.request)
 
     def _status(self, response: httpx.Response) -> Any:
         status = response.status_code

@@ -118,7 +118,9 @@ def research_app(make_app: Callable[..., Any], tmp_path: Path, provider: str, ba
     loader.load([str(notes)], "notes", "Field notes about ducks and databases")
     options = {"provider": provider, "base_url": base_url, "retry_backoff_s": 0.01, "timeout_s": 2, **web}
     settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None,
-                                    "web_search": options, "query": {"top_k": 2}})
+                                    "web_search": options,
+                                    # the result pages are on 127.0.0.1: reading them needs the operator's opt-in
+                                    "query": {"top_k": 2, "read_private_result_urls": True}})
     return DeepSearcher(settings, embedder=loader.embedder, store=loader.store, llm=llm)
 
 

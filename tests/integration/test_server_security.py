@@ -335,3 +335,15 @@ def test_a_full_query_queue_answers_429(tmp_path: Path, monkeypatch: pytest.Monk
             done = slow.result(timeout=60)
     assert busy.status_code == 429 and busy.headers["retry-after"] == "30" and "queries" in busy.json()["detail"]
     assert health.status_code == 200 and done.status_code == 200
+
+
+def test_a_refused_url_never_tells_the_caller_what_an_internal_name_resolves_to(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #21 (low): the refusal of a load of ``localhost`` (or db.corp.internal) names the kind of address, never
+    the address, so a remote caller cannot map the server's network through it (``search_ssrf_netns.sh`` oracle)."""
+    for site in serve(tmp_path, monkeypatch, allow_private_urls=False):
+        with site.client(headers=AUTH) as client:
+            reply = client.post("/api/load", json={"inputs": ["http://localhost:5432/"], "collection": "o"})
+    assert reply.status_code == 403
+    detail = reply.json()["detail"]
+    assert "points at a non-public address (loopback)" in detail and "127.0.0.1" not in detail and "::1" not in detail

@@ -522,3 +522,13 @@ def test_jina_with_content_asks_for_pages_and_keeps_the_description(jina: FakeSe
     assert "x-respond-with" not in headers_of(jina.requests()[0])
     assert results[0].snippet.startswith("# Mallard The mallard is a dabbling duck.") and len(results[0].snippet) <= 500
     assert results[1].snippet == "Field guide entry."
+
+
+def test_a_reply_over_max_reply_mb_is_refused_not_read_whole(case: Case, service: FakeService) -> None:
+    """Issue #21 (low): a service that sends megabytes (broken or hostile) ends the search with an error naming the
+    setting; the reply is read only up to the cap."""
+    huge = json.dumps({"padding": "x" * 2_100_000}).encode()
+    service.play(Route(huge, 200, {"Content-Type": "application/json"}))
+    with pytest.raises(ProviderError) as info:
+        service.build(max_reply_mb=2, max_retries=0).search("mallard duck")
+    assert "sent a reply larger than 2 MB" in str(info.value) and "web_search.max_reply_mb" in str(info.value)

@@ -12,6 +12,7 @@ import numpy as np
 
 from deepsearcher.agents.deep_research.evaluator import Verdict, checks_for, evaluate
 from deepsearcher.agents.deep_research.knowledge import WEB, KnowledgeItem
+from deepsearcher.agents.deep_research.query_guard import query_refusal
 from deepsearcher.agents.deep_research.run import Run
 from deepsearcher.agents.deep_research.schemas import MAX_ITEMS, MAX_QUERIES, MAX_QUESTIONS
 from deepsearcher.agents.deep_research.state import FailedAttempt
@@ -83,6 +84,13 @@ def _web_search(run: Run, query: str) -> list[KnowledgeItem]:
     if web is None or not run.web_on:
         return []
     ctx, store = run.ctx, run.store
+    refusal = _private_query(run, query)
+    if refusal:
+        ctx.emit(QueryWebSearch(query=query[:80], provider=web.name, results=0, urls=[], new=0,
+                                error=f"not sent: {refusal}"))
+        run.note(f"the web search for \"{query[:80]}\" was not sent: {refusal}. Write short search expressions in "
+                 "your own words; collection text never goes to the web.")
+        return []
     try:
         results = web.search(query, max_results=run.options.web_results)
     except DeepSearcherError as exc:
@@ -96,6 +104,14 @@ def _web_search(run: Run, query: str) -> list[KnowledgeItem]:
     ctx.emit(QueryWebSearch(query=query, provider=web.name, results=len(results), urls=[r.url for r in results],
                             new=len(new), error=""))
     return new
+
+
+def _private_query(run: Run, query: str) -> str | None:
+    """Why ``query`` may not go to the web search provider (``query_guard``), or None."""
+    private = (text for item in run.store if item.kind == "chunk" and item.chunk is not None
+               for text in (item.text, item.chunk.title, item.chunk.source))
+    return query_refusal(query, private, run.ctx.question, max_chars=run.options.web_query_max_chars,
+                         run_words=run.options.web_query_private_words)
 
 
 # --- read ----------------------------------------------------------------------------------------------------------

@@ -25,6 +25,15 @@ class DeepResearchOptions(AgentOptions):
         "search is switched off after this many searches in a row found nothing new."))
     max_gaps: int = Field(3, gt=0, description="Open gap questions at most; reflect is off while this many wait.")
     web_results: int = Field(5, gt=0, le=20, description="Results asked of the web search provider per query.")
+    web_query_max_chars: int = Field(200, gt=0, le=2000, description=(
+        "Longest search query sent to the web search provider; longer ones (and queries that span lines) are "
+        "refused with a note to the model. A search is a short expression, and the query is the one text a run "
+        "sends to a third party (docs/security.md)."))
+    web_query_private_words: int = Field(8, ge=0, description=(
+        "A search query that repeats this many consecutive words of a private chunk (text, title or path) not in "
+        "the user's question, or an identifier, number or path from one, is not sent to the web search provider: "
+        "injected text cannot make the model carry collection text out (docs/security.md). 0 = only identifiers "
+        "are checked."))
     read_window: int = Field(1, ge=0, le=5, description=(
         "read opens a chunk with this many neighbouring chunks of its document on each side."))
     page_passages: int = Field(3, gt=0, le=20, description=(

@@ -36,6 +36,7 @@ from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import location, verify_citations
 from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
+from deepsearcher.agents.deep_research.options import DeepResearchOptions
 from deepsearcher.agents.long_report.outline import Outline, Section, plan_outline
 from deepsearcher.agents.long_report.sections import research_section
 from deepsearcher.agents.report import write_fitted
@@ -49,6 +50,7 @@ from deepsearcher.vectordb.fusion import fused_priority
 
 #: the agent that researches the sections when the query's agent is "auto"
 DEFAULT_SECTION_AGENT = "deep_research"
+REQUEST_BUDGET = "query.long_report_budget_runs"
 CONTRADICTIONS = "Contradictions and open questions"
 NO_CONTRADICTIONS = "No contradictions between the sources were found."
 
@@ -93,6 +95,15 @@ def also(names: list[str]) -> str:
     return f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
 
 
+def request_budget(ctx: QueryContext) -> int:
+    """The tokens one long-report request may spend: ``query.long_report_budget_runs`` times the DeepResearch
+    per-run budget (each section has that budget of its own, so without this cap the request's cost grows with the
+    number of sections a caller or the model asks for)."""
+    options = ctx.agent_options("deep_research")
+    per_run = (options if isinstance(options, DeepResearchOptions) else DeepResearchOptions()).token_budget
+    return int(per_run * ctx.settings.long_report_budget_runs)
+
+
 def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = None) -> Report:
     """Research and write a long report on ``ctx.question`` (see the module docstring).
 
@@ -101,6 +112,7 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
         agent: the agent that researches the sections (``section_agent``).
         outline: the table of contents to follow; None = planned by the model.
     """
+    ctx = replace(ctx, budget=ctx.budget.share(request_budget(ctx), REQUEST_BUDGET))
     source = "file"
     if outline is None:
         outline, fell_back = plan_outline(ctx)
