@@ -96,3 +96,55 @@ def test_three_thai_sub_queries_are_three_searches(monkeypatch: pytest.MonkeyPat
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [q for q in data["sub_queries"] if q in THAI] == THAI
+
+
+# --- a rewrite may not move a citation to another claim --------------------------------------------------------------
+def swap(text: str, a: str, b: str) -> str:
+    return text.replace(a, "\0").replace(b, a).replace("\0", b)
+
+
+def long_reply(messages: Any) -> str:
+    """Sections with one distinct claim each; the editing pass exchanges the two citation numbers."""
+    p = messages[-1]["content"]
+    if p.startswith("Break the question"):
+        return json.dumps({"sub_queries": [p.split("Question: ", 1)[1].split("\n", 1)[0]]})
+    if "numbered text chunks" in p:
+        return json.dumps({"relevant": [1]})
+    if "Search queries already run" in p:
+        return json.dumps({"gap_queries": []})
+    if p.startswith("Write the section"):
+        number = p.split("Sources:\n[", 1)[1].split("]", 1)[0]
+        if p.startswith('Write the section "Basics"'):
+            return f"Milvus Lite runs inside your Python process [{number}]."
+        return f"Collection names may contain letters, digits and underscores [{number}]."
+    if p.startswith("Below is the draft"):
+        draft = p.split("Draft:\n", 1)[1].split("\n\nSources:\n", 1)[0]
+        return (f"## Introduction\n\nThis report covers the Python process of Milvus Lite and which letters collection names contain [1][2].\n\n"
+                f"{swap(draft, '[1]', '[2]')}\n\n## Conclusion\n\nThe moon is made of cheese [2].")
+    raise AssertionError(p[:120])
+
+
+def test_an_editing_pass_that_exchanges_citations_keeps_the_draft_and_says_so(monkeypatch: pytest.MonkeyPatch,
+                                                                               tmp_path: Any) -> None:
+    llm = ScriptedChatModel([long_reply] * 30)
+    app = memory_app(llm)
+    monkeypatch.setattr(cli, "make_app", lambda ctx, overrides=None: app)
+    outline = tmp_path / "outline.md"
+    outline.write_text("# Milvus Lite notes\n\n## Basics\nWhat is Milvus Lite?\n\n## Names\nWhich names may "
+                       "collections have?\n", encoding="utf-8")
+    target = tmp_path / "report.md"
+    result = CliRunner().invoke(main, ["query", "--report", "long", "--agent", "deep_search", "--outline",
+                                       str(outline), "-c", "milvus", "-o", str(target), "What is Milvus Lite?"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    edited = [p for p in llm.prompts if p.startswith("Below is the draft")][0]
+    assert "Milvus Lite runs inside your Python process [1]." in edited  # the draft the pass was shown
+    text = target.read_text(encoding="utf-8")
+    assert "## Basics\n\nMilvus Lite runs inside your Python process [1]." in text
+    assert "## Names\n\nCollection names may contain letters, digits and underscores [2]." in text
+    assert "moon" not in text  # a new sentence citing a source that says nothing like it is left out
+    assert "This report covers the Python process of Milvus Lite and which letters collection names contain [1][2]." in text  # a summary tied to both
+    assert ("*Note: the editing pass put citations on 3 sentence(s) whose claims were not tied to those sources "
+            "before (2 kept as drafted, 1 left out).*") in text
+    assert "- /d/lite.md: [1]" in text and "- /d/limits.md: [2]" in text
+    assert "editing pass moved citations in 3 sentence(s)" in result.stderr

@@ -16,6 +16,7 @@ from deepsearcher.agents.deep_research.knowledge import KnowledgeItem
 from deepsearcher.agents.deep_research.run import Run
 from deepsearcher.agents.deep_research.state import StopReason
 from deepsearcher.agents.report import budget_too_small, cut_off, empty_answer, nothing_found, write_fitted
+from deepsearcher.agents.rewrites import check_rewrite, moved_note
 from deepsearcher.events import QueryBeastMode
 
 
@@ -48,4 +49,18 @@ def final_answer(run: Run, reason: StopReason) -> str:
         reply, _ = write_fitted(ctx, "final_answer", run.renderer(render), items, priority)
     except BudgetExhausted:
         return budget_too_small(ctx, []).answer
-    return (reply.text or empty_answer(reply)) + cut_off(ctx, "final_answer", reply)
+    text = over_earlier_answers(run, items, reply.text) if reply.text else empty_answer(reply)
+    return text + cut_off(ctx, "final_answer", reply)
+
+
+def over_earlier_answers(run: Run, shown: Sequence[KnowledgeItem], text: str) -> str:
+    """The forced answer with the rewrite rule applied (``agents.rewrites``): a sentence taken from an earlier
+    answer keeps that answer's citations (both expanded to the items they rest on); new sentences cite evidence
+    items directly and are not checked here."""
+    earlier = [run.store.expand_answers(i.text) for i in shown if i.kind == "answer"]
+    if not earlier:
+        return text
+    checked = check_rewrite("\n".join(earlier), run.store.expand_answers(text), new_claims=False)
+    if not checked.moved:
+        return text
+    return f"{checked.text}\n\n{moved_note(checked.moved, 'the final answer')}"

@@ -14,7 +14,9 @@ numbers → one coherence pass → one Markdown report with a table of contents 
    adds "Contradictions and open questions" (sources that disagree, with their citations; the gaps left open). Its
    citations are verified again. It is not asked for when the draft does not fit the window or is longer than the
    reply the model can give (``llm.max_tokens``, the window, the budget); when it cannot be made or its reply is
-   unusable (cut off, or sections missing) the draft is kept and the section lists the open gaps.
+   unusable (cut off, or sections missing) the draft is kept and the section lists the open gaps. A sentence of the
+   edited report citing what its draft sentence did not (two numbers exchanged, a sentence moved under another
+   citation) is put back as drafted, or left out, with a note (``agents.rewrites``).
 
 Every prompt (outline, section, editing pass, and DeepResearch's) is fitted to the model's window and every call is
 checked against the token budget by the machinery all agents share (``steps``, ``report.write_fitted``, ``budget``):
@@ -39,6 +41,7 @@ from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.long_report.outline import Outline, Section, plan_outline
 from deepsearcher.agents.long_report.sections import research_section
 from deepsearcher.agents.report import write_fitted
+from deepsearcher.agents.rewrites import check_rewrite, moved_note
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.errors import ConfigError, ContextWindowError
 from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
@@ -170,8 +173,14 @@ def coherence(ctx: QueryContext, outline: Outline, draft: str, sources: Sequence
     if problem:
         ctx.emit(QueryFallback(step="coherence", error=problem, fallback="keeping the sections as written"))
         return f"{draft}\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=False)}"
+    checked = check_rewrite(draft, text)  # a citation stays only on a claim that carried it (agents.rewrites)
+    text = checked.text
     if not re.search(rf"^##\s+{CONTRADICTIONS}", text, re.MULTILINE | re.IGNORECASE):
         text += f"\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=True)}"
+    if checked.moved:
+        ctx.emit(QueryFallback(step="coherence", error=f"the editing pass moved citations in {len(checked.moved)} "
+                               "sentence(s)", fallback="keeping those sentences as drafted (or leaving them out)"))
+        text += "\n\n" + moved_note(checked.moved, "the editing pass")
     return text
 
 
