@@ -463,3 +463,37 @@ def test_a_model_that_never_writes_usable_json_still_ends_with_a_report() -> Non
     assert llm.history[-1].schema is None and llm.prompts[-1].startswith("Research time is over")
     assert report.beast_mode and report.answer and report.sources
     assert len(llm.history) <= 2 * 12 + 1  # two tries per step at most, then the one forced answer
+
+
+# --- issue #20 item 1: beast mode over earlier answers keeps their citations ---------------------------------------
+def test_the_forced_answer_may_not_move_an_earlier_answers_claim_to_another_source() -> None:
+    gap = "Where does Milvus Lite store data?"
+    local_file = MILVUS_DOCS[1].text
+
+    def number_of(prompt: str, text: str) -> str:
+        return prompt.split(text)[0].rsplit("\n[", 1)[1].split("]")[0]
+
+    def gap_answer(messages: Any) -> str:
+        return answer(f"Milvus Lite keeps its data in one local file [{number_of(messages[-1]['content'], local_file)}].")
+
+    def forced(messages: Any) -> str:  # copies the accepted answer's claim but cites another chunk
+        prompt = messages[-1]["content"]
+        assert prompt.startswith("Research time is over")
+        right = number_of(prompt, local_file)
+        other = next(n for n in ("1", "2", "3", "4", "5") if n != right and f"\n[{n}] " in f"\n{prompt}")
+        return f"Milvus Lite keeps its data in one local file [{other}]."
+
+    llm = ScriptedChatModel([
+        j(action="reflect", questions=[gap]),
+        search("Milvus Lite local file storage"),
+        search("Milvus Lite"),
+        gap_answer, PASS,
+        forced,
+    ])
+    events: list[Event] = []
+    report = run_agent(llm, events=events, max_steps=4)
+    assert of_kind(events, "query.beast_mode")[0]["reason"] == "max_steps"
+    assert report.answer.startswith("Milvus Lite keeps its data in one local file [1].")
+    assert [s.chunk.text for s in report.sources] == [local_file]  # the claim's own source, not the other chunk
+    assert ("*Note: the final answer put citations on 1 sentence(s) whose claims were not tied to those sources "
+            "before (1 kept as drafted).*") in report.answer
