@@ -555,7 +555,8 @@ class QueryReport(Event):
     kind: ClassVar[str] = "query.report"
     group: ClassVar[str] = "query"
     report: Report = _doc("the report: answer, sources, sub_queries, iterations, usage, agent, "
-                          "removed_citations, gaps, checks, beast_mode, title, sections")
+                          "removed_citations, gaps, checks, beast_mode, title, sections, questions (each question's "
+                          "status), evaluations (every evaluator verdict)")
 
     @property
     def data(self) -> dict[str, Any]:

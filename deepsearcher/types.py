@@ -263,6 +263,44 @@ class Source:
     also_in: tuple[OtherSource, ...] = ()
 
 
+QuestionState = Literal["answered", "nothing_found", "not_researched"]
+
+
+@dataclass(frozen=True)
+class QuestionStatus:
+    """What became of one question of a run (the user's, a gap question, a long report's section question).
+
+    Attributes:
+        question: the question.
+        status: "answered" (an answer citing sources), "nothing_found" (researched, but no cited answer came of it)
+            or "not_researched" (research stopped first: budget, steps, bad attempts).
+        detail: how it ended, in words ("accepted by the evaluator", "forced answer", "stopped: max_steps").
+    """
+
+    question: str
+    status: QuestionState
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One verdict of DeepResearch's evaluator.
+
+    Attributes:
+        step: the step that answered.
+        question: the question answered.
+        passed: the answer was accepted.
+        checks: check -> passed (None: not run).
+        critique: why it was rejected ("" when accepted).
+    """
+
+    step: int
+    question: str
+    passed: bool
+    checks: dict[str, bool | None]
+    critique: str = ""
+
+
 @dataclass(frozen=True)
 class Report:
     """The result of ``DeepSearcher.query``.
@@ -282,6 +320,9 @@ class Report:
         beast_mode: the answer was forced when the budget or the bad-attempt limit ran out (DeepResearch).
         title: the report's title (a long report's outline title; "" = the question).
         sections: the section titles of a long report, in order (empty for a short report).
+        questions: what became of each question researched or left open (``QuestionStatus``; empty for agents
+            that do not track questions).
+        evaluations: every evaluator verdict of the run, rejections included (DeepResearch).
     """
 
     question: str
@@ -297,6 +338,8 @@ class Report:
     beast_mode: bool = False
     title: str = ""
     sections: list[str] = field(default_factory=list)
+    questions: list[QuestionStatus] = field(default_factory=list)
+    evaluations: list[Evaluation] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

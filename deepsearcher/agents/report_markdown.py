@@ -65,10 +65,40 @@ def also_in_text(others: Sequence[OtherSource]) -> str:
     return "also in " + ", ".join(location(o) for o in others) if others else ""
 
 
-def gaps_note(gaps: Sequence[str]) -> str:
-    """The paragraph appended to an answer when research stopped with open gap queries."""
-    items = "\n".join(f"- {g}" for g in gaps)
-    return f"**Open questions.** Research stopped before these could be searched:\n{items}"
+def gaps_note(gaps: Sequence[str], researched: Sequence[str] | None = None) -> str:
+    """The paragraph appended to an answer when research stopped with open gap queries; with ``researched`` (the
+    questions a step worked on) it says which were researched without an answer and which were never searched."""
+    if researched is None:
+        items = "\n".join(f"- {g}" for g in gaps)
+        return f"**Open questions.** Research stopped before these could be searched:\n{items}"
+    searched = [g for g in gaps if g in researched]
+    never = [g for g in gaps if g not in researched]
+    parts = ["**Open questions.**"]
+    if searched:
+        parts.append("Researched, but no answer citing a source was accepted:\n" + "\n".join(f"- {g}" for g in searched))
+    if never:
+        parts.append("Not researched (research stopped first):\n" + "\n".join(f"- {g}" for g in never))
+    return "\n".join(parts)
+
+
+STATUS_WORDS = {"answered": "answered", "nothing_found": "researched, nothing found",
+                "not_researched": "not researched"}
+
+
+def questions_note(report: Report) -> str:
+    """What became of each question and every evaluator verdict, in words ("" when there is nothing to say: one
+    question, answered, no rejection)."""
+    rejected = [e for e in report.evaluations if not e.passed]
+    if not rejected and all(q.status == "answered" for q in report.questions) and len(report.questions) <= 1:
+        return ""
+    lines = [f"- {q.question}: {STATUS_WORDS[q.status]} ({q.detail})" if q.detail else
+             f"- {q.question}: {STATUS_WORDS[q.status]}" for q in report.questions]
+    marks = {True: "passed", False: "failed", None: "not run"}
+    for e in report.evaluations:
+        checks = ", ".join(f"{name} {marks[ok]}" for name, ok in e.checks.items())
+        verdict = "accepted" if e.passed else f"rejected: {e.critique}"
+        lines.append(f"- Evaluator, step {e.step} ({e.question}): {verdict}" + (f" [{checks}]" if checks else ""))
+    return "**Questions and verdicts.**\n" + "\n".join(lines)
 
 
 def research_note(report: Report) -> str:
@@ -96,6 +126,8 @@ def report_markdown(report: Report, *, title: bool = False) -> str:
     parts.append(report.answer.strip())
     if research_note(report):
         parts.append(research_note(report))
+    if questions_note(report):
+        parts.append(questions_note(report))
     if report.sources:
         heading = "## Sources" if cites_any(report.answer) else "## Sources consulted (the answer cites none)"
         parts.append(heading + "\n\n" + "\n".join(f"- {g.line()}" for g in group_sources(report.sources)))

@@ -148,3 +148,46 @@ def test_an_editing_pass_that_exchanges_citations_keeps_the_draft_and_says_so(mo
             "before (2 kept as drafted, 1 left out).*") in text
     assert "- /d/lite.md: [1]" in text and "- /d/limits.md: [2]" in text
     assert "editing pass moved citations in 3 sentence(s)" in result.stderr
+
+
+# --- per-question status and evaluator verdicts in --json and the saved report ----------------------------------------
+def research_reply(messages: Any) -> str:
+    """DeepResearch: reflect two gap questions, search one, answer twice (both rejected), then an empty forced answer."""
+    p = messages[-1]["content"]
+    if p.startswith("You are researching"):
+        if "(cite an item as [n]):\n(nothing yet)" in p and "reflected" not in p:
+            return json.dumps({"action": "reflect", "questions": ["Where does Milvus Lite store data?",
+                                                                  "Which names may collections have?"]})
+        if '"answer":' in p:
+            return json.dumps({"action": "answer", "answer": "Milvus Lite runs in your Python process [1]."})
+        return json.dumps({"action": "search", "queries": ["Milvus Lite"]})
+    if p.startswith("Decide which checks"):
+        return json.dumps({"definitive": True, "attribution": True})
+    if p.startswith("You are a strict reviewer"):
+        return json.dumps({"definitive": False, "attribution": True, "critique": "Too vague.", "plan": "Be exact."})
+    if p.startswith("Research time is over"):
+        return ""
+    raise AssertionError(p[:120])
+
+
+def test_json_and_saved_report_list_question_statuses_and_verdicts(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Any) -> None:
+    llm = ScriptedChatModel([research_reply] * 30)
+    app = memory_app(llm)
+    monkeypatch.setattr(cli, "make_app", lambda ctx, overrides=None: app)
+    target = tmp_path / "report.md"
+    result = CliRunner().invoke(main, ["query", "--agent", "deep_research", "-c", "milvus", "--json", "-o",
+                                       str(target), "What is Milvus Lite?"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    statuses = {q["question"]: q["status"] for q in data["questions"]}
+    assert data["questions"][0] == {"question": "What is Milvus Lite?", "status": "answered",
+                                    "detail": "a rejected answer (beast mode)"}
+    assert set(statuses.values()) <= {"answered", "nothing_found", "not_researched"} and len(statuses) == 3
+    assert data["evaluations"] and all(e["critique"] == "Too vague." for e in data["evaluations"])
+    assert data["beast_mode"] and "best answer the evaluator rejected" in data["answer"]
+    text = target.read_text(encoding="utf-8")
+    assert "**Questions and verdicts.**" in text and "rejected: Too vague." in text
+    for question, status in statuses.items():
+        assert f"- {question}: " + {"answered": "answered", "nothing_found": "researched, nothing found",
+                                     "not_researched": "not researched"}[status] in text

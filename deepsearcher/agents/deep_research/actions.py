@@ -21,7 +21,7 @@ from deepsearcher.errors import DeepSearcherError, first_line
 from deepsearcher.events import (
     QueryAccepted, QueryEvaluation, QueryFallback, QueryGaps, QueryRead, QuerySubQueries, QueryWebSearch,
 )
-from deepsearcher.types import Chunk, Hit
+from deepsearcher.types import Chunk, Evaluation, Hit
 
 RANKED_PASSAGES = 100
 """Passages of a read page compared with the question at most (the first ones of the page)."""
@@ -200,6 +200,8 @@ def answer(run: Run, text: str) -> Outcome:
     verdict = evaluate(run, question, text, checks_for(run, question))
     ctx.emit(QueryEvaluation(step=state.step, question=question, original=original, checks=verdict.checks,
                              passed=verdict.passed, critique=verdict.critique, plan=verdict.plan))
+    state.evaluations.append(Evaluation(state.step, question, verdict.passed, dict(verdict.checks),
+                                        verdict.critique))
     if verdict.passed:
         if original:
             run.note("answered the original question and the evaluator accepted the answer.")
@@ -209,6 +211,7 @@ def answer(run: Run, text: str) -> Outcome:
                  f"[{item.number}].")
         return Outcome(solved=True, verdict=verdict)
     state.bad_attempts += 1
-    state.failed.append(FailedAttempt(state.step, question, text, verdict.critique, verdict.plan))
+    state.failed.append(FailedAttempt(state.step, question, text, verdict.critique, verdict.plan,
+                                      dict(verdict.checks)))
     run.note(f'answered "{question}" but the evaluator rejected it: {verdict.critique}')
     return Outcome(rejected=True, verdict=verdict)

@@ -193,12 +193,17 @@ def evaluate_prompt(question: str, answer: str, checks: Sequence[str], cited: Se
 
 
 def final_prompt(question: str, knowledge: Sequence[KnowledgeItem], plans: Sequence[str], *, language: str,
-                 excerpt_chars: int | None) -> str:
-    """Beast mode: the one forced final answer from all knowledge, with the reviewer's plans as lessons."""
+                 excerpt_chars: int | None, unresearched: Sequence[str] = ()) -> str:
+    """Beast mode: the one forced final answer from all knowledge, with the reviewer's plans as lessons and the
+    questions nobody researched (so the answer does not claim "no information was found" about them)."""
     lessons = ""
     if plans:
         lessons = "- Reviewers rejected earlier answers; follow their advice:\n" + "\n".join(
             f"  - {p}" for p in plans[-3:]) + "\n"
+    if unresearched:
+        lessons += ("- These questions were never researched (research stopped before any search for them). Do not "
+                    "write that no information was found about them; say they were not researched:\n"
+                    + "\n".join(f"  - {q}" for q in unresearched) + "\n")
     return FINAL.format(language=language, lessons=lessons, question=question,
                         knowledge=knowledge_list(knowledge, excerpt_chars))
 
