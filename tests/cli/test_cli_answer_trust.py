@@ -148,6 +148,8 @@ def test_an_editing_pass_that_exchanges_citations_keeps_the_draft_and_says_so(mo
             "before (2 kept as drafted, 1 left out).*") in text
     assert "- /d/lite.md: [1]" in text and "- /d/limits.md: [2]" in text
     assert "editing pass moved citations in 3 sentence(s)" in result.stderr
+    assert ("**Questions and verdicts.**\n- What is Milvus Lite?: answered (section 'Basics')\n"
+            "- Which names may collections have?: answered (section 'Names')") in text
 
 
 # --- per-question status and evaluator verdicts in --json and the saved report ----------------------------------------

@@ -47,7 +47,7 @@ from deepsearcher.errors import ConfigError, ContextWindowError
 from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
-from deepsearcher.types import Report, Source
+from deepsearcher.types import QuestionStatus, Report, Source
 from deepsearcher.vectordb.fusion import fused_priority
 
 #: the agent that researches the sections when the query's agent is "auto"
@@ -116,6 +116,7 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     written: list[tuple[Section, str]] = []
     queries: list[str] = []
     gaps: list[str] = []
+    statuses: list[QuestionStatus] = []
     steps = 0
     total = len(outline.sections)
     for index, section in enumerate(outline.sections, start=1):
@@ -124,6 +125,7 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
         found = research_section(researcher, replace(shared, question=section.question), outline, section, store)
         text = store.expand_answers(found.text)
         written.append((section, text))
+        statuses.append(section_status(section, store, text, bool(found.queries or found.steps)))
         gaps += [g for g in found.gaps if g not in gaps]
         queries += found.queries
         steps += found.steps
@@ -138,7 +140,18 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     return Report(question=ctx.question, answer=f"{table_of_contents(final.text)}\n\n{final.text}", sources=sources,
                   sub_queries=queries, iterations=steps, usage=ctx.llm.usage(), agent=agent,
                   removed_citations=draft.removed + final.removed, gaps=gaps, title=outline.title,
-                  sections=[s.title for s in outline.sections])
+                  sections=[s.title for s in outline.sections], questions=statuses)
+
+
+def section_status(section: Section, store: KnowledgeStore, text: str, researched: bool) -> QuestionStatus:
+    """What became of a section's question: "answered" when its text cites a source, "not_researched" when no
+    search or step ran for it (the budget was spent), else "nothing_found"."""
+    detail = f"section {section.title!r}"
+    if store.cited(text):
+        return QuestionStatus(section.question, "answered", detail)
+    if not researched:
+        return QuestionStatus(section.question, "not_researched", f"{detail}: research stopped first")
+    return QuestionStatus(section.question, "nothing_found", f"{detail}: no source was cited")
 
 
 def assemble(written: Sequence[tuple[Section, str]]) -> str:
