@@ -388,6 +388,12 @@ class DeepSearcher:
         tools = ctx.research or ResearchTools()
         try:
             result = self._run_agent(ctx, plan, outline)
+            if not result.language:
+                from dataclasses import replace
+
+                from deepsearcher.agents.scaffold import language_code
+
+                result = replace(result, language=language_code(question, ctx.settings.language))
             if save_to is not None:
                 compose.save_pages(self.load, tools, save_to, emit)
         finally:

@@ -323,6 +323,8 @@ class Report:
         questions: what became of each question researched or left open (``QuestionStatus``; empty for agents
             that do not track questions).
         evaluations: every evaluator verdict of the run, rejections included (DeepResearch).
+        language: the report language's code ("de", "zh"…; ``agents.scaffold``): the headings and notes the tool
+            adds follow it; "" = English.
     """
 
     question: str
@@ -340,6 +342,7 @@ class Report:
     sections: list[str] = field(default_factory=list)
     questions: list[QuestionStatus] = field(default_factory=list)
     evaluations: list[Evaluation] = field(default_factory=list)
+    language: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from deepsearcher.agents.citations import cites_any, location
+from deepsearcher.agents.scaffold import word
 from deepsearcher.types import OtherSource, Report, Source
 
 
@@ -128,9 +129,10 @@ def report_markdown(report: Report, *, title: bool = False) -> str:
         parts.append(research_note(report))
     if questions_note(report):
         parts.append(questions_note(report))
+    lang = report.language or "en"  # the headings follow the report language (agents.scaffold)
     if report.sources:
-        heading = "## Sources" if cites_any(report.answer) else "## Sources consulted (the answer cites none)"
+        heading = f"## {word(lang, 'sources' if cites_any(report.answer) else 'sources_consulted')}"
         parts.append(heading + "\n\n" + "\n".join(f"- {g.line()}" for g in group_sources(report.sources)))
     else:
-        parts.append("## Sources\n\nNo sources: nothing relevant was retrieved.")
+        parts.append(f"## {word(lang, 'sources')}\n\n{word(lang, 'no_sources')}")
     return "\n\n".join(parts) + "\n"

@@ -193,3 +193,46 @@ def test_json_and_saved_report_list_question_statuses_and_verdicts(monkeypatch: 
     for question, status in statuses.items():
         assert f"- {question}: " + {"answered": "answered", "nothing_found": "researched, nothing found",
                                      "not_researched": "not researched"}[status] in text
+
+
+# --- scaffolding in the report language, unique anchors -------------------------------------------------------------
+def german_reply(messages: Any) -> str:
+    p = messages[-1]["content"]
+    if p.startswith("Break the question"):
+        return json.dumps({"sub_queries": [p.split("Question: ", 1)[1].split("\n", 1)[0]]})
+    if "numbered text chunks" in p:
+        return json.dumps({"relevant": [1]})
+    if "Search queries already run" in p:
+        return json.dumps({"gap_queries": []})
+    if p.startswith("Write the section"):
+        number = p.split("Sources:\n[", 1)[1].split("]", 1)[0]
+        return f"Milvus Lite läuft im Python-Prozess [{number}]."
+    if p.startswith("Below is the draft"):
+        draft = p.split("Draft:\n", 1)[1].split("\n\nSources:\n", 1)[0]
+        return (f"## Einleitung\n\nÜberblick über Milvus Lite im Python-Prozess [1].\n\n{draft}\n\n## Fazit\n\n"
+                "Milvus Lite läuft im Python-Prozess [1].\n\n## Widersprüche und offene Fragen\n\n"
+                "Zwischen den Quellen wurden keine Widersprüche gefunden.")
+    raise AssertionError(p[:120])
+
+
+def test_a_german_long_report_gets_german_scaffolding_and_unique_anchors(monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Any) -> None:
+    llm = ScriptedChatModel([german_reply] * 30)
+    app = memory_app(llm)
+    monkeypatch.setattr(cli, "make_app", lambda ctx, overrides=None: app)
+    outline = tmp_path / "outline.md"
+    outline.write_text("# Milvus Lite\n\n## Überblick\nWas ist Milvus Lite?\n\n## Überblick\nWo speichert Milvus "
+                       "Lite die Daten?\n", encoding="utf-8")
+    target = tmp_path / "bericht.md"
+    result = CliRunner().invoke(main, ["query", "--report", "long", "--agent", "deep_search", "--outline",
+                                       str(outline), "-c", "milvus", "-o", str(target),
+                                       "Was ist Milvus Lite und wie wird es installiert?"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    edited = [p for p in llm.prompts if p.startswith("Below is the draft")][0]
+    assert 'start with a "## Einleitung" section and end the sections with "## Fazit"' in edited
+    assert 'then add "## Widersprüche und offene Fragen"' in edited
+    text = target.read_text(encoding="utf-8")
+    assert ("## Inhalt\n\n1. [Einleitung](#einleitung)\n2. [Überblick](#überblick)\n3. [Überblick](#überblick-1)\n"
+            "4. [Fazit](#fazit)\n5. [Widersprüche und offene Fragen](#widersprüche-und-offene-fragen)") in text
+    assert text.count("## Widersprüche und offene Fragen") == 1 and "Contradictions" not in text
+    assert "\n## Quellen\n\n- /d/lite.md" in text and "## Sources" not in text and "## Contents" not in text

@@ -129,10 +129,9 @@ coherent report:
 - remove repetition between sections, and use the same term for the same thing throughout;
 - keep every section heading (the lines starting with "## "), in the same order, and keep the citations with the \
 statements they support; never invent citation numbers;
-- start with a "## Introduction" section and end the sections with "## Conclusion";
-- then add "## Contradictions and open questions": list each point on which sources disagree, citing the sources on \
-each side, then the questions the research left open.{gaps} If no sources disagree, write "No contradictions between \
-the sources were found.";
+- start with a "## {introduction}" section and end the sections with "## {conclusion}";
+- then add "## {contradictions}": list each point on which sources disagree, citing the sources on each side, then \
+the questions the research left open.{gaps} If no sources disagree, write "{no_contradictions}";
 - write in {language}. Reply with the report in Markdown only.
 
 Draft:
@@ -219,7 +218,13 @@ def section_prompt(report_question: str, title: str, question: str, knowledge: S
 
 
 def coherence_prompt(question: str, draft: str, sources: Mapping[int, str], gaps: Sequence[str], *,
-                     language: str) -> str:
+                     language: str, headings: Mapping[str, str] | None = None) -> str:
+    """The editing pass; ``headings`` are the report language's words for the headings and the no-contradictions
+    line (``agents.scaffold``; English when None)."""
     listed = "\n".join(f"[{n}] {line}" for n, line in sources.items()) or "(none)"
     open_gaps = f" Questions left open by the research:\n{bullet_list(gaps)}\n" if gaps else ""
-    return COHERENCE.format(question=question, draft=draft, sources=listed, gaps=open_gaps, language=language)
+    words = {"introduction": "Introduction", "conclusion": "Conclusion",
+             "contradictions": "Contradictions and open questions",
+             "no_contradictions": "No contradictions between the sources were found.", **(headings or {})}
+    return COHERENCE.format(question=question, draft=draft, sources=listed, gaps=open_gaps, language=language,
+                            **words)

@@ -42,6 +42,7 @@ from deepsearcher.agents.long_report.outline import Outline, Section, plan_outli
 from deepsearcher.agents.long_report.sections import research_section
 from deepsearcher.agents.report import write_fitted
 from deepsearcher.agents.rewrites import check_rewrite, moved_note
+from deepsearcher.agents.scaffold import language_code, word
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.errors import ConfigError, ContextWindowError
 from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
@@ -137,7 +138,9 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     final = verify_citations(body, len(draft_sources))
     sources = [Source(i, draft_sources[n - 1].chunk, draft_sources[n - 1].collection)
                for i, n in enumerate(final.cited, start=1)]
-    return Report(question=ctx.question, answer=f"{table_of_contents(final.text)}\n\n{final.text}", sources=sources,
+    language = language_code(ctx.question, ctx.settings.language)
+    return Report(question=ctx.question, answer=f"{table_of_contents(final.text, language)}\n\n{final.text}",
+                  sources=sources, language=language,
                   sub_queries=queries, iterations=steps, usage=ctx.llm.usage(), agent=agent,
                   removed_citations=draft.removed + final.removed, gaps=gaps, title=outline.title,
                   sections=[s.title for s in outline.sections], questions=statuses)
@@ -166,7 +169,9 @@ def coherence(ctx: QueryContext, outline: Outline, draft: str, sources: Sequence
     listed = {s.number: f"{s.chunk.title + ' — ' if s.chunk.title else ''}{location(s.chunk)}" for s in sources}
     ctx.emit(QuerySection(index=0, total=len(outline.sections), title=outline.title or ctx.question,
                           question=ctx.question, status="editing", sources=len(sources)))
-    prompt = rprompts.coherence_prompt(ctx.question, draft, listed, gaps, language=ctx.language)
+    code = language_code(ctx.question, ctx.settings.language)
+    headings = {k: word(code, k) for k in ("introduction", "conclusion", "contradictions", "no_contradictions")}
+    prompt = rprompts.coherence_prompt(ctx.question, draft, listed, gaps, language=ctx.language, headings=headings)
     problem = editing_room_problem(ctx, prompt, draft)
     text = ""
     if not problem:
@@ -185,11 +190,12 @@ def coherence(ctx: QueryContext, outline: Outline, draft: str, sources: Sequence
             problem = "the token budget left cannot pay for the editing pass"
     if problem:
         ctx.emit(QueryFallback(step="coherence", error=problem, fallback="keeping the sections as written"))
-        return f"{draft}\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=False)}"
+        return f"{draft}\n\n## {word(code, 'contradictions')}\n\n{_open_questions(gaps, code, checked=False)}"
     checked = check_rewrite(draft, text)  # a citation stays only on a claim that carried it (agents.rewrites)
     text = checked.text
-    if not re.search(rf"^##\s+{CONTRADICTIONS}", text, re.MULTILINE | re.IGNORECASE):
-        text += f"\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=True)}"
+    titles = "|".join(re.escape(t) for t in {CONTRADICTIONS, word(code, "contradictions")})
+    if not re.search(rf"^##\s+(?:{titles})", text, re.MULTILINE | re.IGNORECASE):
+        text += f"\n\n## {word(code, 'contradictions')}\n\n{_open_questions(gaps, code, checked=True)}"
     if checked.moved:
         ctx.emit(QueryFallback(step="coherence", error=f"the editing pass moved citations in {len(checked.moved)} "
                                "sentence(s)", fallback="keeping those sentences as drafted (or leaving them out)"))
@@ -210,12 +216,11 @@ def editing_room_problem(ctx: QueryContext, prompt: str, draft: str) -> str:
     return ""
 
 
-def _open_questions(gaps: Sequence[str], *, checked: bool) -> str:
-    head = NO_CONTRADICTIONS if checked else "The sections were not compared for contradictions (the editing pass " \
-                                            "failed)."
+def _open_questions(gaps: Sequence[str], language: str, *, checked: bool) -> str:
+    head = word(language, "no_contradictions" if checked else "not_compared")
     if not gaps:
         return head
-    return head + "\n\nQuestions the research left open:\n" + "\n".join(f"- {g}" for g in gaps)
+    return head + f"\n\n{word(language, 'left_open')}\n" + "\n".join(f"- {g}" for g in gaps)
 
 
 def slug(heading: str) -> str:
@@ -224,7 +229,22 @@ def slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-def table_of_contents(body: str) -> str:
-    """``## Contents`` with a link to every ``## `` heading of ``body``."""
+def table_of_contents(body: str, language: str = "en") -> str:
+    """``## Contents`` (in the report's language) with a link to every ``## `` heading of ``body``; a repeated
+    title gets the anchor GitHub gives it (``-1``, ``-2``… after the first; ``anchors``)."""
     headings = [m.group(1).strip() for m in re.finditer(r"^##\s+(.+?)\s*#*\s*$", body, re.MULTILINE)]
-    return "## Contents\n\n" + "\n".join(f"{i}. [{h}](#{slug(h)})" for i, h in enumerate(headings, start=1))
+    links = anchors([word(language, "contents"), *headings])[1:]  # the Contents heading itself takes its slug first
+    return f"## {word(language, 'contents')}\n\n" + "\n".join(
+        f"{i}. [{h}](#{a})" for i, (h, a) in enumerate(zip(headings, links), start=1))
+
+
+def anchors(headings: Sequence[str]) -> list[str]:
+    """The anchor of each heading, in document order, made unique as GitHub does: the first ``slug``, then
+    ``slug-1``, ``slug-2``…"""
+    counts: dict[str, int] = {}
+    out: list[str] = []
+    for heading in headings:
+        base = slug(heading)
+        counts[base] = counts.get(base, -1) + 1
+        out.append(f"{base}-{counts[base]}" if counts[base] else base)
+    return out
