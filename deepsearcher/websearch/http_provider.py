@@ -221,9 +221,14 @@ class HttpWebSearch:
         opts = self.options
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         if exc.kind == "rate":
+            if exc.retry_after is not None and exc.retry_after >= QUOTA_WAIT_S:
+                return ProviderError(f"{self.where} says the search quota is used up (HTTP 429); it resets in "
+                                     f"{human_duration(exc.retry_after)}{detail_suffix(exc.detail)}",
+                                     hint="search the web again after the reset, raise the plan's quota, or switch "
+                                          "web_search.provider")
             if exc.retry_after is not None and exc.retry_after > opts.max_retry_wait_s:
                 return ProviderError(f"{self.where} rate-limited the search (HTTP 429) and asks to wait "
-                                     f"{exc.retry_after:g} s, longer than web_search.max_retry_wait_s "
+                                     f"{human_duration(exc.retry_after)}, longer than web_search.max_retry_wait_s "
                                      f"({opts.max_retry_wait_s:g} s){detail_suffix(exc.detail)}",
                                      hint="search again later, or raise web_search.max_retry_wait_s")
             return ProviderError(f"{self.where} rate-limited the search (HTTP 429) and still refused it after "
@@ -249,6 +254,20 @@ class HttpWebSearch:
                 self._client = httpx.Client(timeout=self.options.timeout_s, follow_redirects=False,
                                             headers={"User-Agent": USER_AGENT})
             return self._client
+
+
+QUOTA_WAIT_S = 3600.0
+"""A 429 asking to wait this long or longer is a used-up quota (daily, monthly), not a rate limit to wait out."""
+
+
+def human_duration(seconds: float) -> str:
+    """``seconds`` in the largest fitting unit, rounded: "45 s", "12 minutes", "3.5 hours", "23 days"."""
+    for unit, size in (("day", 86400.0), ("hour", 3600.0), ("minute", 60.0)):
+        if seconds >= size:
+            value = round(seconds / size, 1)
+            text = f"{value:g}"
+            return f"about {text} {unit}{'' if text == '1' else 's'}"
+    return f"{seconds:g} s"
 
 
 def retry_after_seconds(value: str | None) -> float | None:
