@@ -427,11 +427,20 @@ class QueryWebSearch(Event):
     urls: list[str] = _doc("their URLs, best first")
     new: int = _doc("results that were not known yet")
     error: str = _doc("why the search failed ('' when it did not); web search is then off for the rest of the run")
+    outcome: str = _doc("ok, no_results, degraded (engines did not answer), failed or not_sent (web search was off "
+                        "after an earlier failure)", default="ok")
+    degraded: list[str] = _doc("'engine: reason' for each engine the provider said did not answer",
+                               default_factory=list)
 
     def describe(self) -> list[str]:
         if self.error:
             return [f"! web search ({self.provider}) failed: {self.error}"]
-        return [f"↗ web ({self.provider}): {self.query} → {self.results} results ({self.new} new)"]
+        if self.outcome == "not_sent":
+            return [f"↗ web ({self.provider}): {self.query} not sent (web search is off after an earlier failure)"]
+        line = f"↗ web ({self.provider}): {self.query} → {self.results} results ({self.new} new)"
+        if self.degraded:
+            line += f"; degraded, no answer from: {', '.join(self.degraded)}"
+        return [line]
 
 
 @dataclass(frozen=True)

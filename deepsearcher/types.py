@@ -282,6 +282,30 @@ class QuestionStatus:
     detail: str = ""
 
 
+WebOutcome = Literal["ok", "no_results", "degraded", "failed", "not_sent"]
+
+
+@dataclass(frozen=True)
+class WebSearchOutcome:
+    """How one web search of a run went.
+
+    Attributes:
+        query: the search expression.
+        provider: the web search provider.
+        outcome: "ok"; "no_results" (the provider answered 0 results); "degraded" (it answered, but said some of
+            its engines did not: SearXNG's ``unresponsive_engines``); "failed" (an error: HTTP status, quota,
+            timeout); "not_sent" (web search was off after an earlier failure).
+        results: results received.
+        detail: the engines or the error, in words ("" when ok).
+    """
+
+    query: str
+    provider: str
+    outcome: WebOutcome
+    results: int = 0
+    detail: str = ""
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """One verdict of DeepResearch's evaluator.
@@ -323,6 +347,7 @@ class Report:
         questions: what became of each question researched or left open (``QuestionStatus``; empty for agents
             that do not track questions).
         evaluations: every evaluator verdict of the run, rejections included (DeepResearch).
+        web_searches: every web search of the run and how it went (``WebSearchOutcome``; empty without web).
         language: the report language's code ("de", "zh"…; ``agents.scaffold``): the headings and notes the tool
             adds follow it; "" = English.
     """
@@ -342,6 +367,7 @@ class Report:
     sections: list[str] = field(default_factory=list)
     questions: list[QuestionStatus] = field(default_factory=list)
     evaluations: list[Evaluation] = field(default_factory=list)
+    web_searches: list[WebSearchOutcome] = field(default_factory=list)
     language: str = ""
 
     def to_dict(self) -> dict[str, Any]:

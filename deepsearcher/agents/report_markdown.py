@@ -114,6 +114,19 @@ def research_note(report: Report) -> str:
     return ""
 
 
+WEB_WORDS = {"ok": "ok", "no_results": "0 results", "degraded": "degraded", "failed": "failed",
+             "not_sent": "not sent"}
+
+
+def web_note(report: Report) -> str:
+    """The "Web search" note: every search and how it went, when any was not clean ("" when all were ok)."""
+    if all(w.outcome == "ok" for w in report.web_searches):
+        return ""
+    lines = [f"- {w.query} ({w.provider}): {WEB_WORDS[w.outcome]}" + (f": {w.detail}" if w.detail else "")
+             for w in report.web_searches]
+    return "**Web search.** Not every web search went through:\n" + "\n".join(lines)
+
+
 def report_markdown(report: Report, *, title: bool = False) -> str:
     """The whole report as Markdown: the answer, how it was checked (DeepResearch), then a Sources section listing
     each cited file or URL once with the citation numbers (and pages) that point into it.
@@ -129,6 +142,8 @@ def report_markdown(report: Report, *, title: bool = False) -> str:
         parts.append(research_note(report))
     if questions_note(report):
         parts.append(questions_note(report))
+    if web_note(report):
+        parts.append(web_note(report))
     lang = report.language or "en"  # the headings follow the report language (agents.scaffold)
     if report.sources:
         heading = f"## {word(lang, 'sources' if cites_any(report.answer) else 'sources_consulted')}"

@@ -65,6 +65,13 @@ class HttpWebSearch:
         self.name: str = getattr(options, "provider")
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()  # agents may search from several threads
+        self._last = threading.local()  # what the last search of this thread reported beside its results
+
+    @property
+    def degraded(self) -> list[str]:
+        """"engine: reason" for each engine the service said did not answer the last search of this thread (SearXNG's
+        ``unresponsive_engines``); [] when all answered or the service does not say."""
+        return list(getattr(self._last, "degraded", []))
 
     # --- the protocol ----------------------------------------------------------------------------------------------
     def search(self, query: str, *, max_results: int = 10) -> list[WebResult]:
@@ -83,6 +90,7 @@ class HttpWebSearch:
             log.debug("%s: blank query, nothing sent", self.name)
             return []
         key = self._api_key()
+        self._last.degraded = []
         data = self._fetch(self._request(query, max_results, key))
         results = [] if data is NO_RESULTS else finish(self._hits(data), self.name, max_results)
         log.debug("%s: %d result(s)", self.name, len(results))
@@ -221,7 +229,7 @@ class HttpWebSearch:
         opts = self.options
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         if exc.kind == "rate":
-            if exc.retry_after is not None and exc.retry_after >= QUOTA_WAIT_S:
+            if exc.retry_after is not None and exc.retry_after > QUOTA_WAIT_S:
                 return ProviderError(f"{self.where} says the search quota is used up (HTTP 429); it resets in "
                                      f"{human_duration(exc.retry_after)}{detail_suffix(exc.detail)}",
                                      hint="search the web again after the reset, raise the plan's quota, or switch "
@@ -257,7 +265,7 @@ class HttpWebSearch:
 
 
 QUOTA_WAIT_S = 3600.0
-"""A 429 asking to wait this long or longer is a used-up quota (daily, monthly), not a rate limit to wait out."""
+"""A 429 asking to wait longer than this is a used-up quota (daily, monthly), not a rate limit to wait out."""
 
 
 def human_duration(seconds: float) -> str:

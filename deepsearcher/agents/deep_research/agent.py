@@ -48,7 +48,7 @@ from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
-from deepsearcher.types import Evaluation, QuestionStatus, Report, Source
+from deepsearcher.types import Evaluation, QuestionStatus, Report, Source, WebSearchOutcome
 
 NAME = "deep_research"
 
@@ -68,6 +68,7 @@ class Finding:
         answered: the questions whose answer the evaluator accepted.
         asked: every question of the run, the original first.
         evaluations: every verdict of the evaluator.
+        web_searches: every web search and how it went.
     """
 
     answer: str
@@ -80,6 +81,7 @@ class Finding:
     answered: list[str] = field(default_factory=list)
     asked: list[str] = field(default_factory=list)
     evaluations: list[Evaluation] = field(default_factory=list)
+    web_searches: list[WebSearchOutcome] = field(default_factory=list)
 
 
 def research(ctx: QueryContext, options: DeepResearchOptions, tools: ResearchTools,
@@ -108,7 +110,7 @@ def finding(run: Run, text: str, verdict: Verdict | None, reason: StopReason | N
     """The ``Finding`` of a run that ends with ``text``."""
     state = run.state
     return Finding(text, verdict, reason, state.step, state.open_gaps(), queries, list(state.researched),
-                   list(state.answered), list(state.asked), list(state.evaluations))
+                   list(state.answered), list(state.asked), list(state.evaluations), list(state.web_searches))
 
 
 def question_statuses(finding: Finding, cited: bool) -> list[QuestionStatus]:
@@ -217,7 +219,8 @@ def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Rep
                   sub_queries=finding.queries, iterations=finding.steps, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=verified.removed, gaps=finding.gaps, checks=checks,
                   beast_mode=finding.beast_mode is not None,
-                  questions=question_statuses(finding, bool(verified.cited)), evaluations=finding.evaluations)
+                  questions=question_statuses(finding, bool(verified.cited)), evaluations=finding.evaluations,
+                  web_searches=finding.web_searches)
 
 
 def consulted(ctx: QueryContext, store: KnowledgeStore, limit: int = 10) -> list[Source]:

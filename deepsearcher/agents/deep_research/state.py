@@ -15,7 +15,7 @@ from typing import Literal
 
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
-from deepsearcher.types import Evaluation
+from deepsearcher.types import Evaluation, WebSearchOutcome
 
 Action = Literal["search", "read", "reflect", "answer"]
 ACTIONS: tuple[Action, ...] = ("search", "read", "reflect", "answer")
@@ -63,6 +63,7 @@ class ResearchState:
         researched: questions a step worked on (search, read or answer), in order.
         answered: questions whose answer the evaluator accepted.
         evaluations: every verdict, in order.
+        web_searches: every web search and how it went, in order.
     """
 
     question: str
@@ -80,6 +81,7 @@ class ResearchState:
     researched: list[str] = field(default_factory=list)
     answered: list[str] = field(default_factory=list)
     evaluations: list[Evaluation] = field(default_factory=list)
+    web_searches: list[WebSearchOutcome] = field(default_factory=list)
 
     @classmethod
     def start(cls, question: str) -> ResearchState:
