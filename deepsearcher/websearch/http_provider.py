@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from tenacity import (RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, stop_any,
                       wait_exponential, wait_random)
 
-from deepsearcher.errors import ProviderError
+from deepsearcher.errors import ProviderError, without_hint
 from deepsearcher.websearch.base import WebResult, WebSearchOptionsBase
 from deepsearcher.websearch.results import Hit, finish
 
@@ -58,6 +58,9 @@ class HttpWebSearch:
     """Base of the HTTP web search providers (see the module docstring). Cheap to build: no I/O until ``search``."""
 
     label = "web search"  # the service's name in messages, e.g. "Brave Search"
+    #: options that only narrow a search (language, country, time range…): a request the service rejects is sent
+    #: once more without them (``search``)
+    OPTIONAL: tuple[str, ...] = ()
     options: WebSearchOptionsBase
 
     def __init__(self, options: WebSearchOptionsBase) -> None:
@@ -91,7 +94,16 @@ class HttpWebSearch:
             return []
         key = self._api_key()
         self._last.degraded = []
-        data = self._fetch(self._request(query, max_results, key))
+        try:
+            data = self._fetch(self._request(query, max_results, key))
+        except Rejected as exc:
+            dropped = self._drop_optional()
+            if not dropped:
+                raise
+            log.info("%s rejected %s; searching without them: %s", self.name, dropped, exc)
+            data = self._fetch(self._request(query, max_results, key))
+            self._last.degraded = [f"searched without {', '.join(dropped)} (the service rejected the request: "
+                                   f"{without_hint(exc)})"]
         results = [] if data is NO_RESULTS else finish(self._hits(data), self.name, max_results)
         log.debug("%s: %d result(s)", self.name, len(results))
         return results
@@ -101,6 +113,23 @@ class HttpWebSearch:
         if self._client is not None:
             self._client.close()
             self._client = None
+
+    def _drop_optional(self) -> list[str]:
+        """Reset every optional request parameter that is set (``OPTIONAL``) to its default, for the rest of this
+        provider's life; the ``name=value`` of each one dropped ([] when none was set)."""
+        model = type(self.options)
+        fields = model.model_fields
+        dropped: dict[str, Any] = {}
+        for name in self.OPTIONAL:
+            default = fields[name].get_default(call_default_factory=True)
+            value = getattr(self.options, name)
+            if value != default:
+                dropped[name] = default
+        if dropped:
+            shown = [f"web_search.{n}={getattr(self.options, n)!r}" for n in dropped]
+            self.options = self.options.model_copy(update=dropped)
+            return shown
+        return []
 
     # --- provider hooks --------------------------------------------------------------------------------------------
     def _request(self, query: str, max_results: int, api_key: str | None) -> Request:
@@ -189,8 +218,8 @@ class HttpWebSearch:
             raise ProviderError(f"{self.where} redirected the search (HTTP {status}) to "
                                 f"{response.headers.get('location', '?')}",
                                 hint="set web_search.base_url to the final address (redirects are not followed)")
-        raise ProviderError(f"{self.where} rejected the search request (HTTP {status}){detail_suffix(detail)}",
-                            hint=f"check the web_search options for {self.name} (see docs/web-search.md)")
+        raise Rejected(f"{self.where} rejected the search request (HTTP {status}){detail_suffix(detail)}",
+                       hint=f"check the web_search options for {self.name} (see docs/web-search.md)")
 
     def _refused(self, status: int, detail: str) -> ProviderError:
         env = self.options.api_key_env
@@ -276,6 +305,10 @@ def human_duration(seconds: float) -> str:
             text = f"{value:g}"
             return f"about {text} {unit}{'' if text == '1' else 's'}"
     return f"{seconds:g} s"
+
+
+class Rejected(ProviderError):
+    """The service rejected the request itself (HTTP 400, 404, 422…): a parameter it does not accept."""
 
 
 def retry_after_seconds(value: str | None) -> float | None:

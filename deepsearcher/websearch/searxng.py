@@ -44,6 +44,7 @@ class SearxngSearch(HttpWebSearch):
     """Web search on a SearXNG instance (provider ``searxng``); no key unless the instance sits behind a proxy."""
 
     label = "SearXNG"
+    OPTIONAL = ("categories", "engines", "language", "time_range", "safesearch")
     options: SearxngOptions
 
     def _request(self, query: str, max_results: int, api_key: str | None) -> Request:
