@@ -249,7 +249,8 @@ class DeepResearchAgent:
         """One section of a long report: the loop on the section's question over the report's ``store``
         (``long_report.sections.SectionResearcher``)."""
         finding = research(ctx, self.options, ctx.research or ResearchTools(), store)
-        return SectionFinding(finding.answer, finding.gaps, finding.queries, finding.steps)
+        return SectionFinding(finding.answer, finding.gaps, finding.queries, finding.steps, finding.evaluations,
+                              finding.web_searches)
 
 
 def agent(options: DeepResearchOptions | None = None) -> DeepResearchAgent:

@@ -48,7 +48,7 @@ from deepsearcher.errors import ConfigError, ContextWindowError
 from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
-from deepsearcher.types import QuestionStatus, Report, Source
+from deepsearcher.types import Evaluation, QuestionStatus, Report, Source, WebSearchOutcome
 from deepsearcher.vectordb.fusion import fused_priority
 
 #: the agent that researches the sections when the query's agent is "auto"
@@ -118,6 +118,8 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     queries: list[str] = []
     gaps: list[str] = []
     statuses: list[QuestionStatus] = []
+    evaluations: list[Evaluation] = []
+    web: list[WebSearchOutcome] = []
     steps = 0
     total = len(outline.sections)
     for index, section in enumerate(outline.sections, start=1):
@@ -128,6 +130,8 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
         written.append((section, text))
         statuses.append(section_status(section, store, text, bool(found.queries or found.steps)))
         gaps += [g for g in found.gaps if g not in gaps]
+        evaluations += found.evaluations
+        web += found.web_searches
         queries += found.queries
         steps += found.steps
         ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
@@ -143,7 +147,8 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
                   sources=sources, language=language,
                   sub_queries=queries, iterations=steps, usage=ctx.llm.usage(), agent=agent,
                   removed_citations=draft.removed + final.removed, gaps=gaps, title=outline.title,
-                  sections=[s.title for s in outline.sections], questions=statuses)
+                  sections=[s.title for s in outline.sections], questions=statuses, evaluations=evaluations,
+                  web_searches=web)
 
 
 def section_status(section: Section, store: KnowledgeStore, text: str, researched: bool) -> QuestionStatus:
