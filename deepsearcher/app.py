@@ -408,6 +408,12 @@ class DeepSearcher:
         tools = ctx.research or ResearchTools()
         try:
             result = self._run_agent(ctx, plan, outline)
+            if not result.language:
+                from dataclasses import replace
+
+                from deepsearcher.agents.scaffold import language_code
+
+                result = replace(result, language=language_code(question, ctx.settings.language))
             if save_to is not None:
                 compose.save_pages(self.load, tools, save_to, emit)
         finally:
@@ -524,10 +530,18 @@ class DeepSearcher:
                                  getattr(llm, "price_per_1m_output", None))
         embed = lru_cache(maxsize=512)(self.embedder.embed_query)  # each sub-query is embedded once per run
         store = self.store
+        embedder = self.embedder
+
+        @lru_cache(maxsize=512)
+        def embed_sees(text: str) -> bool:
+            from deepsearcher.agents.dedup_rules import sees
+
+            return sees(embedder.tokenizer(), text)
 
         def search(text: str, collection: str, top_k: int) -> list[Hit]:
             return self.search(collection, embed(text), text, top_k, modes[collection])
 
         return QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],
                             search=search, embed=embed, settings=qs, emit=emit, registry=self.registry,
-                            agent_options=self.settings.agent_options, embedding_model=self.embedder.model_name)
+                            agent_options=self.settings.agent_options, embedding_model=self.embedder.model_name,
+                            embed_sees=embed_sees)

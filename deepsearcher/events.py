@@ -458,13 +458,22 @@ class QueryWebSearch(Event):
     error: str = _doc("why the search failed ('' when it did not); web search is then off for the rest of the run. "
                       "'not sent: <reason>' = the query was refused before it left (docs/security.md: too long, or "
                       "private collection text in it); web search stays on")
+    outcome: str = _doc("ok, no_results, degraded (engines did not answer), failed or not_sent (web search was off "
+                        "after an earlier failure, or the query guard refused the query)", default="ok")
+    degraded: list[str] = _doc("'engine: reason' for each engine the provider said did not answer",
+                               default_factory=list)
 
     def describe(self) -> list[str]:
         if self.error.startswith("not sent:"):  # refused by the query guard (agents/deep_research/query_guard)
             return [f"! web search ({self.provider}) {self.error}"]
         if self.error:
             return [f"! web search ({self.provider}) failed: {self.error}"]
-        return [f"↗ web ({self.provider}): {self.query} → {self.results} results ({self.new} new)"]
+        if self.outcome == "not_sent":
+            return [f"↗ web ({self.provider}): {self.query} not sent (web search is off after an earlier failure)"]
+        line = f"↗ web ({self.provider}): {self.query} → {self.results} results ({self.new} new)"
+        if self.degraded:
+            line += f"; degraded, no answer from: {', '.join(self.degraded)}"
+        return [line]
 
 
 @dataclass(frozen=True)
@@ -588,7 +597,8 @@ class QueryReport(Event):
     kind: ClassVar[str] = "query.report"
     group: ClassVar[str] = "query"
     report: Report = _doc("the report: answer, sources, sub_queries, iterations, usage, agent, "
-                          "removed_citations, gaps, checks, beast_mode, title, sections")
+                          "removed_citations, gaps, checks, beast_mode, title, sections, questions (each question's "
+                          "status), evaluations (every evaluator verdict)")
 
     @property
     def data(self) -> dict[str, Any]:

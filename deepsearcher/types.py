@@ -267,6 +267,68 @@ class Source:
     also_in: tuple[OtherSource, ...] = ()
 
 
+QuestionState = Literal["answered", "nothing_found", "not_researched"]
+
+
+@dataclass(frozen=True)
+class QuestionStatus:
+    """What became of one question of a run (the user's, a gap question, a long report's section question).
+
+    Attributes:
+        question: the question.
+        status: "answered" (an answer citing sources), "nothing_found" (researched, but no cited answer came of it)
+            or "not_researched" (research stopped first: budget, steps, bad attempts).
+        detail: how it ended, in words ("accepted by the evaluator", "forced answer", "stopped: max_steps").
+    """
+
+    question: str
+    status: QuestionState
+    detail: str = ""
+
+
+WebOutcome = Literal["ok", "no_results", "degraded", "failed", "not_sent"]
+
+
+@dataclass(frozen=True)
+class WebSearchOutcome:
+    """How one web search of a run went.
+
+    Attributes:
+        query: the search expression.
+        provider: the web search provider.
+        outcome: "ok"; "no_results" (the provider answered 0 results); "degraded" (it answered, but said some of
+            its engines did not: SearXNG's ``unresponsive_engines``); "failed" (an error: HTTP status, quota,
+            timeout); "not_sent" (web search was off after an earlier failure).
+        results: results received.
+        detail: the engines or the error, in words ("" when ok).
+    """
+
+    query: str
+    provider: str
+    outcome: WebOutcome
+    results: int = 0
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One verdict of DeepResearch's evaluator.
+
+    Attributes:
+        step: the step that answered.
+        question: the question answered.
+        passed: the answer was accepted.
+        checks: check -> passed (None: not run).
+        critique: why it was rejected ("" when accepted).
+    """
+
+    step: int
+    question: str
+    passed: bool
+    checks: dict[str, bool | None]
+    critique: str = ""
+
+
 @dataclass(frozen=True)
 class Report:
     """The result of ``DeepSearcher.query``.
@@ -288,6 +350,12 @@ class Report:
         sections: the section titles of a long report, in order (empty for a short report).
         short_answer: the answer in one line (a name, date, number, yes/no or one sentence), shown before the report
             and scored by the eval harness; "" when nothing was found to answer from, and for a long report.
+        questions: what became of each question researched or left open (``QuestionStatus``; empty for agents
+            that do not track questions).
+        evaluations: every evaluator verdict of the run, rejections included (DeepResearch).
+        web_searches: every web search of the run and how it went (``WebSearchOutcome``; empty without web).
+        language: the report language's code ("de", "zh"…; ``agents.scaffold``): the headings and notes the tool
+            adds follow it; "" = English.
     """
 
     question: str
@@ -304,6 +372,10 @@ class Report:
     title: str = ""
     sections: list[str] = field(default_factory=list)
     short_answer: str = ""
+    questions: list[QuestionStatus] = field(default_factory=list)
+    evaluations: list[Evaluation] = field(default_factory=list)
+    web_searches: list[WebSearchOutcome] = field(default_factory=list)
+    language: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data, the question and the short answer first."""

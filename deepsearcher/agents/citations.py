@@ -18,6 +18,17 @@ A bracketed number is a citation only **in citation position**, and never inside
 - a marker followed by ``(`` (a Markdown link), ``=``, ``.name`` or ``[`` (more indexing) is not a citation.
 
 Other bracketed text is never rewritten.
+
+A bracketed number that is a value, not a source, is kept as written and never counted as an unknown citation:
+
+- a year or a span of years (``in [2024]``, ``[2019-2024]``: every number 1000–2999) is never a citation — no
+  run shows the model a thousand chunks;
+- a decimal or version (``see [1.2]``, ``[3.10.1]``) is never a citation (``CITATION_RE`` needs whole numbers);
+- a number with no chunk behind it (``[10]`` when 3 chunks were shown) right after a word that takes a number
+  (``step [10]``, ``version [4]``, ``Table [12]``, ``Schritt [5]``; ``VALUE_WORDS``) is a value and kept.
+
+Any other number with no chunk behind it (``Moon [9].``, ``see [10]`` with 3 sources) stands where a citation
+stands and points at a source the reader cannot follow: it is removed and counted.
 """
 
 from __future__ import annotations
@@ -39,6 +50,18 @@ _WORD_BEFORE = re.compile(r"[A-Za-z0-9_.$]+$")
 _INDEXED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s?\[\s*0\s*\]")
 _CODE_AFTER = re.compile(r"\(|\s*=(?!=)|\.[A-Za-z_]|\[")
 MAX_RANGE = 50
+YEARS = range(1000, 3000)
+#: words after which an out-of-range bracketed number is a value, not a citation (lower case; several languages)
+VALUE_WORDS = frozenset("""
+    step steps version versions v section sections chapter chapters figure fig table tables page pages line lines
+    item items equation eq eqs formula rule article art paragraph par level phase stage grade no number nr year
+    schritt abschnitt kapitel abbildung tabelle seite zeile gleichung jahr
+    étape section chapitre figure tableau ligne équation année
+    paso sección capítulo figura tabla página línea ecuación año
+    passo seção capítulo figura tabela página linha equação ano
+    шаг шаге раздел разделе глава главе рисунок рисунке таблица таблице страница странице строка строке год году
+""".split())
+_LAST_WORD = re.compile(r"(\w+)\.?\s*$")
 
 
 @dataclass(frozen=True)
@@ -127,6 +150,8 @@ def find_citations(text: str) -> list[Marker]:
     for match in CITATION_RE.finditer(text):
         if any(a <= match.start() < b for a, b in code):
             continue
+        if all(n in YEARS for n in citation_numbers(match.group(1))):
+            continue  # a year or a span of years (module docstring)
         chained = bool(markers) and markers[-1].end == match.start()
         if not chained and not _citation_position(text, match.start(), indexed):
             continue
@@ -192,6 +217,8 @@ def verify_citations(text: str, count: int) -> Verified:
 
     def replace(marker: Marker) -> str:
         nonlocal removed
+        if not any(1 <= n <= count for n in marker.numbers) and value_context(text, marker.start):
+            return text[marker.start:marker.end]  # "step [10]": a value, not a source
         valid: list[int] = []
         for n in marker.numbers:
             if 1 <= n <= count:
@@ -209,6 +236,12 @@ def verify_citations(text: str, count: int) -> Verified:
         new = _outside(new, code, lambda part: re.sub(r"[ \t]{2,}", " ",
                                                       re.sub(r"[ \t]+([.,;:!?。，])", r"\1", part)))
     return Verified(new.strip(), list(order), removed)
+
+
+def value_context(text: str, start: int) -> bool:
+    """True when the bracket at ``start`` follows a word that takes a number (``VALUE_WORDS``: "step [10]")."""
+    word = _LAST_WORD.search(text, 0, start)
+    return word is not None and word.group(1).lower() in VALUE_WORDS
 
 
 def _outside(text: str, spans: Sequence[tuple[int, int]], fix: Callable[[str], str]) -> str:

@@ -45,6 +45,14 @@ Limits (each a pair in the committed set, so its cost is in the published rates)
 - Names written in lower case in a cased script ("milvus lite" / "milvus standalone") are not anchors; nor is a name
   that starts the sentence ("Qdrant vs …" / "Milvus vs …"). Other antonyms, ordinals written as words ("first round"
   / "second round") and a different aspect of the same topic carry no anchor: these are the embedding's job.
+- An embedding cannot compare what its model cannot see: all-MiniLM-L6-v2's vocabulary maps Thai, Khmer, Amharic,
+  Georgian, Burmese, most Han characters … to ``[UNK]``, so any two such queries embed alike (and "ការដំឡើង Milvus
+  Lite" / "ការលុប Milvus Lite", install / remove, differ only in what it cannot see). So when the embedder's
+  tokenizer turns any word of either query into its unknown token, in whole or in part (``sees``), the pair is
+  compared as text only: a duplicate when both are the same after NFKC, case folding and removing spaces and
+  punctuation (``same_text``). A false keep costs one search; a false merge a question. Chinese queries with
+  all-MiniLM-L6-v2 fall here too (most Han characters are ``[UNK]``): "如何安装milvus lite" / "如何安装 Milvus Lite？"
+  are still duplicates, paraphrases are kept. Embedders without a local tokenizer (remote APIs) are trusted.
 - Negation outside the cue lists is missed (a verb: "dropped support"; affixes: "unsupported", "невозможно";
   languages not listed); a cue that does not negate the question ("not only …, but also …") keeps a duplicate.
 """
@@ -191,6 +199,37 @@ def lexically_distinct(a: str, b: str) -> bool:
     ``tests/fixtures/dedup/query_pairs.jsonl`` by ``scripts/calibrate_dedup.py``.
     """
     return bool(distinguishing_terms(a, b))
+
+
+def sees(tokenizer: Any | None, text: str) -> bool:
+    """False when ``tokenizer`` (Hugging Face or Rust ``tokenizers``) turns any word of ``text`` (a run of letters,
+    marks and digits) into its unknown token, in whole or in part: the embedding then cannot tell that word from
+    another. True for a tokenizer that is not known (None: a remote API is trusted)."""
+    if tokenizer is None:
+        return True
+    unk = getattr(tokenizer, "unk_token", None) or getattr(getattr(tokenizer, "model", None), "unk_token", None) \
+        or "[UNK]"
+    return not any(unk in _tokens(tokenizer, word.group())
+                   for word in _WORD.finditer(unicodedata.normalize("NFKC", text)))
+
+
+_PUNCT = regex.compile(r"[\s\p{P}\p{S}]+")
+
+
+def same_text(a: str, b: str) -> bool:
+    """The comparison used where the embedding cannot see the text: equal after NFKC, case folding and removing
+    spaces, punctuation and symbols."""
+    def squash(text: str) -> str:
+        return _PUNCT.sub("", unicodedata.normalize("NFKC", text).casefold())
+    return squash(a) == squash(b)
+
+
+def _tokens(tokenizer: Any, text: str) -> list[str]:
+    tokenize = getattr(tokenizer, "tokenize", None)
+    if callable(tokenize):  # Hugging Face: no special or padding tokens
+        return list(tokenize(text))
+    encoding = tokenizer.encode(text, add_special_tokens=False)  # Rust: may pad (the bundled tokenizer.json does)
+    return [t for t, m in zip(encoding.tokens, encoding.attention_mask) if m]
 
 
 def threshold_for(model_name: str, configured: float | None) -> float:

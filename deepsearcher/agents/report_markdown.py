@@ -13,6 +13,7 @@ from typing import Sequence
 
 from deepsearcher.agents.citations import cites_any, location
 from deepsearcher.agents.safe_markdown import LinkRule, md_inline, md_source, report_hosts, safe_answer
+from deepsearcher.agents.scaffold import word
 from deepsearcher.types import OtherSource, Report, Source
 
 
@@ -67,10 +68,40 @@ def also_in_text(others: Sequence[OtherSource]) -> str:
     return "also in " + ", ".join(location(o) for o in others) if others else ""
 
 
-def gaps_note(gaps: Sequence[str]) -> str:
-    """The paragraph appended to an answer when research stopped with open gap queries."""
-    items = "\n".join(f"- {g}" for g in gaps)
-    return f"**Open questions.** Research stopped before these could be searched:\n{items}"
+def gaps_note(gaps: Sequence[str], researched: Sequence[str] | None = None) -> str:
+    """The paragraph appended to an answer when research stopped with open gap queries; with ``researched`` (the
+    questions a step worked on) it says which were researched without an answer and which were never searched."""
+    if researched is None:
+        items = "\n".join(f"- {g}" for g in gaps)
+        return f"**Open questions.** Research stopped before these could be searched:\n{items}"
+    searched = [g for g in gaps if g in researched]
+    never = [g for g in gaps if g not in researched]
+    parts = ["**Open questions.**"]
+    if searched:
+        parts.append("Researched, but no answer citing a source was accepted:\n" + "\n".join(f"- {g}" for g in searched))
+    if never:
+        parts.append("Not researched (research stopped first):\n" + "\n".join(f"- {g}" for g in never))
+    return "\n".join(parts)
+
+
+STATUS_WORDS = {"answered": "answered", "nothing_found": "researched, nothing found",
+                "not_researched": "not researched"}
+
+
+def questions_note(report: Report) -> str:
+    """What became of each question and every evaluator verdict, in words ("" when there is nothing to say: one
+    question, answered, no rejection)."""
+    rejected = [e for e in report.evaluations if not e.passed]
+    if not rejected and all(q.status == "answered" for q in report.questions) and len(report.questions) <= 1:
+        return ""
+    lines = [f"- {q.question}: {STATUS_WORDS[q.status]} ({q.detail})" if q.detail else
+             f"- {q.question}: {STATUS_WORDS[q.status]}" for q in report.questions]
+    marks = {True: "passed", False: "failed", None: "not run"}
+    for e in report.evaluations:
+        checks = ", ".join(f"{name} {marks[ok]}" for name, ok in e.checks.items())
+        verdict = "accepted" if e.passed else f"rejected: {e.critique}"
+        lines.append(f"- Evaluator, step {e.step} ({e.question}): {verdict}" + (f" [{checks}]" if checks else ""))
+    return "**Questions and verdicts.**\n" + "\n".join(lines)
 
 
 def research_note(report: Report) -> str:
@@ -96,6 +127,19 @@ def safe_report_answer(report: Report, links: LinkRule = "cited") -> str:
     return safe_answer(report.answer, report_hosts(s.chunk.source for s in report.sources), links)
 
 
+WEB_WORDS = {"ok": "ok", "no_results": "0 results", "degraded": "degraded", "failed": "failed",
+             "not_sent": "not sent"}
+
+
+def web_note(report: Report) -> str:
+    """The "Web search" note: every search and how it went, when any was not clean ("" when all were ok)."""
+    if all(w.outcome == "ok" for w in report.web_searches):
+        return ""
+    lines = [f"- {w.query} ({w.provider}): {WEB_WORDS[w.outcome]}" + (f": {w.detail}" if w.detail else "")
+             for w in report.web_searches]
+    return "**Web search.** Not every web search went through:\n" + "\n".join(lines)
+
+
 def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "cited") -> str:
     """The whole report as Markdown: the short answer (bold label ``Answer:``), the answer, how it was checked
     (DeepResearch), then a Sources section listing each cited file or URL once with the citation numbers (and pages)
@@ -113,9 +157,14 @@ def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "c
     parts.append(safe_report_answer(report, links).strip())
     if research_note(report):
         parts.append(research_note(report))
+    if questions_note(report):
+        parts.append(questions_note(report))
+    if web_note(report):
+        parts.append(web_note(report))
+    lang = report.language or "en"  # the headings follow the report language (agents.scaffold)
     if report.sources:
-        heading = "## Sources" if cites_any(report.answer) else "## Sources consulted (the answer cites none)"
+        heading = f"## {word(lang, 'sources' if cites_any(report.answer) else 'sources_consulted')}"
         parts.append(heading + "\n\n" + "\n".join(f"- {g.line()}" for g in group_sources(report.sources)))
     else:
-        parts.append("## Sources\n\nNo sources: nothing relevant was retrieved.")
+        parts.append(f"## {word(lang, 'sources')}\n\n{word(lang, 'no_sources')}")
     return "\n\n".join(parts) + "\n"

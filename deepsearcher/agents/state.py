@@ -58,6 +58,8 @@ class QueryContext:
         now: the time of the question (its date and time zone go into the system prompt); None = now, local time.
         research: what DeepResearch can reach besides ``search`` (web search, page reader, a chunk's neighbours);
             None = the collections only.
+        embed_sees: whether ``embed`` can represent every word of a text (``dedup_rules.sees``); sub-queries it
+            cannot are deduplicated as text only.
     """
 
     question: str
@@ -74,6 +76,7 @@ class QueryContext:
     budget: TokenBudget = None  # type: ignore[assignment]
     now: datetime = None  # type: ignore[assignment]
     research: ResearchTools | None = None
+    embed_sees: Callable[[str], bool] = field(default=lambda text: True)
 
     def __post_init__(self) -> None:
         if self.window is None:

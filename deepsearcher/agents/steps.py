@@ -14,7 +14,7 @@ from typing import Callable, Generic, Sequence, TypeVar
 import numpy as np
 from pydantic import BaseModel
 
-from deepsearcher.agents.dedup_rules import lexically_distinct
+from deepsearcher.agents.dedup_rules import lexically_distinct, same_text
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.errors import ContextWindowError
 from deepsearcher.events import ChunkRef, Event, QueryCutOff, QueryFallback, QueryReasoning, QueryTrimmed
@@ -186,7 +186,8 @@ def dedup_queries(ctx: QueryContext, candidates: Sequence[str], earlier: Sequenc
     negation or extreme tells them apart (``dedup_rules.lexically_distinct``) and the cosine of their embeddings
     reaches ``ctx.dedup_threshold`` (``query.dedup_threshold``, else the one calibrated for the embedding model;
     docs/benchmarks.md "Sub-query dedup calibration"). Embeddings are unit vectors, so cosine = dot product.
-    Empty candidates are dropped silently.
+    A pair with a word the embedder cannot see (``ctx.embed_sees``: ``[UNK]`` for its tokenizer) is compared as
+    text only (``dedup_rules.same_text``). Empty candidates are dropped silently.
     """
     kept: list[str] = []
     duplicates: list[str] = []
@@ -201,13 +202,19 @@ def dedup_queries(ctx: QueryContext, candidates: Sequence[str], earlier: Sequenc
             duplicates.append(query)
             continue
         vec = _embedding(ctx, query)
-        if any(float(np.dot(vec, v)) >= threshold and not lexically_distinct(query, q) for q, v in seen):
+        if any(_duplicate(ctx, query, vec, q, v, threshold) for q, v in seen):
             duplicates.append(query)
             continue
         kept.append(query)
         seen.append((query, vec))
         folded.add(fold_query(query))
     return Deduped(kept, duplicates)
+
+
+def _duplicate(ctx: QueryContext, a: str, va: np.ndarray, b: str, vb: np.ndarray, threshold: float) -> bool:
+    if not (ctx.embed_sees(a) and ctx.embed_sees(b)):
+        return same_text(a, b)  # "[UNK] Milvus" embeds like every other "[UNK] Milvus"
+    return float(np.dot(va, vb)) >= threshold and not lexically_distinct(a, b)
 
 
 def fold_query(text: str) -> str:

@@ -1,11 +1,16 @@
 """LLM output handling, used at every call site: strip reasoning, extract JSON tolerantly, validate, retry, fall back.
 
 Reasoning comes in three shapes and is removed from every reply, not only the final answer:
-1. ``<think>…</think>`` blocks anywhere in the content (Qwen3, DeepSeek-R1 distills, QwQ; also ``<thinking>``);
+1. ``<think>…</think>`` blocks at the start of the content (Qwen3, DeepSeek-R1 distills, QwQ; also ``<thinking>``);
+   an opening tag at the start that is never closed (a reply cut off while reasoning) makes the whole reply reasoning;
 2. a leading prelude with only the closing tag, ``…reasoning…</think>answer`` (chat templates that put the opening
-   ``<think>`` in the prompt);
+   ``<think>`` in the prompt): the first closing tag with no opening tag before it;
 3. a separate ``reasoning_content`` field (DeepSeek ``deepseek-reasoner``, vLLM and llama.cpp reasoning parsers),
    which providers return as ``ChatResult.reasoning``.
+
+Only the start of a reply is reasoning. A tag later in the answer is text the answer quotes ("models wrap their
+reasoning in <think> tags") and is kept with everything after it; a tag in inline code or quotes (`` `</think>` ``,
+``"</think>"``) is never a tag.
 
 JSON is then taken from wherever the model put it (``llm.json_extract``: the whole reply, code fences, every balanced
 value in the prose; repaired where needed) and validated against the step's pydantic schema. On failure the model is
@@ -52,30 +57,50 @@ _OPEN_RE = re.compile(rf"<({_TAGS})>", re.IGNORECASE)
 
 
 def split_reasoning(text: str, reasoning: str = "") -> tuple[str, str]:
-    """Separate the answer from the model's reasoning.
+    """Separate the answer from the model's reasoning (only a leading block or prelude is reasoning, module
+    docstring).
 
     Args:
         text: the reply content.
         reasoning: a separate reasoning field, if the server sent one.
 
     Returns:
-        ``(answer, reasoning)``: the answer with every reasoning shape removed and stripped; all reasoning found,
-        joined by blank lines. An opening ``<think>`` that is never closed (a reply cut off while reasoning) makes the
-        whole rest reasoning.
+        ``(answer, reasoning)``: the answer with the leading reasoning removed and stripped; all reasoning found,
+        joined by blank lines. An opening ``<think>`` at the start that is never closed (a reply cut off while
+        reasoning) makes the whole rest reasoning.
     """
     parts = [reasoning.strip()] if reasoning and reasoning.strip() else []
-    parts += [m.group(2).strip() for m in _BLOCK_RE.finditer(text)]
-    answer = _BLOCK_RE.sub("", text)
-    close = _CLOSE_RE.search(answer)
-    if close:  # a prelude whose opening tag was in the prompt: everything before the last stray closing tag
-        last = list(_CLOSE_RE.finditer(answer))[-1]
-        parts.append(answer[: last.start()].strip())
-        answer = answer[last.end():]
-    opened = _OPEN_RE.search(answer)
-    if opened:  # cut off mid-reasoning
-        parts.append(answer[opened.end():].strip())
-        answer = answer[: opened.start()]
+    answer = text.lstrip()
+    close = _first_tag(_CLOSE_RE, answer)
+    opened = _first_tag(_OPEN_RE, answer)
+    if close is not None and (opened is None or opened.start() > close.start()):  # a prelude
+        parts.append(answer[: close.start()].strip())
+        answer = answer[close.end():].lstrip()
+    while True:
+        block = _BLOCK_RE.match(answer)
+        if block:
+            parts.append(block.group(2).strip())
+            answer = answer[block.end():].lstrip()
+            continue
+        cut = _OPEN_RE.match(answer)
+        if cut:  # cut off mid-reasoning
+            parts.append(answer[cut.end():].strip())
+            answer = ""
+        break
     return answer.strip(), "\n\n".join(p for p in parts if p)
+
+
+_QUOTES = "`'\"“”‘’«»„"
+
+
+def _first_tag(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of ``pattern`` in tag position: not in inline code or quotes (a quoted tag is text)."""
+    for match in pattern.finditer(text):
+        before = text[match.start() - 1] if match.start() else ""
+        after = text[match.end()] if match.end() < len(text) else ""
+        if (not before or before not in _QUOTES) and (not after or after not in _QUOTES):
+            return match
+    return None
 
 
 class ThinkStreamFilter:
@@ -84,8 +109,8 @@ class ThinkStreamFilter:
     ``feed(delta)`` returns the visible part of each delta; ``flush()`` the rest at the end. Until the stream shows
     whether it opens with reasoning, text is held back: a leading ``<think>`` block is dropped; a ``</think>`` in the
     first ``prelude_chars`` characters drops everything before it (shape 2 above; a longer prelude is shown live).
-    Past that point text flows and later tags are removed. The final text is always re-cleaned with
-    ``split_reasoning``; this filter only makes the live view right.
+    Past that point text flows as written: a later tag is text the answer quotes. The final text is always
+    re-cleaned with ``split_reasoning``; this filter only makes the live view right.
     """
 
     def __init__(self, prelude_chars: int = 256) -> None:
@@ -103,12 +128,12 @@ class ThinkStreamFilter:
             if self._state == "start":
                 stripped = self._buf.lstrip()
                 opened = _OPEN_RE.match(stripped)
-                close = _CLOSE_RE.search(self._buf)
-                inner = _OPEN_RE.search(self._buf)
+                close = _first_tag(_CLOSE_RE, self._buf)
+                inner = _first_tag(_OPEN_RE, self._buf)
                 if opened:
                     self._buf, self._state = stripped[opened.end():], "think"
                 elif close and inner and inner.start() < close.start():
-                    self._state = "plain"  # an ordinary block later in the text, handled by the plain state
+                    self._state = "plain"  # tags later in the text are quoted text
                 elif close:
                     self.reasoning += self._buf[: close.start()]
                     self._buf, self._state = self._buf[close.end():].lstrip(), "plain"
@@ -124,30 +149,14 @@ class ThinkStreamFilter:
                 self.reasoning += self._buf[: close.start()]
                 self._buf, self._state = self._buf[close.end():], "plain"
                 self._trim = not self._emitted  # only a leading block leaves whitespace to drop
-            else:  # plain: pass through, cutting out any later blocks, holding a possibly partial tag
+            else:  # plain: the answer, passed through as written (a later tag is quoted text, module docstring)
                 if self._trim:  # the answer after a leading reasoning block starts at its first visible character
                     self._buf = self._buf.lstrip()
                     if not self._buf:
                         return "".join(out)
                     self._trim = False
-                opened = _OPEN_RE.search(self._buf)
-                if opened:
-                    out.append(self._buf[: opened.start()])
-                    self._emitted = self._emitted or any(out)
-                    self._buf, self._state = self._buf[opened.end():], "think"
-                    continue
-                close = _CLOSE_RE.search(self._buf)
-                if close:
-                    out.append(self._buf[: close.start()])
-                    self._buf = self._buf[close.end():]
-                    continue
-                cut = self._buf.rfind("<")
-                if cut != -1 and len(self._buf) - cut < 13:
-                    out.append(self._buf[:cut])
-                    self._buf = self._buf[cut:]
-                else:
-                    out.append(self._buf)
-                    self._buf = ""
+                out.append(self._buf)
+                self._buf = ""
                 self._emitted = self._emitted or any(out)
                 return "".join(out)
 

@@ -10,6 +10,7 @@ file: ``api_key_env`` names the environment variable that holds the key (as ``ll
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -91,6 +92,20 @@ class BraveOptions(WebSearchOptionsBase):
     freshness: str | None = Field(None, description="pd, pw, pm, py (past day/week/month/year) or "
                                                     "YYYY-MM-DDtoYYYY-MM-DD; None = any time.")
 
+    @field_validator("country")
+    @classmethod
+    def _country_code(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z]{2}|ALL", value):
+            raise ValueError(f"country must be a 2-letter country code (US, DE) or ALL, got {value!r}")
+        return value
+
+    @field_validator("freshness")
+    @classmethod
+    def _freshness(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"p[dwmy]|\d{4}-\d{2}-\d{2}to\d{4}-\d{2}-\d{2}", value):
+            raise ValueError(f"freshness must be pd, pw, pm, py or YYYY-MM-DDtoYYYY-MM-DD, got {value!r}")
+        return value
+
 
 class TavilyOptions(WebSearchOptionsBase):
     """Tavily's search API (``POST /search``, key as ``Authorization: Bearer``)."""
@@ -120,6 +135,13 @@ class JinaOptions(WebSearchOptionsBase):
                                                   "through the crawler.")
     gl: str | None = Field(None, description="2-letter country code to search from; None = Jina's default.")
     hl: str | None = Field(None, description="2-letter interface language code; None = Jina's default.")
+
+    @field_validator("gl", "hl")
+    @classmethod
+    def _two_letters(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z]{2}", value):
+            raise ValueError(f"must be a 2-letter code (us, de), got {value!r}")
+        return value
 
 
 WebSearchOptions = SearxngOptions | BraveOptions | TavilyOptions | JinaOptions

@@ -56,6 +56,7 @@ class BraveSearch(HttpWebSearch):
     """Web search through the Brave Search API (provider ``brave``)."""
 
     label = "Brave Search"
+    OPTIONAL = ("country", "search_lang", "safesearch", "freshness")
     options: BraveOptions
 
     def _request(self, query: str, max_results: int, api_key: str | None) -> Request:

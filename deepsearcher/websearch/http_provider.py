@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from tenacity import (RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, stop_any,
                       wait_exponential, wait_random)
 
-from deepsearcher.errors import ProviderError
+from deepsearcher.errors import ProviderError, without_hint
 from deepsearcher.websearch.base import WebResult, WebSearchOptionsBase
 from deepsearcher.websearch.results import Hit, finish
 
@@ -58,6 +58,9 @@ class HttpWebSearch:
     """Base of the HTTP web search providers (see the module docstring). Cheap to build: no I/O until ``search``."""
 
     label = "web search"  # the service's name in messages, e.g. "Brave Search"
+    #: options that only narrow a search (language, country, time range…): a request the service rejects is sent
+    #: once more without them (``search``)
+    OPTIONAL: tuple[str, ...] = ()
     options: WebSearchOptionsBase
 
     def __init__(self, options: WebSearchOptionsBase) -> None:
@@ -65,6 +68,13 @@ class HttpWebSearch:
         self.name: str = getattr(options, "provider")
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()  # agents may search from several threads
+        self._last = threading.local()  # what the last search of this thread reported beside its results
+
+    @property
+    def degraded(self) -> list[str]:
+        """"engine: reason" for each engine the service said did not answer the last search of this thread (SearXNG's
+        ``unresponsive_engines``); [] when all answered or the service does not say."""
+        return list(getattr(self._last, "degraded", []))
 
     # --- the protocol ----------------------------------------------------------------------------------------------
     def search(self, query: str, *, max_results: int = 10) -> list[WebResult]:
@@ -83,7 +93,17 @@ class HttpWebSearch:
             log.debug("%s: blank query, nothing sent", self.name)
             return []
         key = self._api_key()
-        data = self._fetch(self._request(query, max_results, key))
+        self._last.degraded = []
+        try:
+            data = self._fetch(self._request(query, max_results, key))
+        except Rejected as exc:
+            dropped = self._drop_optional()
+            if not dropped:
+                raise
+            log.info("%s rejected %s; searching without them: %s", self.name, dropped, exc)
+            data = self._fetch(self._request(query, max_results, key))
+            self._last.degraded = [f"searched without {', '.join(dropped)} (the service rejected the request: "
+                                   f"{without_hint(exc)})"]
         results = [] if data is NO_RESULTS else finish(self._hits(data), self.name, max_results)
         log.debug("%s: %d result(s)", self.name, len(results))
         return results
@@ -93,6 +113,23 @@ class HttpWebSearch:
         if self._client is not None:
             self._client.close()
             self._client = None
+
+    def _drop_optional(self) -> list[str]:
+        """Reset every optional request parameter that is set (``OPTIONAL``) to its default, for the rest of this
+        provider's life; the ``name=value`` of each one dropped ([] when none was set)."""
+        model = type(self.options)
+        fields = model.model_fields
+        dropped: dict[str, Any] = {}
+        for name in self.OPTIONAL:
+            default = fields[name].get_default(call_default_factory=True)
+            value = getattr(self.options, name)
+            if value != default:
+                dropped[name] = default
+        if dropped:
+            shown = [f"web_search.{n}={getattr(self.options, n)!r}" for n in dropped]
+            self.options = self.options.model_copy(update=dropped)
+            return shown
+        return []
 
     # --- provider hooks --------------------------------------------------------------------------------------------
     def _request(self, query: str, max_results: int, api_key: str | None) -> Request:
@@ -199,8 +236,8 @@ class HttpWebSearch:
             raise ProviderError(f"{self.where} redirected the search (HTTP {status}) to "
                                 f"{response.headers.get('location', '?')}",
                                 hint="set web_search.base_url to the final address (redirects are not followed)")
-        raise ProviderError(f"{self.where} rejected the search request (HTTP {status}){detail_suffix(detail)}",
-                            hint=f"check the web_search options for {self.name} (see docs/web-search.md)")
+        raise Rejected(f"{self.where} rejected the search request (HTTP {status}){detail_suffix(detail)}",
+                       hint=f"check the web_search options for {self.name} (see docs/web-search.md)")
 
     def _refused(self, status: int, detail: str) -> ProviderError:
         env = self.options.api_key_env
@@ -239,9 +276,14 @@ class HttpWebSearch:
         opts = self.options
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         if exc.kind == "rate":
+            if exc.retry_after is not None and exc.retry_after > QUOTA_WAIT_S:
+                return ProviderError(f"{self.where} says the search quota is used up (HTTP 429); it resets in "
+                                     f"{human_duration(exc.retry_after)}{detail_suffix(exc.detail)}",
+                                     hint="search the web again after the reset, raise the plan's quota, or switch "
+                                          "web_search.provider")
             if exc.retry_after is not None and exc.retry_after > opts.max_retry_wait_s:
                 return ProviderError(f"{self.where} rate-limited the search (HTTP 429) and asks to wait "
-                                     f"{exc.retry_after:g} s, longer than web_search.max_retry_wait_s "
+                                     f"{human_duration(exc.retry_after)}, longer than web_search.max_retry_wait_s "
                                      f"({opts.max_retry_wait_s:g} s){detail_suffix(exc.detail)}",
                                      hint="search again later, or raise web_search.max_retry_wait_s")
             return ProviderError(f"{self.where} rate-limited the search (HTTP 429) and still refused it after "
@@ -267,6 +309,24 @@ class HttpWebSearch:
                 self._client = httpx.Client(timeout=self.options.timeout_s, follow_redirects=False,
                                             headers={"User-Agent": USER_AGENT})
             return self._client
+
+
+QUOTA_WAIT_S = 3600.0
+"""A 429 asking to wait longer than this is a used-up quota (daily, monthly), not a rate limit to wait out."""
+
+
+def human_duration(seconds: float) -> str:
+    """``seconds`` in the largest fitting unit, rounded: "45 s", "12 minutes", "3.5 hours", "23 days"."""
+    for unit, size in (("day", 86400.0), ("hour", 3600.0), ("minute", 60.0)):
+        if seconds >= size:
+            value = round(seconds / size, 1)
+            text = f"{value:g}"
+            return f"about {text} {unit}{'' if text == '1' else 's'}"
+    return f"{seconds:g} s"
+
+
+class Rejected(ProviderError):
+    """The service rejected the request itself (HTTP 400, 404, 422…): a parameter it does not accept."""
 
 
 def retry_after_seconds(value: str | None) -> float | None:

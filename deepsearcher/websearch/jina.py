@@ -47,6 +47,7 @@ class JinaSearch(HttpWebSearch):
     """Web search through Jina's s.jina.ai (provider ``jina``)."""
 
     label = "Jina Search"
+    OPTIONAL = ("gl", "hl")
     options: JinaOptions
 
     def _request(self, query: str, max_results: int, api_key: str | None) -> Request:

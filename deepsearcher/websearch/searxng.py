@@ -3,7 +3,9 @@
 Format (https://docs.searxng.org/dev/search_api.html): ``GET /search`` with ``q`` (required), ``format=json``,
 optional ``categories`` and ``engines`` (comma-separated), ``language``, ``pageno``, ``time_range`` (day, month,
 year) and ``safesearch`` (0, 1, 2). The JSON reply carries ``results: [{title, url, content, publishedDate?, engine,
-score, ...}]`` plus ``answers``, ``infoboxes`` and ``suggestions`` (unused here). "Requesting an unset format will
+score, ...}]`` plus ``answers``, ``infoboxes`` and ``suggestions`` (unused here) and ``unresponsive_engines``
+(``[[engine, reason], …]``: engines that failed this search, e.g. suspended after a CAPTCHA; reported as
+``degraded``). "Requesting an unset format will
 return a 403 Forbidden error": JSON must be listed in ``search.formats`` of the instance's settings.yml, and many
 public instances leave it off. There is no result-count parameter; one page (about 10-20 results) is fetched and cut
 to ``max_results``.
@@ -35,12 +37,14 @@ class _Reply(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     results: list[_Item]
+    unresponsive_engines: list[list[str]] = []  # [[engine, reason], …]: engines that did not answer this search
 
 
 class SearxngSearch(HttpWebSearch):
     """Web search on a SearXNG instance (provider ``searxng``); no key unless the instance sits behind a proxy."""
 
     label = "SearXNG"
+    OPTIONAL = ("categories", "engines", "language", "time_range", "safesearch")
     options: SearxngOptions
 
     def _request(self, query: str, max_results: int, api_key: str | None) -> Request:
@@ -63,6 +67,7 @@ class SearxngSearch(HttpWebSearch):
 
     def _hits(self, data: Any) -> list[Hit]:
         reply = self._validate(_Reply, data)
+        self._last.degraded = [": ".join(str(p) for p in pair[:2]) for pair in reply.unresponsive_engines if pair]
         return [Hit(i.title or "", i.url or "", i.content or "", i.publishedDate) for i in reply.results]
 
     def _special_status(self, response: httpx.Response, detail: str) -> ProviderError | None:

@@ -45,6 +45,7 @@ class TavilySearch(HttpWebSearch):
     """Web search through Tavily (provider ``tavily``)."""
 
     label = "Tavily"
+    OPTIONAL = ("time_range", "include_domains", "exclude_domains")
     options: TavilyOptions
 
     def _request(self, query: str, max_results: int, api_key: str | None) -> Request:

@@ -140,3 +140,14 @@ def test_web_and_report_options_used_wrongly_are_clear_errors(llm: ScriptedChatM
     result = run(*args, Q)
     assert result.exit_code == 1 and message in result.stderr and "Traceback" not in result.output
     assert llm.history == []
+
+
+def test_long_report_json_lists_each_sections_status_and_the_sections_verdicts(llm: ScriptedChatModel) -> None:
+    data = json.loads(run("--report", "long", "--agent", "deep_research", "-c", "milvus", "--json", Q).stdout)
+    assert [(q["question"], q["status"]) for q in data["questions"]] == [
+        ("What is Milvus Lite?", "answered"), ("Where does Milvus Lite store data?", "answered"),
+        ("Which names may collections have?", "answered")]
+    assert [(e["question"], e["passed"]) for e in data["evaluations"]] == [
+        ("What is Milvus Lite?", True), ("Where does Milvus Lite store data?", True),
+        ("Which names may collections have?", True)]
+    assert data["web_searches"] == [] and data["language"] == "en"

@@ -155,7 +155,10 @@ def test_web_results_are_read_through_the_crawler_and_cited_by_url(provider: str
     assert events[0].data["web"] == provider
     web = [e.data for e in events if e.kind == "query.web_search"]
     assert web == [{"query": "mallard duck habitat", "provider": provider, "results": 2,
-                    "urls": [pages.url("/mallard"), pages.url("/private/ducks")], "new": 2, "error": ""}]
+                    "urls": [pages.url("/mallard"), pages.url("/private/ducks")], "new": 2, "error": "",
+                    "outcome": "ok", "degraded": []}]
+    assert [(w.query, w.outcome, w.results) for w in report.web_searches] == [("mallard duck habitat", "ok", 2)]
+    assert "**Web search.**" not in report_markdown(report)  # clean: no note
     assert "Mallard - Wikipedia" in llm.prompts[1] and "The mallard is a dabbling duck." in llm.prompts[1]
     read = next(e.data for e in events if e.kind == "query.read")
     assert read["opened"] == [pages.url("/mallard")] and read["added"] >= 1 and read["failed"] == []
@@ -228,13 +231,53 @@ def test_a_provider_error_is_a_clear_message_and_the_run_continues_on_the_collec
     report = app.query(Q, agent="deep_research", on_event=events.append)
 
     web = [e.data for e in events if e.kind == "query.web_search"]
-    assert len(web) == 1 and expected in web[0]["error"] and "hint:" in web[0]["error"]
+    assert len(web) == 2 and expected in web[0]["error"] and "hint:" in web[0]["error"]
+    assert web[1]["outcome"] == "not_sent" and web[1]["error"] == ""  # the second query: web search was off
     fallback = next(e.data for e in events if e.kind == "query.fallback")
     assert fallback["step"] == "web_search" and fallback["fallback"] == \
         "searching the collections only for the rest of this query"
     assert len(service.queries()) <= 2 and set(service.queries()) == {"mallard duck habitat"}  # web off afterwards
     assert report.sources and report.sources[0].collection == "notes"
     assert "Ducks dabble [1]." in report.answer
+    outcomes = [(w.query, w.outcome) for w in report.web_searches]  # the saved report and --json say it too
+    assert outcomes == [("mallard duck habitat", "failed"), ("dabbling ducks feeding", "not_sent")]
+    assert expected in report.web_searches[0].detail
+    note = report_markdown(report).split("**Web search.** Not every web search went through:\n", 1)[1]
+    assert note.startswith(f"- mallard duck habitat ({provider}): failed: ")
+    assert f"- dabbling ducks feeding ({provider}): not sent: web search was off after an earlier failure" in note
+
+
+def test_searxng_engines_that_did_not_answer_and_zero_results_are_reported(
+        pages: Site, service_for: Any, make_app: Any, tmp_path: Path) -> None:
+    def reply(req: Request) -> Route:
+        if "ducks" in req.path:
+            return json_route({"query": "q", "results": [], "unresponsive_engines": []})
+        return json_route({"query": "q", "results": results_for(pages)[:1],
+                           "unresponsive_engines": [["google", "CAPTCHA"], ["duckduckgo", "timeout"]]})
+
+    service = service_for("searxng", reply)
+    llm = ScriptedChatModel([
+        json.dumps({"action": "search", "queries": ["mallard habitat"]}),
+        json.dumps({"action": "search", "queries": ["ducks feeding at night"]}),
+        lambda m: json.dumps({"action": "answer", "answer": f"Ducks dabble [{number_for(m[-1]['content'], 'notes')}]."}),
+        CHECKS, PASS,
+    ])
+    events: list[Event] = []
+    app = research_app(make_app, tmp_path, "searxng", service.base_url, llm)
+    report = app.query(Q, agent="deep_research", on_event=events.append)
+    web = [e for e in events if e.kind == "query.web_search"]
+    assert [(e.data["outcome"], e.data["degraded"]) for e in web] == [
+        ("degraded", ["google: CAPTCHA", "duckduckgo: timeout"]), ("no_results", [])]
+    assert "degraded, no answer from: google: CAPTCHA, duckduckgo: timeout" in web[0].describe()[0]
+    data = report.to_dict()["web_searches"]
+    assert data == [
+        {"query": "mallard habitat", "provider": "searxng", "outcome": "degraded", "results": 1,
+         "detail": "google: CAPTCHA; duckduckgo: timeout"},
+        {"query": "ducks feeding at night", "provider": "searxng", "outcome": "no_results", "results": 0,
+         "detail": ""}]
+    text = report_markdown(report)
+    assert ("**Web search.** Not every web search went through:\n- mallard habitat (searxng): degraded: google: "
+            "CAPTCHA; duckduckgo: timeout\n- ducks feeding at night (searxng): 0 results") in text
 
 
 def test_save_to_stores_the_pages_read_without_fetching_them_again(pages: Site, service_for: Any, make_app: Any,

@@ -309,11 +309,11 @@ def test_rate_limit_forever_says_rate_limited(case: Case, service: FakeService) 
 
 
 def test_retry_after_beyond_the_cap_stops_at_once(case: Case, service: FakeService, naps: list[float]) -> None:
-    service.play(error(case, 429, "slow down", {"Retry-After": "3600"}))
+    service.play(error(case, 429, "slow down", {"Retry-After": "600"}))
     with pytest.raises(ProviderError) as info:
         service.build(max_retries=3, max_retry_wait_s=5).search("mallard duck")
     assert naps == []  # no wait at all, not even the 5 s cap
-    assert "asks to wait 3600 s" in str(info.value) and "max_retry_wait_s" in str(info.value)
+    assert "asks to wait about 10 minutes" in str(info.value) and "max_retry_wait_s" in str(info.value)
     assert len(service.requests()) == 1
 
 
@@ -456,8 +456,34 @@ def test_brave_other_422_is_a_request_error(brave: FakeService) -> None:
                                                "detail": "Unable to validate request parameter(s)", "meta": {}}}
     brave.play(json_route(body, 422))
     with pytest.raises(ProviderError) as info:
-        brave.build(country="ZZ").search("mallard duck")
+        brave.build(country="ZZ").search("mallard duck")  # rejected with the country, and again without it
     assert "rejected the search request (HTTP 422): Unable to validate" in str(info.value)
+    assert ["country=ZZ" in r.path for r in brave.requests()] == [True, False]
+
+
+def test_a_rejected_optional_parameter_is_dropped_once_and_the_search_goes_on(brave: FakeService) -> None:
+    body = {"type": "ErrorResponse", "error": {"id": "e4", "status": 422, "code": "VALIDATION",
+                                               "detail": "Unable to validate request parameter(s)", "meta": {}}}
+    brave.play(json_route(body, 422), ok(brave.case))
+    provider = brave.build(search_lang="xx", country="DE")
+    results = provider.search("mallard duck")
+    assert len(results) == 2
+    assert provider.degraded == ["searched without web_search.country='DE', web_search.search_lang='xx' (the "
+                                 "service rejected the request: Brave Search at " + brave.base_url +
+                                 " rejected the search request (HTTP 422): Unable to validate request "
+                                 "parameter(s))"]
+    first, second = brave.requests()
+    assert "search_lang=xx" in first.path and "country=DE" in first.path
+    assert "search_lang" not in second.path and "country" not in second.path
+    provider.search("mallard duck")  # later searches go without them, no second rejection
+    assert len(brave.requests()) == 3 and provider.degraded == []
+
+
+def test_a_rejected_request_without_optional_parameters_is_not_retried(brave: FakeService) -> None:
+    brave.play(json_route({"type": "ErrorResponse", "error": {"status": 422, "detail": "bad query"}}, 422))
+    with pytest.raises(ProviderError):
+        brave.build().search("mallard duck")
+    assert len(brave.requests()) == 1
 
 
 def test_brave_waits_for_the_exhausted_rate_limit_window(brave: FakeService, naps: list[float]) -> None:
@@ -474,7 +500,9 @@ def test_brave_monthly_quota_used_up_stops_at_once(brave: FakeService) -> None:
                      {"X-RateLimit-Remaining": "1, 0", "X-RateLimit-Reset": "1, 1419704"}))
     with pytest.raises(ProviderError) as info:
         brave.build(max_retries=3).search("mallard duck")
-    assert "asks to wait 1.4197e+06 s" in str(info.value) or "asks to wait 1419704 s" in str(info.value)
+    message = str(info.value)  # a wait of weeks is a quota, in days, with no hint to raise a wait setting
+    assert "says the search quota is used up (HTTP 429); it resets in about 16.4 days" in message
+    assert "max_retry_wait_s" not in message
     assert len(brave.requests()) == 1
 
 

@@ -22,7 +22,7 @@ from deepsearcher.errors import DeepSearcherError, first_line
 from deepsearcher.events import (
     QueryAccepted, QueryEvaluation, QueryFallback, QueryGaps, QueryRead, QuerySubQueries, QueryWebSearch,
 )
-from deepsearcher.types import Chunk, Hit
+from deepsearcher.types import Chunk, Evaluation, Hit, WebOutcome, WebSearchOutcome
 
 RANKED_PASSAGES = 100
 """Passages of a read page compared with the question at most (the first ones of the page)."""
@@ -81,13 +81,19 @@ def search(run: Run, queries: Sequence[str]) -> Outcome:
 def _web_search(run: Run, query: str) -> list[KnowledgeItem]:
     """Web results for ``query`` as knowledge; a provider error switches the web off for the run (with a message)."""
     web = run.tools.web
-    if web is None or not run.web_on:
+    if web is None:
         return []
-    ctx, store = run.ctx, run.store
+    ctx, store, record = run.ctx, run.store, run.state.web_searches
+    if not run.web_on:
+        record.append(WebSearchOutcome(query, web.name, "not_sent", 0, "web search was off after an earlier failure"))
+        ctx.emit(QueryWebSearch(query=query, provider=web.name, results=0, urls=[], new=0, error="",
+                                outcome="not_sent"))
+        return []
     refusal = _private_query(run, query)
     if refusal:
+        record.append(WebSearchOutcome(query[:80], web.name, "not_sent", 0, refusal))
         ctx.emit(QueryWebSearch(query=query[:80], provider=web.name, results=0, urls=[], new=0,
-                                error=f"not sent: {refusal}"))
+                                error=f"not sent: {refusal}", outcome="not_sent"))
         run.note(f"the web search for \"{query[:80]}\" was not sent: {refusal}. Write short search expressions in "
                  "your own words; collection text never goes to the web.")
         return []
@@ -96,13 +102,18 @@ def _web_search(run: Run, query: str) -> list[KnowledgeItem]:
     except DeepSearcherError as exc:
         run.web_on = False
         message = str(exc)
-        ctx.emit(QueryWebSearch(query=query, provider=web.name, results=0, urls=[], new=0, error=message))
+        record.append(WebSearchOutcome(query, web.name, "failed", 0, first_line(message)))
+        ctx.emit(QueryWebSearch(query=query, provider=web.name, results=0, urls=[], new=0, error=message,
+                                outcome="failed"))
         ctx.emit(QueryFallback(step="web_search", error=first_line(message),
                                fallback="searching the collections only for the rest of this query"))
         return []
+    degraded = [str(d) for d in getattr(web, "degraded", None) or []]  # engines the provider said did not answer
+    outcome: WebOutcome = "degraded" if degraded else "ok" if results else "no_results"
+    record.append(WebSearchOutcome(query, web.name, outcome, len(results), "; ".join(degraded)))
     new = [item for item, added in (store.add_web(r, run.state.current) for r in results) if added]
     ctx.emit(QueryWebSearch(query=query, provider=web.name, results=len(results), urls=[r.url for r in results],
-                            new=len(new), error=""))
+                            new=len(new), error="", outcome=outcome, degraded=degraded))
     return new
 
 
@@ -216,6 +227,8 @@ def answer(run: Run, text: str) -> Outcome:
     verdict = evaluate(run, question, text, checks_for(run, question))
     ctx.emit(QueryEvaluation(step=state.step, question=question, original=original, checks=verdict.checks,
                              passed=verdict.passed, critique=verdict.critique, plan=verdict.plan))
+    state.evaluations.append(Evaluation(state.step, question, verdict.passed, dict(verdict.checks),
+                                        verdict.critique))
     if verdict.passed:
         if original:
             run.note("answered the original question and the evaluator accepted the answer.")
@@ -225,6 +238,7 @@ def answer(run: Run, text: str) -> Outcome:
                  f"[{item.number}].")
         return Outcome(solved=True, verdict=verdict)
     state.bad_attempts += 1
-    state.failed.append(FailedAttempt(state.step, question, text, verdict.critique, verdict.plan))
+    state.failed.append(FailedAttempt(state.step, question, text, verdict.critique, verdict.plan,
+                                      dict(verdict.checks)))
     run.note(f'answered "{question}" but the evaluator rejected it: {verdict.critique}')
     return Outcome(rejected=True, verdict=verdict)

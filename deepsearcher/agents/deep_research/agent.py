@@ -39,7 +39,7 @@ from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.evaluator import Verdict
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
-from deepsearcher.agents.deep_research.beast import BeastMode, final_answer
+from deepsearcher.agents.deep_research.beast import BEST_REJECTED, BeastMode, final_answer
 from deepsearcher.agents.deep_research.run import Run
 from deepsearcher.agents.deep_research.schemas import StepBase, step_model
 from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_actions
@@ -49,7 +49,7 @@ from deepsearcher.agents.long_report.sections import SectionFinding
 from deepsearcher.agents.short_answer import short_answer_of
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
-from deepsearcher.types import Report, Source
+from deepsearcher.types import Evaluation, QuestionStatus, Report, Source, WebSearchOutcome
 
 NAME = "deep_research"
 
@@ -65,6 +65,11 @@ class Finding:
         steps: steps run.
         gaps: gap questions still open.
         queries: the search expressions this run sent.
+        researched: the questions a step worked on (search, read or answer).
+        answered: the questions whose answer the evaluator accepted.
+        asked: every question of the run, the original first.
+        evaluations: every verdict of the evaluator.
+        web_searches: every web search and how it went.
     """
 
     answer: str
@@ -73,6 +78,11 @@ class Finding:
     steps: int
     gaps: list[str] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
+    researched: list[str] = field(default_factory=list)
+    answered: list[str] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)
+    evaluations: list[Evaluation] = field(default_factory=list)
+    web_searches: list[WebSearchOutcome] = field(default_factory=list)
 
 
 def research(ctx: QueryContext, options: DeepResearchOptions, tools: ResearchTools,
@@ -86,8 +96,7 @@ def research(ctx: QueryContext, options: DeepResearchOptions, tools: ResearchToo
         while True:
             final, verdict = step(run)
             if final is not None:
-                return Finding(final, verdict, None, run.state.step, run.state.open_gaps(),
-                               store.queries[first_query:])
+                return finding(run, final, verdict, None, store.queries[first_query:])
     except BeastMode as stop:
         reason = stop.reason
     except BudgetExhausted as exc:
@@ -95,7 +104,36 @@ def research(ctx: QueryContext, options: DeepResearchOptions, tools: ResearchToo
         run.ctx.emit(QueryBudget(step=exc.step, used=exc.used, budget=exc.limit, reserve=budget.reserve))
         reason = "token_budget"
     text = final_answer(run, reason)
-    return Finding(text, None, reason, run.state.step, run.state.open_gaps(), store.queries[first_query:])
+    return finding(run, text, None, reason, store.queries[first_query:])
+
+
+def finding(run: Run, text: str, verdict: Verdict | None, reason: StopReason | None, queries: list[str]) -> Finding:
+    """The ``Finding`` of a run that ends with ``text``."""
+    state = run.state
+    return Finding(text, verdict, reason, state.step, state.open_gaps(), queries, list(state.researched),
+                   list(state.answered), list(state.asked), list(state.evaluations), list(state.web_searches))
+
+
+def question_statuses(finding: Finding, cited: bool) -> list[QuestionStatus]:
+    """What became of each question: the original one is "answered" when the final answer cites a source
+    (``cited``); a gap question when its answer was accepted; else "nothing_found" when a step worked on it and
+    "not_researched" when none did."""
+    stopped = f"research stopped ({finding.beast_mode})" if finding.beast_mode else "research ended"
+    out: list[QuestionStatus] = []
+    for i, question in enumerate(finding.asked):
+        if i == 0 and cited:
+            detail = "accepted by the evaluator"
+            if finding.beast_mode:
+                detail = "a rejected answer (beast mode)" if BEST_REJECTED in finding.answer else \
+                    "forced answer (beast mode)"
+            out.append(QuestionStatus(question, "answered", detail))
+        elif i > 0 and question in finding.answered:
+            out.append(QuestionStatus(question, "answered", "accepted by the evaluator"))
+        elif question in finding.researched:
+            out.append(QuestionStatus(question, "nothing_found", "researched; no accepted answer citing a source"))
+        else:
+            out.append(QuestionStatus(question, "not_researched", f"{stopped} before any search for it"))
+    return out
 
 
 def step(run: Run) -> tuple[str | None, Verdict | None]:
@@ -176,13 +214,15 @@ def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Rep
     verified = verify_citations(text, len(store))
     answer = verified.text or "The model returned an empty answer."
     if finding.gaps:
-        answer = f"{answer}\n\n{gaps_note(finding.gaps)}"
+        answer = f"{answer}\n\n{gaps_note(finding.gaps, researched=finding.researched)}"
     checks = dict(finding.verdict.checks) if finding.verdict is not None else {}
     sources = store.sources(verified.cited) if verified.cited else consulted(ctx, store)
     return Report(question=ctx.question, answer=answer, sources=sources,
                   sub_queries=finding.queries, iterations=finding.steps, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=verified.removed, gaps=finding.gaps, checks=checks,
-                  beast_mode=finding.beast_mode is not None, short_answer=short if verified.text else "")
+                  beast_mode=finding.beast_mode is not None, short_answer=short if verified.text else "",
+                  questions=question_statuses(finding, bool(verified.cited)), evaluations=finding.evaluations,
+                  web_searches=finding.web_searches)
 
 
 def consulted(ctx: QueryContext, store: KnowledgeStore, limit: int = 10) -> list[Source]:
@@ -211,7 +251,8 @@ class DeepResearchAgent:
         """One section of a long report: the loop on the section's question over the report's ``store``
         (``long_report.sections.SectionResearcher``)."""
         finding = research(ctx, self.options, ctx.research or ResearchTools(), store)
-        return SectionFinding(finding.answer, finding.gaps, finding.queries, finding.steps)
+        return SectionFinding(finding.answer, finding.gaps, finding.queries, finding.steps, finding.evaluations,
+                              finding.web_searches)
 
 
 def agent(options: DeepResearchOptions | None = None) -> DeepResearchAgent:

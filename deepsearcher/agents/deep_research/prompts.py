@@ -129,10 +129,9 @@ coherent report:
 - remove repetition between sections, and use the same term for the same thing throughout;
 - keep every section heading (the lines starting with "## "), in the same order, and keep the citations with the \
 statements they support; never invent citation numbers;
-- start with a "## Introduction" section and end the sections with "## Conclusion";
-- then add "## Contradictions and open questions": list each point on which sources disagree, citing the sources on \
-each side, then the questions the research left open.{gaps} If no sources disagree, write "No contradictions between \
-the sources were found.";
+- start with a "## {introduction}" section and end the sections with "## {conclusion}";
+- then add "## {contradictions}": list each point on which sources disagree, citing the sources on each side, then \
+the questions the research left open.{gaps} If no sources disagree, write "{no_contradictions}";
 - write in {language}. Reply with the report in Markdown only.
 
 Draft:
@@ -193,12 +192,17 @@ def evaluate_prompt(question: str, answer: str, checks: Sequence[str], cited: Se
 
 
 def final_prompt(question: str, knowledge: Sequence[KnowledgeItem], plans: Sequence[str], *, language: str,
-                 excerpt_chars: int | None) -> str:
-    """Beast mode: the one forced final answer from all knowledge, with the reviewer's plans as lessons."""
+                 excerpt_chars: int | None, unresearched: Sequence[str] = ()) -> str:
+    """Beast mode: the one forced final answer from all knowledge, with the reviewer's plans as lessons and the
+    questions nobody researched (so the answer does not claim "no information was found" about them)."""
     lessons = ""
     if plans:
         lessons = "- Reviewers rejected earlier answers; follow their advice:\n" + "\n".join(
             f"  - {p}" for p in plans[-3:]) + "\n"
+    if unresearched:
+        lessons += ("- These questions were never researched (research stopped before any search for them). Do not "
+                    "write that no information was found about them; say they were not researched:\n"
+                    + "\n".join(f"  - {q}" for q in unresearched) + "\n")
     return FINAL.format(language=language, lessons=lessons, question=question,
                         knowledge=knowledge_list(knowledge, excerpt_chars))
 
@@ -214,7 +218,13 @@ def section_prompt(report_question: str, title: str, question: str, knowledge: S
 
 
 def coherence_prompt(question: str, draft: str, sources: Mapping[int, str], gaps: Sequence[str], *,
-                     language: str) -> str:
+                     language: str, headings: Mapping[str, str] | None = None) -> str:
+    """The editing pass; ``headings`` are the report language's words for the headings and the no-contradictions
+    line (``agents.scaffold``; English when None)."""
     listed = "\n".join(f"[{n}] {line}" for n, line in sources.items()) or "(none)"
     open_gaps = f" Questions left open by the research:\n{bullet_list(gaps)}\n" if gaps else ""
-    return COHERENCE.format(question=question, draft=draft, sources=listed, gaps=open_gaps, language=language)
+    words = {"introduction": "Introduction", "conclusion": "Conclusion",
+             "contradictions": "Contradictions and open questions",
+             "no_contradictions": "No contradictions between the sources were found.", **(headings or {})}
+    return COHERENCE.format(question=question, draft=draft, sources=listed, gaps=open_gaps, language=language,
+                            **words)

@@ -15,6 +15,7 @@ from typing import Literal
 
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
+from deepsearcher.types import Evaluation, WebSearchOutcome
 
 Action = Literal["search", "read", "reflect", "answer"]
 ACTIONS: tuple[Action, ...] = ("search", "read", "reflect", "answer")
@@ -31,6 +32,7 @@ class FailedAttempt:
         answer: the rejected answer.
         critique: why the evaluator rejected it.
         plan: what to do differently.
+        checks: the evaluator's checks, check -> passed (None: not run).
     """
 
     step: int
@@ -38,6 +40,7 @@ class FailedAttempt:
     answer: str
     critique: str
     plan: str
+    checks: dict[str, bool | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -57,6 +60,10 @@ class ResearchState:
         diary: one entry per step, in the second person ("At step 2 you searched …").
         failed: the rejected answers with critique and plan.
         checks: question -> the evaluator checks chosen for it.
+        researched: questions a step worked on (search, read or answer), in order.
+        answered: questions whose answer the evaluator accepted.
+        evaluations: every verdict, in order.
+        web_searches: every web search and how it went, in order.
     """
 
     question: str
@@ -71,6 +78,10 @@ class ResearchState:
     diary: list[str] = field(default_factory=list)
     failed: list[FailedAttempt] = field(default_factory=list)
     checks: dict[str, list[str]] = field(default_factory=dict)
+    researched: list[str] = field(default_factory=list)
+    answered: list[str] = field(default_factory=list)
+    evaluations: list[Evaluation] = field(default_factory=list)
+    web_searches: list[WebSearchOutcome] = field(default_factory=list)
 
     @classmethod
     def start(cls, question: str) -> ResearchState:
@@ -99,6 +110,10 @@ class ResearchState:
 
     def end_step(self, action: Action, *, solved: bool = False, rejected: bool = False) -> None:
         """Finish a step: re-queue the current question at the tail unless it was solved."""
+        if action != "reflect" and self.current and self.current not in self.researched:
+            self.researched.append(self.current)
+        if solved and self.current and self.current not in self.answered:
+            self.answered.append(self.current)
         if not solved and self.current and self.current not in self.queue:
             self.queue.append(self.current)
         self.current = ""
@@ -116,6 +131,17 @@ class ResearchState:
 
     def is_original(self, question: str) -> bool:
         return question == self.question
+
+    def never_researched(self) -> list[str]:
+        """Questions queued but never worked on by a search, read or answer step (the original one included)."""
+        return [q for q in self.asked if q not in self.researched]
+
+    def best_rejected(self) -> FailedAttempt | None:
+        """The best rejected answer: one to the original question before one to a gap question, then the one that
+        passed most checks, then the latest; None when no answer was rejected."""
+        usable = [f for f in self.failed if f.answer.strip()]
+        return max(usable, key=lambda f: (f.question == self.question, sum(ok is True for ok in f.checks.values()),
+                                          f.step), default=None)
 
 
 def allowed_actions(state: ResearchState, store: KnowledgeStore, options: DeepResearchOptions, *,

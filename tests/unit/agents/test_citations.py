@@ -35,8 +35,36 @@ def test_lists_ranges_and_full_width_brackets():
 
 def test_markdown_links_and_years_in_brackets_are_not_citations():
     v = verify_citations("See [the docs](https://milvus.io) and [2024] release [1].", 1)
-    assert v.text == "See [the docs](https://milvus.io) and release [1]."
-    assert v.removed == 1  # [2024] is not a chunk number
+    assert v.text == "See [the docs](https://milvus.io) and [2024] release [1]."
+    assert v.removed == 0  # [2024] is a year, not a chunk number (issue #20 item 7)
+
+
+@pytest.mark.parametrize("text", [
+    "Milvus 2.4 shipped in [2024] [1].",
+    "The rule held from [2019-2024] and [1999–2003] [1].",
+    "Das Release kam [2023] heraus [1].",
+    "Milvus 2.4 发布于 [2024] 年 [1]。",
+    "See [1.2] for the details and [3.10.1] for the version [1].",
+    "Repeat step [10] and read Table [12], Schritt [5], version [4] [1].",
+    "Как сказано в разделе [7] [1].",
+])
+def test_years_decimals_and_numbered_values_are_kept_as_written(text):
+    v = verify_citations(text, 3)
+    assert v.text == text and v.removed == 0 and v.cited == [1]
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("It scales to the Moon [10]. It runs locally [1].", "It scales to the Moon. It runs locally [1]."),
+    ("For more, see [10]. It runs locally [1].", "For more, see. It runs locally [1]."),
+    ("Fast [1, 10] and cheap [2].", "Fast [1] and cheap [2]."),
+])
+def test_an_out_of_range_number_in_citation_position_is_an_invented_citation(text, kept):
+    v = verify_citations(text, 3)
+    assert v.text == kept and v.removed == 1
+
+
+def test_years_are_no_citations_for_the_page_and_the_metrics_either():
+    assert cited_numbers("Released in [2024], cited [1] and [1999-2001].") == [1]
 
 
 # --- issue #11 item 5: citations never rewrite code ----------------------------------------------------------------

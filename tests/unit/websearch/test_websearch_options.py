@@ -77,3 +77,18 @@ def test_finish_keeps_the_first_of_each_page_and_only_web_urls() -> None:
     results = finish(hits, "brave", max_results=2)
     assert [(r.title, r.url, r.rank, r.published) for r in results] == [
         ("A", "https://example.org/a", 1, None), ("B", "http://example.org/b", 2, "2024-01-01")]
+
+
+@pytest.mark.parametrize("provider, options, message", [
+    ("brave", {"country": "Germany"}, "country must be a 2-letter country code (US, DE) or ALL, got 'Germany'"),
+    ("brave", {"freshness": "last week"}, "freshness must be pd, pw, pm, py or YYYY-MM-DDtoYYYY-MM-DD"),
+    ("jina", {"gl": "deu"}, "must be a 2-letter code (us, de), got 'deu'"),
+])
+def test_documented_value_formats_are_checked_with_the_config(provider, options, message) -> None:
+    from deepsearcher.settings import load_settings
+
+    with pytest.raises(Exception) as info:
+        load_settings(None, {"web_search": {"provider": provider, **options}})
+    assert message in str(info.value)
+    assert load_settings(None, {"web_search": {"provider": "brave", "country": "DE", "freshness": "2024-01-01to"
+                                                                                           "2024-06-30"}})

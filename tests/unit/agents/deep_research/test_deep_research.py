@@ -463,3 +463,88 @@ def test_a_model_that_never_writes_usable_json_still_ends_with_a_report() -> Non
     assert llm.history[-1].schema is None and llm.prompts[-1].startswith("Research time is over")
     assert report.beast_mode and report.answer and report.sources
     assert len(llm.history) <= 2 * 12 + 1  # two tries per step at most, then the one forced answer
+
+
+# --- issue #20 item 1: beast mode over earlier answers keeps their citations ---------------------------------------
+def test_the_forced_answer_may_not_move_an_earlier_answers_claim_to_another_source() -> None:
+    gap = "Where does Milvus Lite store data?"
+    local_file = MILVUS_DOCS[1].text
+
+    def number_of(prompt: str, text: str) -> str:
+        return prompt.split(text)[0].rsplit("\n[", 1)[1].split("]")[0]
+
+    def gap_answer(messages: Any) -> str:
+        return answer(f"Milvus Lite keeps its data in one local file [{number_of(messages[-1]['content'], local_file)}].")
+
+    def forced(messages: Any) -> str:  # copies the accepted answer's claim but cites another chunk
+        prompt = messages[-1]["content"]
+        assert prompt.startswith("Research time is over")
+        right = number_of(prompt, local_file)
+        other = next(n for n in ("1", "2", "3", "4", "5") if n != right and f"\n[{n}] " in f"\n{prompt}")
+        return f"Milvus Lite keeps its data in one local file [{other}]."
+
+    llm = ScriptedChatModel([
+        j(action="reflect", questions=[gap]),
+        search("Milvus Lite local file storage"),
+        search("Milvus Lite"),
+        gap_answer, PASS,
+        forced,
+    ])
+    events: list[Event] = []
+    report = run_agent(llm, events=events, max_steps=4)
+    assert of_kind(events, "query.beast_mode")[0]["reason"] == "max_steps"
+    assert report.answer.startswith("Milvus Lite keeps its data in one local file [1].")
+    assert [s.chunk.text for s in report.sources] == [local_file]  # the claim's own source, not the other chunk
+    assert ("*Note: the final answer put citations on 1 sentence(s) whose claims were not tied to those sources "
+            "before (1 kept as drafted).*") in report.answer
+
+
+# --- issue #20 item 4: per-question status, verdicts kept, the best rejected answer as fallback ----------------------
+REJECT = json.dumps({"definitive": False, "attribution": True, "critique": "Not definitive.", "plan": "Be direct."})
+
+
+def test_statuses_verdicts_and_the_unresearched_questions_reach_the_forced_answer() -> None:
+    gaps = ["Where does Milvus Lite store data?", "Which names may collections have?"]
+    llm = ScriptedChatModel([
+        j(action="reflect", questions=gaps),
+        search("Milvus Lite local file"),            # step 2 works on gap 1: researched
+        "Milvus Lite runs in-process [1].",          # beast mode at max_steps=2: the forced answer
+    ])
+    report = run_agent(llm, max_steps=2)
+    forced = llm.prompts[-1]
+    assert forced.startswith("Research time is over")
+    assert ("These questions were never researched (research stopped before any search for them). Do not write "
+            "that no information was found about them; say they were not researched:\n"
+            "  - Which names may collections have?\n") in forced
+    assert "Where does Milvus Lite store data?" not in forced.split("Question:")[0]
+    assert [(q.question, q.status) for q in report.questions] == [
+        (Q, "answered"), (gaps[0], "nothing_found"), (gaps[1], "not_researched")]
+    assert report.questions[2].detail == "research stopped (max_steps) before any search for it"
+    assert ("**Open questions.**\nResearched, but no answer citing a source was accepted:\n- Where does Milvus Lite "
+            "store data?\nNot researched (research stopped first):\n- Which names may collections have?") \
+        in report.answer
+    text = report_markdown(report)
+    assert "- Which names may collections have?: not researched (research stopped (max_steps)" in text
+
+
+def test_rejections_are_kept_and_an_empty_forced_answer_falls_back_to_the_best_rejected_one() -> None:
+    partly = json.dumps({"definitive": True, "attribution": False, "critique": "Cites the wrong item.", "plan": ""})
+    llm = ScriptedChatModel([
+        search("Milvus Lite"),
+        answer("Maybe Milvus Lite is small [1]."), CHECKS, REJECT,       # 1 check passed
+        search("Milvus Lite local"),
+        answer("Milvus Lite runs in-process [1]."), partly,             # 1 check passed, later: the best
+        "",                                                             # the forced answer is empty
+    ])
+    report = run_agent(llm, max_bad_attempts=2)
+    assert report.beast_mode
+    assert report.answer.startswith("Milvus Lite runs in-process [1].\n\n*The forced final answer was empty, so "
+                                    "this is the best answer the evaluator rejected (step 4): Cites the wrong item.*")
+    assert [(e.step, e.passed, e.checks, e.critique) for e in report.evaluations] == [
+        (2, False, {"definitive": False, "attribution": True}, "Not definitive."),
+        (4, False, {"definitive": True, "attribution": False}, "Cites the wrong item.")]
+    data = report.to_dict()
+    assert data["evaluations"][1]["critique"] == "Cites the wrong item."
+    assert data["questions"] == [{"question": Q, "status": "answered", "detail": "a rejected answer (beast mode)"}]
+    text = report_markdown(report)
+    assert "- Evaluator, step 2 (" + Q + "): rejected: Not definitive. [definitive failed, attribution passed]" in text

@@ -1,0 +1,128 @@
+"""One rule for every rewrite of cited text: a citation may stay only on a claim that carried it before.
+
+A long report's editing pass, and beast mode writing over earlier answers, return text that already carries
+``[n]`` citations. Checking only that each number exists lets a rewrite exchange two valid numbers or move a
+sentence under another citation, so "price X [1]" ends up resolving to the file about something else. So each
+rewritten sentence is traced to the sentence it came from in the draft the rewriting call was shown:
+
+- sentences are compared by their words (citations removed, case-folded; words of three or more letters, and each
+  Han/kana/Hangul character as a word): the share of the rewritten sentence's words found in a draft sentence;
+- a rewritten sentence **comes from** every draft sentence sharing at least ``SAME`` (0.5) of its words; it may cite
+  only numbers those sentences cited (a sentence merged from two keeps both);
+- a sentence that comes from none is new text (an introduction, a conclusion, a summary). With ``new_claims`` it may
+  cite a number only when it and a draft sentence carrying that number share at least ``RELATED`` (0.2) of the
+  words of either;
+  without it (beast mode, whose new sentences cite evidence items directly) it is not checked.
+
+A sentence that breaks the rule is put back as drafted (the draft sentence that shares most of its words), or left
+out when it comes from none; the caller adds a note to the report (``moved_note``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from deepsearcher.agents.citations import cited_numbers, strip_citations
+
+SAME = 0.5
+RELATED = 0.2
+_CITES = r"(?:\s*[\[【]\d[\d,\s\-–]*[\]】])*"
+_END = re.compile(rf"[.!?]{_CITES}(?=\s|$)|[。！？]{_CITES}")
+_WORDS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]{3,}")
+#: frequent English words that tie no claim to another (other languages: their longer words carry the claim)
+_STOP = frozenset("the and for with this that are was were has have from its into also which their these those "
+                  "than then there about been can not but all any our you".split())
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A rewritten sentence citing what its draft did not: ``cited`` numbers, ``allowed`` the draft's numbers for
+    it, ``origin`` the draft sentence it came from ("" for new text)."""
+
+    sentence: str
+    cited: list[int]
+    allowed: list[int]
+    origin: str
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A rewrite with the rule applied: ``text`` with every moved citation undone, ``moved`` what was undone."""
+
+    text: str
+    moved: list[Moved]
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` line by line (a sentence ends at . ! ? 。 ！ ？ and the citations right after it)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        pos = 0
+        for end in _END.finditer(line):
+            out.append(line[pos:end.end()])
+            pos = end.end()
+        out.append(line[pos:])
+    return [s for s in out if s.strip()]
+
+
+def words(sentence: str) -> set[str]:
+    """The words two sentences are compared by (module docstring)."""
+    return {w.casefold() for w in _WORDS.findall(strip_citations(sentence))} - _STOP
+
+
+def overlap(sentence: set[str], other: set[str]) -> float:
+    """Share of ``sentence``'s words found in ``other`` (0.0 for a sentence without words)."""
+    return len(sentence & other) / len(sentence) if sentence else 0.0
+
+
+def check_rewrite(draft: str, rewritten: str, *, new_claims: bool = True) -> Checked:
+    """Apply the rule of the module docstring to ``rewritten`` against the ``draft`` its call was shown."""
+    drafted = [(s, words(s), set(cited_numbers(s))) for s in sentences(draft)]
+    moved: list[Moved] = []
+    out: list[str] = []
+    for line in rewritten.splitlines(keepends=True):
+        fixed = line
+        for sentence in sentences(line):
+            problem = _moved(sentence, drafted, new_claims)
+            if problem is not None:
+                moved.append(problem)
+                fixed = fixed.replace(sentence.strip(), problem.origin.strip(), 1)
+        out.append(fixed)
+    if not moved:
+        return Checked(rewritten, [])
+    text = "\n".join(re.sub(r"[ \t]{2,}", " ", line).rstrip() for line in "".join(out).splitlines())
+    return Checked(re.sub(r"\n{3,}", "\n\n", text).strip(), moved)
+
+
+def _moved(sentence: str, drafted: list[tuple[str, set[str], set[int]]], new_claims: bool) -> Moved | None:
+    cited = cited_numbers(sentence)
+    if not cited:
+        return None
+    mine = words(sentence)
+    scored = [(overlap(mine, w), s, c) for s, w, c in drafted]
+    sources = [(score, s, c) for score, s, c in scored if score >= SAME]
+    if sources:
+        allowed = set().union(*(c for _, _, c in sources))
+        origin = max(sources, key=lambda t: t[0])[1]
+    elif new_claims:  # a summary is long and a draft sentence short: either may hold the other's words
+        allowed = set().union(*(c for _, w, c in drafted if max(overlap(mine, w), overlap(w, mine)) >= RELATED))
+        origin = ""
+    else:
+        return None
+    if set(cited) <= allowed:
+        return None
+    return Moved(sentence.strip(), sorted(set(cited)), sorted(allowed), origin.strip())
+
+
+def moved_note(moved: list[Moved], step: str) -> str:
+    """The report's note on citations a rewrite moved (``step``: "the editing pass", "the final answer")."""
+    kept = sum(1 for m in moved if m.origin)
+    dropped = len(moved) - kept
+    parts = []
+    if kept:
+        parts.append(f"{kept} kept as drafted")
+    if dropped:
+        parts.append(f"{dropped} left out")
+    return (f"*Note: {step} put citations on {len(moved)} sentence(s) whose claims were not tied to those sources "
+            f"before ({', '.join(parts)}).*")

@@ -1,0 +1,60 @@
+"""The one rule for rewrites of cited text (deepsearcher/agents/rewrites.py): exchanged numbers and moved sentences
+are found and undone."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepsearcher.agents.rewrites import check_rewrite, moved_note, sentences
+
+DRAFT = ("## Price\n\nThe price of Milvus Lite is zero [1]. It stores data in one local file [2].\n\n"
+         "## Limits\n\nCollection names may contain letters, digits and underscores [3].")
+
+
+def test_exchanged_numbers_are_put_back_as_drafted():
+    edited = DRAFT.replace("[1]", "[x]").replace("[2]", "[1]").replace("[x]", "[2]")
+    checked = check_rewrite(DRAFT, edited)
+    assert checked.text == DRAFT
+    assert [(m.cited, m.allowed) for m in checked.moved] == [([2], [1]), ([1], [2])]
+
+
+def test_a_sentence_moved_under_another_citation_is_put_back():
+    edited = ("## Price\n\nThe price of Milvus Lite is zero [1].\n\n## Limits\n\nCollection names may contain "
+              "letters, digits and underscores [3]. It stores data in one local file [3].")
+    checked = check_rewrite(DRAFT, edited)
+    assert checked.text.endswith("underscores [3]. It stores data in one local file [2].")
+    assert checked.moved[0].origin == "It stores data in one local file [2]."
+
+
+def test_faithful_edits_merges_and_summaries_pass():
+    edited = ("## Introduction\n\nThis report covers what Milvus Lite costs, where data is stored and which letters "
+              "collection names contain [1][2][3].\n\n## Price\n\nMilvus Lite costs nothing: the price is zero [1]. "
+              "It keeps its data in one local file [2].\n\n## Limits\n\nCollection names may contain letters, "
+              "digits and underscores only [3].")
+    assert check_rewrite(DRAFT, edited).moved == []
+
+
+@pytest.mark.parametrize("draft, edited", [
+    ("Milvus Lite 的价格为零[1]。数据保存在本地文件中[2]。", "Milvus Lite 的价格为零[2]。数据保存在本地文件中[1]。"),
+    ("Der Preis von Milvus Lite beträgt null [1]. Daten liegen in einer lokalen Datei [2].",
+     "Der Preis von Milvus Lite beträgt null [2]. Daten liegen in einer lokalen Datei [1]."),
+    ("Цена Milvus Lite равна нулю [1]. Данные хранятся в локальном файле [2].",
+     "Данные хранятся в локальном файле [1]. Цена Milvus Lite равна нулю [2]."),
+])
+def test_exchanges_are_found_in_other_languages(draft, edited):
+    checked = check_rewrite(draft, edited)
+    assert len(checked.moved) == 2
+    assert all(s.strip() in checked.text for s in sentences(draft))  # every claim back with its own source
+
+
+def test_a_new_claim_citing_an_unrelated_source_is_left_out_or_unchecked_for_beast_mode():
+    edited = DRAFT + "\n\nThe moon is made of cheese [3]."
+    assert check_rewrite(DRAFT, edited).text == DRAFT
+    assert check_rewrite(DRAFT, edited, new_claims=False).moved == []  # beast mode: new sentences cite evidence
+    note = moved_note(check_rewrite(DRAFT, edited).moved, "the editing pass")
+    assert note == ("*Note: the editing pass put citations on 1 sentence(s) whose claims were not tied to those "
+                    "sources before (1 left out).*")
+
+
+def test_sentences_end_after_their_citations():
+    assert sentences("A claim. [1] Next one [2]! 中文句子[3]。") == ["A claim. [1]", " Next one [2]!", " 中文句子[3]。"]
