@@ -1,7 +1,7 @@
 """The HTTP API and the web page: ``create_app(settings)`` builds a FastAPI app around one ``DeepSearcher``.
 
-Endpoints (all JSON; ``/api/*`` need ``Authorization: Bearer <token>`` whenever a token is configured, which it must be
-off loopback):
+Endpoints (all JSON; ``/api/*``, ``/v1/*`` and ``/mcp`` need ``Authorization: Bearer <token>`` whenever a token is
+configured, which it must be off loopback):
 
     GET  /api/health        liveness (no token needed)
     GET  /api/info          model names and query defaults (never keys or base URLs)
@@ -9,6 +9,8 @@ off loopback):
     POST /api/load          files/folders inside server.allowed_roots, and URLs -> per-file results
     POST /api/retrieve      ranked chunks, no LLM
     POST /api/query         Server-Sent Events: the run's typed events, then ``query.report`` (or ``error``)
+    GET  /v1/models         OpenAI-compatible: one model per agent (``openai_compat``)
+    POST /v1/chat/completions  OpenAI-compatible chat: the report as the answer, the steps as reasoning
     GET  /                  the web page (static files from ``deepsearcher/web``)
     GET  /docs              OpenAPI docs (served offline when ``fastapi-offline`` is installed)
 
@@ -51,6 +53,7 @@ from deepsearcher.server.models import (
     ERRORS, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
 )
 from deepsearcher.server.guard import RequestGuard
+from deepsearcher.server.openai_compat import add_chat_routes
 from deepsearcher.server.security import AccessPolicy, Refused
 from deepsearcher.server.streaming import error_payload, stream_events
 from deepsearcher.server.workers import RETRY_AFTER_S, Busy, WorkQueue
@@ -144,6 +147,7 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
     _add_meta_routes(app, service)
     _add_collection_routes(app, service)
     _add_search_routes(app, service)
+    add_chat_routes(app, service)
     _add_web(app)
     app.add_middleware(RequestGuard, policy=policy, max_body_bytes=int(settings.server.max_body_mb * 1_000_000))
     return app
