@@ -434,6 +434,33 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
                 log_level="debug" if ctx.meta.get("debug") else "info")
 
 
+# --- mcp -----------------------------------------------------------------------------------------------------------
+@main.command("mcp")
+@click.pass_context
+def mcp_cmd(ctx: click.Context) -> None:
+    """Serve the MCP tools over stdio, for desktop and IDE agents (docs/integrations.md).
+
+    Tools: list_collections, retrieve, query (progress per research step) and load (inside server.allowed_roots
+    only). stdout carries the protocol; messages go to stderr.
+    """
+    try:
+        from deepsearcher.server.mcp_tools import build_mcp
+    except ModuleNotFoundError as exc:
+        raise click.ClickException(f"the MCP server needs the extra `mcp` ({exc.name} is not installed): "
+                                   "pip install 'deepsearcher[mcp]'") from exc
+    from deepsearcher.server.security import AccessPolicy
+    from deepsearcher.server.service import Service
+
+    settings = get_settings(ctx, {"server": {"host": "127.0.0.1"}})  # a local process: the loopback rules apply
+    app = make_app(ctx, {"server": {"host": "127.0.0.1"}})
+    service = Service(settings, app, AccessPolicy.from_settings(settings))
+    service.ready()  # open the store now: a Lite file in use fails here, before the client connects
+    try:
+        build_mcp(service, allow_load=True).run("stdio")
+    finally:
+        service.close(close_searcher=False)
+
+
 # --- eval ----------------------------------------------------------------------------------------------------------
 @main.command("eval")
 @click.argument("dataset", type=click.Path(exists=True))
