@@ -328,25 +328,31 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
 @click.option("--save-to", "save_to", default=None, metavar="COLLECTION",
               help="Store the web pages read during the query in this collection, so later queries find them.")
 @click.option("--output", "-o", "output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Also write the report (Markdown with Sources) to this file.")
+              help="Also write the report with its Sources to this file: .md, .html, .docx or .pdf (by extension, "
+                   "or --format; PDF needs the extra `export`).")
+@click.option("--format", "out_format", type=click.Choice(["md", "html", "docx", "pdf"]), default=None,
+              help="Format of --output when its extension does not say.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print answer, sources, sub-queries, iterations and usage as one JSON object.")
 @click.option("--verbose", "-v", is_flag=True, help="Show the model's reasoning for every step.")
 @click.pass_context
 def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], max_iter: int | None,
           agent: str | None, report_kind: str, outline_file: str | None, outline_only: bool, web: bool | None,
-          save_to: str | None, output: str | None, as_json: bool, verbose: bool) -> None:
+          save_to: str | None, output: str | None, out_format: str | None, as_json: bool, verbose: bool) -> None:
     """Research QUESTION over your collections (and the web, when configured) and print one report with verified
     citations.
 
     Progress (sub-queries or steps, routed collections, accepted chunks, web searches, verdicts, gaps) shows live, the
     answer streams as it is written, and a usage line ends the run. Needs an LLM: see docs/llm-providers.md.
     """
-    from pathlib import Path
-
     from deepsearcher.agents.report_markdown import report_markdown
     from deepsearcher.cli.render import QueryProgress, render_usage
+    from deepsearcher.report_export import export_format, write_report
 
+    if out_format and not output:
+        raise click.UsageError("--format needs --output FILE")
+    if output:
+        out_format = export_format(output, out_format)  # a wrong extension fails now, not after the research
     outline = outline_source(outline_file, outline_only, report_kind)
     app = make_app(ctx)
     if outline_only:
@@ -359,7 +365,7 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
                            save_to=save_to)
     markdown = report_markdown(report)
     if output:
-        Path(output).write_text(report_markdown(report, title=True), encoding="utf-8")
+        write_report(report_markdown(report, title=True), output, out_format)
     if as_json:
         out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
         return

@@ -9,6 +9,7 @@ configured, which it must be off loopback):
     POST /api/load          files/folders inside server.allowed_roots, and URLs -> per-file results
     POST /api/retrieve      ranked chunks, no LLM
     POST /api/query         Server-Sent Events: the run's typed events, then ``query.report`` (or ``error``)
+    POST /api/export        a report's Markdown -> .md / .html / .docx / .pdf (the page's download menu)
     POST /mcp               the MCP tools over Streamable HTTP (extra ``mcp``; ``mcp_tools``)
     GET  /v1/models         OpenAI-compatible: one model per agent (``openai_compat``)
     POST /v1/chat/completions  OpenAI-compatible chat: the report as the answer, the steps as reasoning
@@ -46,11 +47,13 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from deepsearcher.errors import ConfigError, DeepSearcherError, LLMOutputError, ProviderError, StoreInUseError
+from deepsearcher.errors import (
+    ConfigError, DeepSearcherError, ExportError, LLMOutputError, ProviderError, StoreInUseError,
+)
 from deepsearcher.agents.report_markdown import group_sources, report_markdown
 from deepsearcher.server.markdown import answer_html
 from deepsearcher.server.models import (
-    ERRORS, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
+    ERRORS, ExportRequest, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
 )
 from deepsearcher.server.guard import RequestGuard
 from deepsearcher.server.openai_compat import add_chat_routes
@@ -115,6 +118,7 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
     _add_meta_routes(app, service)
     _add_collection_routes(app, service)
     _add_search_routes(app, service)
+    _add_export_route(app)
     add_chat_routes(app, service)
     mcp_sessions.extend(_add_mcp(app, service))
     _add_web(app)
@@ -198,6 +202,22 @@ def _add_search_routes(app: FastAPI, service: Service) -> None:
                                    ping=15, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
+def _add_export_route(app: FastAPI) -> None:
+    """``/api/export``: the page's download menu (HTML, DOCX, PDF from the report Markdown; ``report_export``)."""
+
+    @app.post("/api/export", dependencies=_AUTH, responses=ERRORS, tags=["search"], response_class=Response,
+              response_model=None)
+    async def export_report(body: ExportRequest) -> Response:
+        """The report as a file, made from its Markdown as ``query --output report.<format>`` makes it."""
+        from deepsearcher.report_export import MEDIA_TYPES, export
+
+        data = await run_in_threadpool(export, body.markdown, body.format)
+        return Response(data, media_type=MEDIA_TYPES[body.format],
+                        headers={"Content-Disposition": f'attachment; filename="report.{body.format}"',
+                                 "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
+                                 "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"})
+
+
 def _query_run(service: Service, body: QueryRequest) -> Callable[[EventCallback], Report]:
     """The run of one ``/api/query`` request: ``run(on_event) -> Report`` with the request's options and the
     server's address rule (for the pages read and ``save_to``)."""
@@ -258,7 +278,7 @@ def _add_mcp(app: FastAPI, service: Service) -> list[Any]:
 # --- errors --------------------------------------------------------------------------------------------------------
 def error_status(exc: DeepSearcherError) -> int:
     """HTTP status for a library error: the caller's mistake 4xx, the server's or a provider's 5xx."""
-    if isinstance(exc, StoreInUseError | ConfigError):
+    if isinstance(exc, StoreInUseError | ConfigError | ExportError):
         return 503
     if isinstance(exc, LLMOutputError | ProviderError):
         return 502
