@@ -96,3 +96,7 @@ class SkipSource(Exception):
     Raised by loaders; the load pipeline records the source as skipped and goes on (never a ``DeepSearcherError``:
     it is not a failure of the load).
     """
+
+
+class ExportError(DeepSearcherError):
+    """A report cannot be written in the format asked for (unknown format, or PDF without its library)."""

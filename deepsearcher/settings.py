@@ -92,6 +92,10 @@ class ServerSettings(StrictModel):
                                                        "Retry-After.")
     max_body_mb: float = Field(1.0, gt=0, description="Largest request body in MB; larger ones get 413 before "
                                                       "they are read.")
+    mcp: bool = Field(True, description="Serve the MCP tools over Streamable HTTP at /mcp (needs the extra `mcp`; "
+                                        "the same token rule as the API).")
+    mcp_load: bool = Field(False, description="Offer the MCP load tool over HTTP (always inside allowed_roots and the "
+                                              "address rule); `deepsearcher mcp` over stdio offers it always.")
 
 
 DEFAULT_PROVIDERS = {"llm": "openai_compatible", "embedding": "sentence_transformers", "vector_db": "milvus",

@@ -394,25 +394,31 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
 @click.option("--save-to", "save_to", default=None, metavar="COLLECTION",
               help="Store the web pages read during the query in this collection, so later queries find them.")
 @click.option("--output", "-o", "output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Also write the report (Markdown with Sources) to this file.")
+              help="Also write the report with its Sources to this file: .md, .html, .docx or .pdf (by extension, "
+                   "or --format; PDF needs the extra `export`).")
+@click.option("--format", "out_format", type=click.Choice(["md", "html", "docx", "pdf"]), default=None,
+              help="Format of --output when its extension does not say.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print answer, sources, sub-queries, iterations and usage as one JSON object.")
 @click.option("--verbose", "-v", is_flag=True, help="Show the model's reasoning for every step.")
 @click.pass_context
 def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], max_iter: int | None,
           agent: str | None, report_kind: str, outline_file: str | None, outline_only: bool, web: bool | None,
-          save_to: str | None, output: str | None, as_json: bool, verbose: bool) -> None:
+          save_to: str | None, output: str | None, out_format: str | None, as_json: bool, verbose: bool) -> None:
     """Research QUESTION over your collections (and the web, when configured) and print one report with verified
     citations.
 
     Progress (sub-queries or steps, routed collections, accepted chunks, web searches, verdicts, gaps) shows live, the
     answer streams as it is written, and a usage line ends the run. Needs an LLM: see docs/llm-providers.md.
     """
-    from pathlib import Path
-
     from deepsearcher.agents.report_markdown import report_markdown
     from deepsearcher.cli.render import QueryProgress, render_usage
+    from deepsearcher.report_export import export_format, write_report
 
+    if out_format and not output:
+        raise click.UsageError("--format needs --output FILE")
+    if output:
+        out_format = export_format(output, out_format)  # a wrong extension fails now, not after the research
     outline = outline_source(outline_file, outline_only, report_kind)
     app = make_app(ctx)
     if outline_only:
@@ -426,7 +432,7 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
     links = app.settings.query.report_links
     markdown = report_markdown(report, links=links)
     if output:
-        Path(output).write_text(report_markdown(report, title=True, links=links), encoding="utf-8")
+        write_report(report_markdown(report, title=True, links=links), output, out_format)
     if as_json:
         out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
         return
@@ -499,6 +505,33 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
                   f"(API docs at /docs). Ctrl-C stops.", highlight=False, soft_wrap=True)
     uvicorn.run(app, host=settings.server.host, port=settings.server.port, timeout_graceful_shutdown=5,
                 log_level="debug" if ctx.meta.get("debug") else "info")
+
+
+# --- mcp -----------------------------------------------------------------------------------------------------------
+@main.command("mcp")
+@click.pass_context
+def mcp_cmd(ctx: click.Context) -> None:
+    """Serve the MCP tools over stdio, for desktop and IDE agents (docs/integrations.md).
+
+    Tools: list_collections, retrieve, query (progress per research step) and load (inside server.allowed_roots
+    only). stdout carries the protocol; messages go to stderr.
+    """
+    try:
+        from deepsearcher.server.mcp_tools import build_mcp
+    except ModuleNotFoundError as exc:
+        raise click.ClickException(f"the MCP server needs the extra `mcp` ({exc.name} is not installed): "
+                                   "pip install 'deepsearcher[mcp]'") from exc
+    from deepsearcher.server.security import AccessPolicy
+    from deepsearcher.server.service import Service
+
+    settings = get_settings(ctx, {"server": {"host": "127.0.0.1"}})  # a local process: the loopback rules apply
+    app = make_app(ctx, {"server": {"host": "127.0.0.1"}})
+    service = Service(settings, app, AccessPolicy.from_settings(settings))
+    service.ready()  # open the store now: a Lite file in use fails here, before the client connects
+    try:
+        build_mcp(service, allow_load=True).run("stdio")
+    finally:
+        service.close(close_searcher=False)
 
 
 # --- eval ----------------------------------------------------------------------------------------------------------

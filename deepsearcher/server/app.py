@@ -1,7 +1,7 @@
 """The HTTP API and the web page: ``create_app(settings)`` builds a FastAPI app around one ``DeepSearcher``.
 
-Endpoints (all JSON; ``/api/*`` need ``Authorization: Bearer <token>`` whenever a token is configured, which it must be
-off loopback):
+Endpoints (all JSON; ``/api/*``, ``/v1/*`` and ``/mcp`` need ``Authorization: Bearer <token>`` whenever a token is
+configured, which it must be off loopback):
 
     GET  /api/health        liveness (no token needed)
     GET  /api/info          model names and query defaults (never keys or base URLs)
@@ -9,6 +9,10 @@ off loopback):
     POST /api/load          files/folders inside server.allowed_roots, and URLs -> per-file results
     POST /api/retrieve      ranked chunks, no LLM
     POST /api/query         Server-Sent Events: the run's typed events, then ``query.report`` (or ``error``)
+    POST /api/export        a report's Markdown -> .md / .html / .docx / .pdf (the page's download menu)
+    POST /mcp               the MCP tools over Streamable HTTP (extra ``mcp``; ``mcp_tools``)
+    GET  /v1/models         OpenAI-compatible: one model per agent (``openai_compat``)
+    POST /v1/chat/completions  OpenAI-compatible chat: the report as the answer, the steps as reasoning
     GET  /                  the web page (static files from ``deepsearcher/web``)
     GET  /docs              OpenAPI docs (served offline when ``fastapi-offline`` is installed)
 
@@ -27,9 +31,8 @@ import asyncio
 import hashlib
 import logging
 import re
-import threading
 from base64 import b64encode
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -44,17 +47,21 @@ from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from deepsearcher.errors import ConfigError, DeepSearcherError, LLMOutputError, ProviderError, StoreInUseError
+from deepsearcher.errors import (
+    ConfigError, DeepSearcherError, ExportError, LLMOutputError, ProviderError, StoreInUseError,
+)
 from deepsearcher.agents.report_markdown import group_sources, report_markdown, safe_report_answer
 from deepsearcher.agents.safe_markdown import LinkRule
 from deepsearcher.server.markdown import answer_html
 from deepsearcher.server.models import (
-    ERRORS, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
+    ERRORS, ExportRequest, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
 )
 from deepsearcher.server.guard import RequestGuard
+from deepsearcher.server.openai_compat import add_chat_routes
 from deepsearcher.server.security import AccessPolicy, Refused
 from deepsearcher.server.streaming import error_payload, run_attended, stream_events
-from deepsearcher.server.workers import RETRY_AFTER_S, Busy, WorkQueue
+from deepsearcher.server.service import Service
+from deepsearcher.server.workers import RETRY_AFTER_S, Busy
 from deepsearcher.settings import Settings
 from deepsearcher.events import EventCallback
 from deepsearcher.types import CollectionInfo, Hit, LoadSummary, Report
@@ -72,53 +79,6 @@ def _version() -> str:
         return version("deepsearcher")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree that was never installed
         return "0+unknown"
-
-
-class Service:
-    """The app's state: one DeepSearcher, the access policy, and the query and load queues."""
-
-    def __init__(self, settings: Settings, searcher: Any, policy: AccessPolicy) -> None:
-        self.settings = settings
-        self.searcher = searcher
-        self.policy = policy
-        server = settings.server
-        self.queries = WorkQueue(server.max_concurrent_queries, server.max_queued_queries, "queries")
-        # one load at a time: two loads into one collection would race on the same sources
-        self.loads = WorkQueue(1, server.max_queued_loads, "loads")
-        self._warm_lock = threading.Lock()
-        self._warm = False
-
-    def ready(self, llm: bool = False) -> Any:
-        """The searcher with its providers built once, so concurrent first requests never open the Lite file (or
-        load a local model) twice.
-
-        Args:
-            llm: also build the chat model (queries); raises ConfigError when none is configured.
-        """
-        if not self._warm or llm:
-            with self._warm_lock:
-                if not self._warm:
-                    self.searcher.store.list_collections()  # opens the store (a Lite file in use fails here)
-                    _ = self.searcher.embedder
-                    self._warm = True
-                if llm:
-                    _ = self.searcher.llm  # built once, then cached by DeepSearcher
-        return self.searcher
-
-    def warm(self) -> None:
-        """Open the store and load the embedder before the first request (at startup): a first request that did it
-        held the warm-up lock for seconds, so a burst of queries waited there instead of being queued or answered
-        429 at once. A failure (a Lite file in use) is left for the requests to report."""
-        try:
-            self.ready()
-        except DeepSearcherError as exc:
-            log.warning("warm-up failed, requests will report it: %s", exc)
-
-    def close(self, close_searcher: bool) -> None:
-        self.queries.shutdown(wait=False, cancel_futures=True)
-        self.loads.shutdown(wait=False, cancel_futures=True)
-        if close_searcher:
-            self.searcher.close()
 
 
 def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
@@ -140,10 +100,15 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
         searcher = DeepSearcher(settings)
     service = Service(settings, searcher, policy)
 
+    mcp_sessions: list[Any] = []
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(service.warm)
-        yield
+        async with AsyncExitStack() as stack:
+            for manager in mcp_sessions:
+                await stack.enter_async_context(manager.run())
+            yield
         service.close(owns_searcher)
 
     app = FastAPI(title="deepsearcher", version=_version(), lifespan=lifespan, docs_url=None, redoc_url=None,
@@ -155,6 +120,9 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
     _add_meta_routes(app, service)
     _add_collection_routes(app, service)
     _add_search_routes(app, service)
+    _add_export_route(app)
+    add_chat_routes(app, service)
+    mcp_sessions.extend(_add_mcp(app, service))
     _add_web(app)
     app.add_middleware(RequestGuard, policy=policy, max_body_bytes=int(settings.server.max_body_mb * 1_000_000))
     return app
@@ -240,6 +208,22 @@ def _add_search_routes(app: FastAPI, service: Service) -> None:
                                    ping=15, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
+def _add_export_route(app: FastAPI) -> None:
+    """``/api/export``: the page's download menu (HTML, DOCX, PDF from the report Markdown; ``report_export``)."""
+
+    @app.post("/api/export", dependencies=_AUTH, responses=ERRORS, tags=["search"], response_class=Response,
+              response_model=None)
+    async def export_report(body: ExportRequest) -> Response:
+        """The report as a file, made from its Markdown as ``query --output report.<format>`` makes it."""
+        from deepsearcher.report_export import MEDIA_TYPES, export
+
+        data = await run_in_threadpool(export, body.markdown, body.format)
+        return Response(data, media_type=MEDIA_TYPES[body.format],
+                        headers={"Content-Disposition": f'attachment; filename="report.{body.format}"',
+                                 "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
+                                 "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"})
+
+
 def _query_run(service: Service, body: QueryRequest) -> Callable[[EventCallback], Report]:
     """The run of one ``/api/query`` request: ``run(on_event) -> Report`` with the request's options and the
     server's address rule (for the pages read and ``save_to``)."""
@@ -274,29 +258,32 @@ def finish_report(report: Report, links: LinkRule = "cited") -> dict[str, Any]:
 
 
 def _check_inputs(policy: AccessPolicy, inputs: list[str]) -> list[str]:
-    """Every input checked against the policy (URLs by address, paths by root), in the caller's order.
-
-    Raises:
-        Refused: 403 / 422, see ``AccessPolicy.check_url`` and ``check_path``.
-    """
-    from deepsearcher.ingest.sources import is_url
-
-    return [policy.check_url(i) if is_url(i) else str(policy.check_path(i)) for i in inputs]
+    """``Service.check_inputs`` on a worker thread (it resolves paths and host names)."""
+    return Service.check_inputs_with(policy, inputs)
 
 
 def _load(service: Service, body: LoadRequest, inputs: list[str]) -> LoadSummary:
-    """Load checked inputs through the one ingestion entry point, with the server's rules: files found outside the
-    roots (through symlinks) are treated as absent, and the crawler gets the server's address rule."""
-    policy = service.policy
-    return service.ready().load(inputs, body.collection, body.description, force_new=body.force_new,
-                                path_allowed=policy.inside_roots, allow_private_urls=policy.allow_private_urls,
-                                keep_missing=body.keep_missing)
+    return service.load(inputs, body.collection, body.description, force_new=body.force_new,
+                        keep_missing=body.keep_missing)
+
+
+def _add_mcp(app: FastAPI, service: Service) -> list[Any]:
+    """The MCP tools at ``/mcp`` when ``server.mcp`` is on and the extra ``mcp`` is installed (``mcp_tools``);
+    returns the session managers the lifespan runs."""
+    if not service.settings.server.mcp:
+        return []
+    try:
+        from deepsearcher.server.mcp_tools import mount_http
+    except ModuleNotFoundError as exc:
+        log.info("MCP over HTTP is off: %s is not installed (pip install 'deepsearcher[mcp]')", exc.name)
+        return []
+    return [mount_http(app, service)]
 
 
 # --- errors --------------------------------------------------------------------------------------------------------
 def error_status(exc: DeepSearcherError) -> int:
     """HTTP status for a library error: the caller's mistake 4xx, the server's or a provider's 5xx."""
-    if isinstance(exc, StoreInUseError | ConfigError):
+    if isinstance(exc, StoreInUseError | ConfigError | ExportError):
         return 503
     if isinstance(exc, LLMOutputError | ProviderError):
         return 502

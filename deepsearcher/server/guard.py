@@ -5,9 +5,10 @@ body when it answers:
 
 1. **Host** (loopback servers only): the ``Host`` header must name a loopback address, which blocks DNS-rebinding
    pages in a browser. 403.
-2. **Token**: every ``/api/*`` path except ``/api/health`` needs ``Authorization: Bearer <token>`` when the server
-   has one (always off loopback). Checked before the body is read or parsed: an unauthenticated 200 MB body gets its
-   401 at once and is never read, and malformed JSON without a token is 401, not 422. 401.
+2. **Token**: every ``/api/*``, ``/v1/*`` and ``/mcp`` path except ``/api/health`` needs
+   ``Authorization: Bearer <token>`` when the server has one (always off loopback). Checked before the body is read
+   or parsed: an unauthenticated 200 MB body gets its 401 at once and is never read, and malformed JSON without a
+   token is 401, not 422. 401.
 3. **Cross-site writes**: a state-changing request (POST, PUT, PATCH, DELETE) is refused when the browser marks it
    ``Sec-Fetch-Site: cross-site`` or ``same-site`` (403), or when its body is not declared ``application/json``
    (415). A foreign page can send a "simple" cross-origin POST (no preflight) only with a form or text content
@@ -35,6 +36,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
 PUBLIC_API = {"/api/health"}
+PROTECTED_PREFIXES = ("/api/", "/v1/", "/mcp")
+"""Paths that need the token: the JSON API, the OpenAI-compatible endpoint and the MCP endpoint."""
 JSON_TYPES = {"application/json"}
 
 
@@ -82,7 +85,7 @@ class RequestGuard:
             if host and not is_loopback_host(name):
                 raise Refused(403, f"host {host!r} is not a loopback name",
                               hint="open the page as http://127.0.0.1:<port>/ or http://localhost:<port>/")
-        if path.startswith("/api/") and path not in PUBLIC_API:
+        if path.startswith(PROTECTED_PREFIXES) and path not in PUBLIC_API:
             self.policy.check_token(headers.get("authorization"))
         if method in STATE_CHANGING:
             site = headers.get("sec-fetch-site", "").strip().lower()

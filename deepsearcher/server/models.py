@@ -158,3 +158,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
                        502: "The LLM or another provider failed.",
                        503: "The server is misconfigured or its store is busy."}.items()
 }
+
+
+class ExportRequest(_Body):
+    """A report's Markdown (the ``markdown`` field of a query's report) to turn into a file."""
+
+    markdown: Annotated[str, StringConstraints(min_length=1, max_length=500_000)] = Field(
+        ..., description="The report Markdown, as the query's report gives it.")
+    format: Literal["md", "html", "docx", "pdf"] = Field(..., description="The file format wanted.")

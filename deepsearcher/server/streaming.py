@@ -73,6 +73,44 @@ def stream_events(executor: Executor, run: Callable[[EventCallback], Report],
     Every event is ``event: <kind>`` with ``data: <JSON>`` and an increasing ``id``. The stream always ends with
     exactly one ``query.report`` or one ``error`` event. Must be called on the event loop.
     """
+    running = start_run(executor, run)
+    return _events(running, lambda event: event_payload(event, finish, lines), redact)
+
+
+class Running:
+    """A query started on a worker thread: its events cross into the event loop through ``queue``; ``cancelled``
+    is set when the consumer stops listening, which ends the run at its next event (``QueryCancelled``)."""
+
+    def __init__(self, queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]",
+                 cancelled: threading.Event) -> None:
+        self.queue, self.future, self.cancelled = queue, future, cancelled
+
+    async def events(self) -> AsyncIterator[Event]:
+        """The run's events in order, always ending with exactly one ``QueryReport``; raises the run's error after
+        the events emitted before it. Stopping early (the client left) cancels the run."""
+        saw_report = False
+        try:
+            while (item := await self.queue.get()) is not _DONE:
+                if isinstance(item, QueryReport):
+                    if saw_report:
+                        continue
+                    saw_report = True
+                yield item
+            report = await self.future
+            if not saw_report:
+                yield QueryReport(report)
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop listening: the run ends at its next event, its outcome is retrieved (never logged as lost)."""
+        self.cancelled.set()
+        self.future.add_done_callback(_consume)
+
+
+def start_run(executor: Executor, run: Callable[[EventCallback], Report]) -> Running:
+    """Submit ``run(on_event)`` to ``executor`` now (``workers.Busy`` is raised here, before any response starts)
+    and return the handle whose ``events()`` streams it. Must be called on the event loop."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
     cancelled = threading.Event()
@@ -94,38 +132,30 @@ def stream_events(executor: Executor, run: Callable[[EventCallback], Report],
         finally:
             post(_DONE)
 
-    future = asyncio.wrap_future(executor.submit(work))
-    return _events(queue, future, cancelled, lambda event: event_payload(event, finish, lines), redact)
+    return Running(queue, asyncio.wrap_future(executor.submit(work)), cancelled)
 
 
-async def _events(queue: "asyncio.Queue[Any]", future: "asyncio.Future[Report]", cancelled: threading.Event,
-                  payload: Callable[[Event], dict[str, Any]],
+def log_failure(exc: BaseException) -> None:
+    """Log a failed run: a library error in one line, anything else with its trace (never sent to the client)."""
+    if not isinstance(exc, DeepSearcherError):
+        log.error("query failed", exc_info=exc)
+    else:
+        log.warning("query failed: %s", exc)
+
+
+async def _events(running: Running, payload: Callable[[Event], dict[str, Any]],
                   redact: Callable[[str], str]) -> AsyncIterator[ServerSentEvent]:
     seq = 0
-    saw_report = False
     try:
-        while (item := await queue.get()) is not _DONE:
-            if isinstance(item, QueryReport):
-                if saw_report:
-                    continue
-                saw_report = True
+        async for event in running.events():
             seq += 1
-            data = payload(item)
-            yield sse(item.kind, data if isinstance(item, QueryReport) else _redacted(data, redact), seq)
-        try:
-            report = await future
-        except Exception as exc:  # the run failed: tell the client in-band, never as a trace
-            if not isinstance(exc, DeepSearcherError):
-                log.error("query failed", exc_info=exc)
-            else:
-                log.warning("query failed: %s", exc)
-            yield sse(ERROR_EVENT, error_payload(exc, redact), seq + 1)
-            return
-        if not saw_report:
-            yield sse(REPORT_EVENT, payload(QueryReport(report)), seq + 1)
+            data = payload(event)
+            yield sse(event.kind, data if isinstance(event, QueryReport) else _redacted(data, redact), seq)
+    except Exception as exc:  # the run failed: tell the client in-band, never as a trace
+        log_failure(exc)
+        yield sse(ERROR_EVENT, error_payload(exc, redact), seq + 1)
     finally:
-        cancelled.set()
-        future.add_done_callback(_consume)
+        running.stop()
 
 
 async def run_attended(executor: Executor, run: Callable[[EventCallback], Report],

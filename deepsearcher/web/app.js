@@ -293,13 +293,26 @@ async function copyMarkdown() {
   setTimeout(() => { $("copy").textContent = "Copy Markdown"; }, 1500);
 }
 
-function downloadMarkdown() {
+async function downloadReport() {
   if (!state.report) return;
-  const blob = new Blob([state.report.markdown], { type: "text/markdown;charset=utf-8" });
+  const format = $("download-format").value;
+  let blob;
+  if (format === "md") {
+    blob = new Blob([state.report.markdown], { type: "text/markdown;charset=utf-8" });
+  } else {  // the server makes HTML, DOCX and PDF from the same Markdown (POST /api/export)
+    try {
+      const response = await api("/api/export", { method: "POST",
+        body: JSON.stringify({ markdown: state.report.markdown, format }) });
+      blob = await response.blob();
+    } catch (error) {
+      showError(error.body || { detail: String(error.message || error) });
+      return;
+    }
+  }
   const a = el("a");
   a.href = URL.createObjectURL(blob);
   const slug = state.report.question.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60);
-  a.download = `${slug || "report"}.md`;
+  a.download = `${slug || "report"}.${format}`;
   document.body.append(a);
   a.click();
   a.remove();
@@ -311,7 +324,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("stop").addEventListener("click", () => state.controller && state.controller.abort());
   $("refresh").addEventListener("click", loadCollections);
   $("copy").addEventListener("click", copyMarkdown);
-  $("download").addEventListener("click", downloadMarkdown);
+  $("download").addEventListener("click", downloadReport);
   $("close-source").addEventListener("click", closeSource);
   $("question").addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("ask-form").requestSubmit();

@@ -148,3 +148,34 @@ def test_a_question_over_the_limit_is_refused_with_the_setting_named(runner: Cli
     assert result.exit_code == 1
     assert "the limit is query.max_question_tokens = 3,000 tokens" in " ".join(result.stderr.split())
     assert "Traceback" not in result.output and scripted.history == []
+
+
+def test_output_docx_and_html_by_extension_or_format(runner: CliRunner, scripted: ScriptedChatModel,
+                                                     tmp_path: Path):
+    """``-o report.docx`` writes Word from the report Markdown; ``--format html`` names the format for any file."""
+    from docx import Document
+
+    docx_path, html_path = tmp_path / "report.docx", tmp_path / "report.out"
+    result = runner.invoke(main, ["query", "What is Milvus Lite?", "-o", str(docx_path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    document = Document(str(docx_path))
+    texts = [p.text for p in document.paragraphs]
+    assert texts[0] == "What is Milvus Lite?" and "Sources" in texts
+    assert any(p.startswith("Milvus Lite keeps data in a local file [1].") for p in texts)
+    assert [h.fragment for p in document.paragraphs for h in p.hyperlinks if h.fragment][:1] == ["source_1"]
+    scripted.enqueue(*REPLIES)  # a second run
+    result = runner.invoke(main, ["query", "What is Milvus Lite?", "-o", str(html_path), "--format", "html"],
+                           catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    html = html_path.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and '<a href="#source-1" class="cite">1</a>' in html
+
+
+def test_an_unknown_output_format_fails_before_the_research(runner: CliRunner, scripted: ScriptedChatModel,
+                                                             tmp_path: Path):
+    result = runner.invoke(main, ["query", "What is Milvus Lite?", "-o", str(tmp_path / "r.odt")],
+                           catch_exceptions=False)
+    assert result.exit_code == 1
+    err = " ".join(result.stderr.split())
+    assert "cannot export a report as extension of" in err and "r.odt" in err and "--format md|html|docx|pdf" in err
+    assert scripted.history == [] and not (tmp_path / "r.odt").exists()

@@ -427,3 +427,22 @@ def test_a_stream_false_query_whose_client_leaves_stops_its_run(live: Live, monk
     assert finished.wait(30)
     asked = [p for p in live.searcher.llm.prompts if question in p]
     assert len(asked) <= 1 and all(p.startswith("Break the question") for p in asked), [a[:40] for a in asked]
+
+
+def test_export_turns_the_report_markdown_into_docx_and_html(live: Live) -> None:
+    """The page's download menu: the report's ``markdown`` field in, a file out."""
+    import io
+
+    from docx import Document
+
+    markdown = f"# {QUESTION}\n\nMilvus Lite stores data in one file [1].\n\n## Sources\n\n- /d/milvus.md: [1]\n"
+    with live.client() as client:
+        docx = client.post("/api/export", json={"markdown": markdown, "format": "docx"})
+        html = client.post("/api/export", json={"markdown": markdown, "format": "html"})
+        bad = client.post("/api/export", json={"markdown": markdown, "format": "odt"})
+    assert docx.status_code == 200 and docx.headers["content-disposition"] == 'attachment; filename="report.docx"'
+    paragraphs = Document(io.BytesIO(docx.content)).paragraphs
+    assert [p.text for p in paragraphs][:2] == [QUESTION, "Milvus Lite stores data in one file [1]."]
+    assert [h.address for p in paragraphs for h in p.hyperlinks if h.address] == ["file:///d/milvus.md"]
+    assert html.headers["content-type"] == "text/html; charset=utf-8" and '<a id="source-1">' in html.text
+    assert bad.status_code == 422 and "format" in bad.json()["detail"]
