@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from deepsearcher.errors import DeepSearcherError, ProviderError, SkipSource, StoreInUseError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
+from deepsearcher.ingest.dates import stamp_dates
 from deepsearcher.ingest.normalize import normalize_stage
 from deepsearcher.ingest.sources import SourceItem
 from deepsearcher.ingest.splitter import Splitter
@@ -206,6 +207,7 @@ def prepare_source(item: SourceItem, splitter: Splitter,
         skipped_records = loaded.skipped_records if isinstance(loaded, Extraction) else {}
         # the item's id is the source of record (a loader may spell a path differently, e.g. a non-UTF-8 name)
         documents = [d if d.source == item.source else replace(d, source=item.source) for d in loaded]
+        documents = stamp_dates(documents, item.source)  # what date filters range over
         chunks = splitter.split(normalize_stage(documents, item.source), item.version)
         if not chunks:
             raise SkipSource("no text extracted")

@@ -200,7 +200,7 @@ def _add_search_routes(app: FastAPI, service: Service) -> None:
     async def retrieve(body: RetrieveRequest) -> list[Hit]:
         """Rank chunks for a query with no LLM."""
         return await run_in_threadpool(lambda: service.ready().retrieve(
-            body.query, top_k=body.top_k, collections=body.collections, mode=body.mode))
+            body.query, top_k=body.top_k, collections=body.collections, mode=body.mode, where=body.where))
 
     @app.post("/api/query", dependencies=_AUTH, tags=["search"], response_model=None,
               responses={**ERRORS, 200: {"model": ReportOut, "content": {"text/event-stream": {}},
@@ -238,7 +238,7 @@ def _query_run(service: Service, body: QueryRequest) -> Callable[[EventCallback]
         return service.searcher.query(body.question, collections=body.collections, agent=body.agent,
                                       max_iter=body.max_iter, on_event=on_event, report=body.report,
                                       outline=outline, web=body.web, save_to=body.save_to,
-                                      allow_private_urls=service.policy.allow_private_urls)
+                                      allow_private_urls=service.policy.allow_private_urls, where=body.where)
 
     return run
 

@@ -19,10 +19,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from deepsearcher.errors import CollectionError, ProviderError, without_hint
+from deepsearcher.filters import SearchFilter
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
 from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, lite_capabilities, plan_search,
                                                 server_capabilities)
 from deepsearcher.vectordb.connection import GuardedClient, open_server_client
+from deepsearcher.vectordb.filters import compile_filter, missing_dates
 from deepsearcher.vectordb.fusion import HYBRID_DEPTH, fuse_hybrid
 from deepsearcher.vectordb.milvus_lite import (
     PROP_DESC, PROP_DESC_GENERATED, PROP_DIM, PROP_MODEL, collection_props, lite_engine_major, lite_version,
@@ -310,6 +312,10 @@ class MilvusStore:
             self.client.load_collection(name)
             self._loaded.add(name)
 
+    def undated(self, name: str) -> int:
+        """Chunks without a stored date (loaded before deepsearcher stored dates): a date filter never admits them."""
+        return self.count(name, missing_dates())
+
     def count(self, name: str, filter_expr: str = "") -> int:
         self._ready(name)
         rows = self.client.query(name, filter=filter_expr, output_fields=["count(*)"], consistency_level=STRONG)
@@ -363,7 +369,7 @@ class MilvusStore:
         return plan_search(name, mode, self.collection_modes(name), reason)
 
     def search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,
-               mode: SearchMode = "hybrid") -> list[Hit]:
+               mode: SearchMode = "hybrid", *, where: SearchFilter | None = None) -> list[Hit]:
         """Top-k chunks for a query.
 
         Args:
@@ -374,6 +380,8 @@ class MilvusStore:
             mode: "dense" (cosine; HNSW with ``hnsw.ef`` on a server, exact on Lite), "bm25" (full text), or
                 "hybrid" (the top ``HYBRID_DEPTH`` of both, fused by ``fuse_hybrid``). On a collection without
                 full-text search, "bm25" and "hybrid" run dense (see ``plan_search``, which gives the notice).
+            where: only chunks this filter admits (compiled by ``vectordb.filters.compile_filter``; a path glob is
+                matched exactly on the hits by the caller, ``SearchFilter.admits``).
 
         Returns:
             Hits, best first.
@@ -388,19 +396,19 @@ class MilvusStore:
             if query_vector is None:
                 raise CollectionError(f"collection {name!r} has no full-text (BM25) index in {self.where}",
                                       hint="search it with --mode dense (or hybrid, which falls back to dense)")
-        return self._search(name, query_vector, query_text, top_k, plan.mode)
+        return self._search(name, query_vector, query_text, top_k, plan.mode, compile_filter(where))
 
     def _search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,
-                mode: str) -> list[Hit]:
+                mode: str, expr: str = "") -> list[Hit]:
         client = self.client
         self._ready(name)
         if mode == "dense":
             params = dense_search_params(self.capabilities.index_type, self.hnsw, top_k)
             res = client.search(name, data=[np.asarray(query_vector).tolist()], anns_field="vector", limit=top_k,
-                                output_fields=OUTPUT_FIELDS, search_params=params)
+                                output_fields=OUTPUT_FIELDS, search_params=params, filter=expr)
         elif mode == "bm25":
             res = client.search(name, data=[query_text], anns_field="sparse", limit=top_k,
-                                output_fields=OUTPUT_FIELDS, search_params={"metric_type": "BM25"})
+                                output_fields=OUTPUT_FIELDS, search_params={"metric_type": "BM25"}, filter=expr)
         else:
             # two searches fused here rather than one hybrid_search: Milvus' rankers offer RRF (which ranks a chunk
             # that only BM25 finds, e.g. by an exact product code, below every chunk both lists share) and a
@@ -408,8 +416,8 @@ class MilvusStore:
             # only for the 2 x 50 candidates and then get() of the fused top-k was measured: no faster on Lite 3.x,
             # 16 % slower on 2.x.)
             depth = max(HYBRID_DEPTH, top_k)
-            return fuse_hybrid(self._search(name, query_vector, query_text, depth, "dense"),
-                               self._search(name, None, query_text, depth, "bm25"), top_k)
+            return fuse_hybrid(self._search(name, query_vector, query_text, depth, "dense", expr),
+                               self._search(name, None, query_text, depth, "bm25", expr), top_k)
         hits = [hit_from_result(item, name) for item in (res[0] if res else [])]
         if mode == "bm25":  # Milvus Lite reports BM25 as a negative distance, a server as the positive score
             hits = [replace(h, score=abs(h.score)) for h in hits]
