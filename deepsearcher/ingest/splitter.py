@@ -15,6 +15,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from deepsearcher.errors import ConfigError
 from deepsearcher.ingest.ids import chunk_id
+from deepsearcher.ingest.sections import HEADINGS, SECTION, section_paths
 from deepsearcher.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -84,14 +85,25 @@ class Splitter:
         chunks: list[Chunk] = []
         seen: set[str] = set()
         for doc in documents:
-            for index, piece in enumerate(self.split_text(doc.text)):
+            pieces = self.split_text(doc.text)
+            for index, (piece, metadata) in enumerate(zip(pieces, _chunk_metadata(doc, pieces))):
                 cid = chunk_id(doc.source, doc.title, doc.page, piece)
                 if cid in seen:
                     continue
                 seen.add(cid)
                 chunks.append(Chunk(id=cid, text=piece, source=doc.source, title=doc.title, page=doc.page,
-                                    chunk_index=index, doc_hash=doc_hash, metadata=doc.metadata))
+                                    chunk_index=index, doc_hash=doc_hash, metadata=metadata))
         return chunks
+
+
+def _chunk_metadata(doc: Document, pieces: list[str]) -> list[dict[str, Any]]:
+    """Each piece's metadata: the Document's, with its heading list replaced by the piece's heading path
+    (``ingest.sections``) where the loader gave headings."""
+    if HEADINGS not in doc.metadata:
+        return [doc.metadata] * len(pieces)
+    rest = {k: v for k, v in doc.metadata.items() if k != HEADINGS}
+    paths = section_paths(doc.text, doc.metadata[HEADINGS], pieces)
+    return [{**rest, SECTION: path} if path else rest for path in paths]
 
 
 class TokenCounter:

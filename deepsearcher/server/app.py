@@ -45,6 +45,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from deepsearcher.errors import ConfigError, DeepSearcherError, LLMOutputError, ProviderError, StoreInUseError
+from deepsearcher.agents.citations import place
 from deepsearcher.agents.report_markdown import group_sources, report_markdown
 from deepsearcher.server.markdown import answer_html
 from deepsearcher.server.models import (
@@ -250,7 +251,8 @@ def finish_report(report: Report) -> dict[str, Any]:
     data = report.to_dict()
     data["markdown"] = report_markdown(report, title=True)
     data["source_groups"] = [{"source": g.source, "title": g.title, "collection": g.collection,
-                              "sources": [{"number": src.number, "page": src.chunk.page} for src in g.sources]}
+                              "sources": [{"number": src.number, "page": src.chunk.page,
+                                           "place": place(src.chunk)} for src in g.sources]}
                              for g in group_sources(report.sources)]
     data["answer_html"] = answer_html(report.answer, {src.number for src in report.sources})
     return data

@@ -13,6 +13,7 @@ import io
 import logging
 
 from deepsearcher.errors import SkipSource
+from deepsearcher.ingest.sections import HEADINGS, markdown_headings
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -72,5 +73,6 @@ def extract_epub(data: bytes, source: str, *, title: str = "") -> list[Document]
     text = result.text_content or ""
     if not text.strip():
         raise SkipSource("no text in the book")
+    headings = markdown_headings(text)  # markitdown writes the chapters' headings as Markdown
     return [Document(text=text, source=source, title=(result.title or "").strip() or title,
-                     metadata={"format": "epub"})]
+                     metadata={"format": "epub", **({HEADINGS: headings} if headings else {})})]
