@@ -246,14 +246,16 @@ SECTION_MARK = "›"
 
 
 def place(chunk: Chunk | OtherSource) -> str:
-    """Where in its document a chunk is: "› Install › Linux" (its heading path), "slide 4", "sheet Prices",
+    """Where in its document a chunk is: "› Install › Linux" (its heading path), "slide 4", "sheet Prices, rows 2–9",
     "p. 3", or "" when the document has no places (a plain text file, a web page without headings)."""
     metadata = getattr(chunk, "metadata", None) or {}
     kind = metadata.get("format")
     if kind == "pptx" and chunk.page is not None:
         return f"slide {chunk.page}"
     if kind == "xlsx" and metadata.get("sheet"):
-        return f"sheet {metadata['sheet']}"
+        rows = metadata.get("rows") or []
+        span = "" if len(rows) != 2 else f", row {rows[0]}" if rows[0] == rows[1] else f", rows {rows[0]}–{rows[1]}"
+        return f"sheet {metadata['sheet']}{span}"
     section = metadata.get("section")
     if isinstance(section, list) and section:
         heading = f" {SECTION_MARK} ".join(str(title) for title in section)

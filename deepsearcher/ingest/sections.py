@@ -10,11 +10,15 @@ dropped it, a title changed by normalisation beyond recognition) is left out, ne
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any, Sequence
 
 HEADINGS = "headings"
 SECTION = "section"
+#: a table's Document: the source row of each text line (0 = a line that is no row), turned into each chunk's ROWS
+LINE_ROWS = "line_rows"
+ROWS = "rows"
 
 
 def markdown_headings(text: str) -> list[list[Any]]:
@@ -76,3 +80,17 @@ def path_at(marks: Sequence[tuple[int, int, str]], offset: int) -> list[str]:
             break
         stack = [(lv, t) for lv, t in stack if lv < level] + [(level, title)]
     return [t for _, t in stack]
+
+
+def row_ranges(text: str, line_rows: Sequence[int], pieces: Sequence[str]) -> list[list[int]]:
+    """``[first, last]`` source rows of each piece (the rows its lines come from; ``[]`` when it holds none)."""
+    starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    out, cursor = [], 0
+    for piece in pieces:
+        start = text.find(piece[:200], cursor)
+        start = cursor if start < 0 else start
+        cursor = start + 1
+        first, last = bisect.bisect_right(starts, start) - 1, bisect.bisect_right(starts, start + len(piece) - 1) - 1
+        rows = [row for row in line_rows[first:last + 1] if row]
+        out.append([rows[0], rows[-1]] if rows else [])
+    return out

@@ -15,7 +15,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from deepsearcher.errors import ConfigError
 from deepsearcher.ingest.ids import chunk_id
-from deepsearcher.ingest.sections import HEADINGS, SECTION, section_paths
+from deepsearcher.ingest.sections import HEADINGS, LINE_ROWS, ROWS, SECTION, row_ranges, section_paths
 from deepsearcher.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -97,13 +97,17 @@ class Splitter:
 
 
 def _chunk_metadata(doc: Document, pieces: list[str]) -> list[dict[str, Any]]:
-    """Each piece's metadata: the Document's, with its heading list replaced by the piece's heading path
-    (``ingest.sections``) where the loader gave headings."""
-    if HEADINGS not in doc.metadata:
-        return [doc.metadata] * len(pieces)
-    rest = {k: v for k, v in doc.metadata.items() if k != HEADINGS}
-    paths = section_paths(doc.text, doc.metadata[HEADINGS], pieces)
-    return [{**rest, SECTION: path} if path else rest for path in paths]
+    """Each piece's metadata: the Document's, with its heading list replaced by the piece's heading path, or its
+    line-to-row list by the piece's row range (``ingest.sections``), where the loader gave them."""
+    if HEADINGS in doc.metadata:
+        rest = {k: v for k, v in doc.metadata.items() if k != HEADINGS}
+        paths = section_paths(doc.text, doc.metadata[HEADINGS], pieces)
+        return [{**rest, SECTION: path} if path else rest for path in paths]
+    if LINE_ROWS in doc.metadata:
+        rest = {k: v for k, v in doc.metadata.items() if k != LINE_ROWS}
+        ranges = row_ranges(doc.text, doc.metadata[LINE_ROWS], pieces)
+        return [{**rest, ROWS: rows} if rows else rest for rows in ranges]
+    return [doc.metadata] * len(pieces)
 
 
 class TokenCounter:

@@ -79,7 +79,7 @@ def place_of(loaded, file: str, phrase: str) -> str:
     ("field_manual.epub", "CHAPTER TWO boil stream water", "field_manual.epub › Chapter 2 Water"),
     ("slides_tables_notes.pptx", "SLIDE TWO NOTES", "slides_tables_notes.pptx, slide 2"),
     ("slides_tables_notes.pptx", "SHAPE TEXT rollback", "slides_tables_notes.pptx, slide 3"),
-    ("inventory.xlsx", "Northwind Fasteners", "inventory.xlsx, sheet Suppliers"),
+    ("inventory.xlsx", "Northwind Fasteners", "inventory.xlsx, sheet Suppliers, rows 1–2"),  # header + its row
 ])
 def test_retrieve_shows_where_in_the_document(loaded, file: str, phrase: str, expected: str) -> None:
     assert place_of(loaded, file, phrase) == expected
@@ -104,3 +104,12 @@ def test_report_sources_and_prompt_name_the_places(loaded) -> None:
             assert f"[{number}] slide 2" in sources
         if "LINUX STEP" in chunk.text:
             assert f"[{number}] › Relay guide › Install › Linux" in sources
+
+
+def test_sheet_rows_are_the_rows_the_chunk_holds(loaded) -> None:
+    app, _ = loaded
+    hits = app.retrieve("Contoso Metals by e-mail only", top_k=20, where=SearchFilter(paths=("**/inventory.xlsx",)))
+    (chunk,) = [h.chunk for h in hits if "Contoso Metals" in h.chunk.text]
+    first, last = chunk.metadata["rows"]
+    assert first <= 3 <= last  # Contoso Metals is row 3 of the Suppliers sheet
+    assert "line_rows" not in chunk.metadata and "headings" not in chunk.metadata
