@@ -292,7 +292,7 @@ class DeepSearcher:
         k = top_k or self.settings.query.top_k
         chosen: SearchMode = mode or ("hybrid" if self.settings.query.hybrid else "dense")
         names = self.resolve_collections(collections)
-        plans = self.plan_searches(names, chosen, on_event or self.on_event, where)
+        plans = self.plan_searches(names, chosen, on_event or self.on_event, where, text=query)
         vector = None if all(p.mode == "bm25" for p in plans.values()) else self.embedder.embed_query(query)
         per_collection = [self.search(name, vector, query, k, plans[name].mode, where) for name in names]
         if len(per_collection) == 1:
@@ -323,10 +323,11 @@ class DeepSearcher:
                                top_k)
 
     def plan_searches(self, names: Sequence[str], mode: SearchMode, on_event: EventCallback,
-                      where: SearchFilter | None = None) -> dict[str, SearchPlan]:
-        """The mode each collection's search runs (``VectorStore.plan_search``); one ``RetrievalNotice`` per
-        collection where it is not ``mode``, and one where a date filter cannot see chunks loaded without dates."""
-        plans = {name: self.store.plan_search(name, mode) for name in names}
+                      where: SearchFilter | None = None, *, text: str = "") -> dict[str, SearchPlan]:
+        """The mode each collection's search runs (``VectorStore.plan_search``, then dense where BM25 cannot read
+        ``text``'s language: ``bm25_plan``); one ``RetrievalNotice`` per collection where it is not ``mode``, and one
+        where a date filter cannot see chunks loaded without dates."""
+        plans = {name: self.bm25_plan(self.store.plan_search(name, mode), text) for name in names}
         for plan in plans.values():
             if plan.notice:
                 on_event(RetrievalNotice(collection=plan.collection, requested=plan.requested, mode=plan.mode,
@@ -335,6 +336,21 @@ class DeepSearcher:
             for name, plan in plans.items():
                 self._notice_undated(name, plan, on_event)
         return plans
+
+    def bm25_plan(self, plan: SearchPlan, text: str) -> SearchPlan:
+        """``plan``, or dense with a notice when it uses BM25 on Chinese or Japanese ``text`` in a collection whose
+        analyzer reads a run of such characters as one word (Milvus' standard tokenizer): BM25 would find nothing
+        there, and a hybrid search would silently be dense alone."""
+        analyzer = getattr(self.store, "text_analyzer", None)
+        if plan.mode == "dense" or analyzer is None or not needs_word_segmentation(text):
+            return plan
+        used = analyzer(plan.collection)
+        if used != "standard":
+            return plan
+        return SearchPlan(plan.collection, plan.requested, "dense", notice=(
+            f"BM25 cannot serve this language here: collection {plan.collection!r} splits words with the {used} "
+            f"analyzer, which does not segment Chinese or Japanese text; {plan.requested} search ran as dense "
+            "(set vector_db.bm25_analyzer: jieba and rebuild the collection for BM25 on such text)"))
 
     def _notice_undated(self, name: str, plan: SearchPlan, on_event: EventCallback) -> None:
         """A ``RetrievalNotice`` when ``name`` holds chunks without a date (loaded by a deepsearcher that did not store
@@ -438,7 +454,8 @@ class DeepSearcher:
         ctx.emit(QueryStart(question=plan.question, agent=plan.agent, collections=names,
                             max_iter=plan.settings.max_iter, web=tools.web.name if tools.web is not None else None,
                             report=report))  # type: ignore[arg-type]
-        searches = self.plan_searches(names, "hybrid" if plan.settings.hybrid else "dense", ctx.emit, where)
+        searches = self.plan_searches(names, "hybrid" if plan.settings.hybrid else "dense", ctx.emit, where,
+                                      text=plan.question)
         modes.update({name: search.mode for name, search in searches.items()})
         return ctx
 
@@ -511,7 +528,7 @@ class DeepSearcher:
         self.check_llm()
         names = self.resolve_collections(collections)
         qs = self.settings.query
-        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ignore_event)
+        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ignore_event, text=question)
         ctx = self._context(question.strip(), names, qs, self.on_event,
                             {name: plan.mode for name, plan in plans.items()})
         ctx.check_question()
@@ -540,3 +557,11 @@ class DeepSearcher:
         return QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],
                             search=search, embed=embed, settings=qs, emit=emit, registry=self.registry,
                             agent_options=self.settings.agent_options, embedding_model=self.embedder.model_name)
+
+
+def needs_word_segmentation(text: str) -> bool:
+    """True when ``text`` holds Chinese or Japanese characters (Han, Hiragana, Katakana), written without spaces
+    between words."""
+    import regex
+
+    return regex.search(r"[\p{Han}\p{Hiragana}\p{Katakana}]", text) is not None

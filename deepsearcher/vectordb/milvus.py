@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from deepsearcher.errors import CollectionError, ProviderError, without_hint
+from deepsearcher.errors import CollectionError, ConfigError, ProviderError, without_hint
 from deepsearcher.filters import SearchFilter
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
 from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, lite_capabilities, plan_search,
@@ -32,7 +32,8 @@ from deepsearcher.vectordb.milvus_lite import (
 )
 from deepsearcher.vectordb.names import validate_collection_name
 from deepsearcher.vectordb.schema import (OUTPUT_FIELDS, HnswParams, build_indexes, build_schema, chunk_row,
-                                          dense_search_params, has_full_text, hit_from_result, stored_source)
+                                          dense_search_params, has_full_text, hit_from_result, stored_source,
+                                          text_analyzer)
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ class MilvusStore:
         db_name: database on a server, or None.
         hnsw: HNSW build and search parameters for collections on a server (Lite searches exactly).
         connect_timeout_s: seconds to wait for a server to answer the connection.
+        analyzer: the BM25 tokenizer of collections created ("standard" or "jieba", ``vector_db.bm25_analyzer``).
 
     Raises:
         ProviderError: milvus-lite missing for a file URI, or the server down, refusing the token or without the
@@ -64,8 +66,9 @@ class MilvusStore:
     """
 
     def __init__(self, uri: str, token: str | None = None, db_name: str | None = None, *,
-                 hnsw: HnswParams | None = None, connect_timeout_s: float = 10.0) -> None:
+                 hnsw: HnswParams | None = None, connect_timeout_s: float = 10.0, analyzer: str = "standard") -> None:
         self.uri = uri
+        self.analyzer = analyzer
         self.token = token
         self.db_name = db_name
         self.hnsw = hnsw or HnswParams()
@@ -130,9 +133,11 @@ class MilvusStore:
         """
         validate_collection_name(name)
         caps, client = self.capabilities, self.client
+        self._check_analyzer(caps.bm25)
         props = {PROP_MODEL: model_name, PROP_DIM: str(dim), PROP_DESC: description}
         legacy_lite = self._legacy_lite  # no collection properties: kept as JSON in the description
-        schema = build_schema(client.raw, dim, json.dumps(props) if legacy_lite else description, full_text=caps.bm25)
+        schema = build_schema(client.raw, dim, json.dumps(props) if legacy_lite else description, full_text=caps.bm25,
+                              analyzer=self.analyzer)
         try:
             client.create_collection(name, schema=schema,
                                      **({} if legacy_lite else {"description": description, "properties": props}))
@@ -157,6 +162,23 @@ class MilvusStore:
         self._modes[name] = FULL_MODES if caps.bm25 else DENSE_ONLY
         log.info("created collection %s (dim=%d, model=%s, %s)", name, dim, model_name,
                  "dense + BM25" if caps.bm25 else "dense only")
+
+    def _check_analyzer(self, full_text: bool) -> None:
+        """Milvus Lite runs the jieba tokenizer through the ``jieba`` package (a server has its own).
+
+        Raises:
+            ConfigError: ``bm25_analyzer: jieba`` on Milvus Lite without the package.
+        """
+        if full_text and self.analyzer == "jieba" and self.is_lite:
+            import importlib.util
+
+            if importlib.util.find_spec("jieba") is None:
+                raise ConfigError("vector_db.bm25_analyzer: jieba needs the jieba package on Milvus Lite",
+                                  hint="pip install 'deepsearcher[cjk]' (or set bm25_analyzer: standard)")
+
+    def text_analyzer(self, name: str) -> str:
+        """The tokenizer BM25 uses in collection ``name`` ("standard", "jieba", ...; "" without full-text search)."""
+        return text_analyzer(self.client.describe_collection(name))
 
     def _discard(self, name: str) -> None:
         """Drop a collection whose creation failed; a failure here is logged, the original error matters."""
