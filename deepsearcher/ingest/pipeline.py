@@ -95,7 +95,7 @@ class LoadPipeline:
             run.results.append(result)
             self.on_event(LoadSource(source=result.source, status=result.status,  # type: ignore[arg-type]
                                      reason=result.reason, chunks=result.chunks,
-                                     skipped_records=result.skipped_records))
+                                     skipped_records=result.skipped_records, notice=result.notice))
         self._flush(run, final=True)
         if run.exists:
             self.store.seal(collection)  # unflushed Milvus Lite data is re-scanned by every search (MilvusStore.seal)
@@ -131,7 +131,8 @@ class LoadPipeline:
         run.queued += len(chunks)
         run.open_sources.append((item.source, item.version))
         self._flush(run)
-        return FileResult(item.source, "loaded", chunks=len(chunks), skipped_records=skipped_records)
+        return FileResult(item.source, "loaded", chunks=len(chunks), skipped_records=skipped_records,
+                          notice=prepared.notice)
 
     def _flush(self, run: _Run, final: bool = False) -> None:
         """Write full batches (every pending chunk when ``final``), then finish the sources no chunk waits for."""
@@ -181,10 +182,12 @@ class PreparedSource:
     Attributes:
         chunks: its chunks, in document order (at least one).
         skipped_records: JSON records without text, by reason (``Extraction.skipped_records``), {} when none.
+        notice: text the embedding model cannot represent (``Splitter.unrepresented``), "" when none.
     """
 
     chunks: list[Chunk]
     skipped_records: dict[str, int]
+    notice: str = ""
 
 
 def prepare_source(item: SourceItem, splitter: Splitter,
@@ -218,7 +221,7 @@ def prepare_source(item: SourceItem, splitter: Splitter,
     except Exception as exc:  # any other failure belongs to this source alone
         log.debug("loading %s failed", item.source, exc_info=True)
         return FileResult(item.source, "skipped", failure_reason(exc))
-    return PreparedSource(chunks, dict(skipped_records))
+    return PreparedSource(chunks, dict(skipped_records), splitter.unrepresented(chunks))
 
 
 def write_batch(store: VectorStore, collection: str, batch: Sequence[Chunk], vectors: Any,

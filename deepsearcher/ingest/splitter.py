@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from deepsearcher.errors import ConfigError
 from deepsearcher.ingest.ids import chunk_id
+from deepsearcher.ingest.scripts import unrepresented_notice
 from deepsearcher.ingest.sections import HEADINGS, LINE_ROWS, ROWS, SECTION, row_ranges, section_paths
 from deepsearcher.types import Chunk, Document
 
@@ -80,6 +81,14 @@ class Splitter:
                 out.extend(_cap_bytes(piece, MAX_TEXT_BYTES))
         return out
 
+    def unrepresented(self, chunks: Sequence[Chunk]) -> str:
+        """The load notice for chunks whose text the embedder's tokenizer cannot represent (``ingest.scripts``);
+        "" when it can, or when the splitter has no tokenizer to ask."""
+        counter = self.length
+        if not isinstance(counter, TokenCounter):
+            return ""
+        return unrepresented_notice([c.text for c in chunks], counter.is_unknown_cached)
+
     def split(self, documents: Iterable[Document], doc_hash: str) -> list[Chunk]:
         """Split Documents of one source into Chunks with content-derived ids (duplicates within it dropped)."""
         chunks: list[Chunk] = []
@@ -138,6 +147,7 @@ class TokenCounter:
         else:
             self._rust, self._python = None, tokenizer
         self._cached = functools.lru_cache(maxsize=COUNT_CACHE)(self._count)
+        self.is_unknown_cached = functools.lru_cache(maxsize=COUNT_CACHE)(self.is_unknown)
 
     def _count(self, text: str) -> int:
         if self._rust is not None:
@@ -147,12 +157,24 @@ class TokenCounter:
     def __call__(self, text: str) -> int:
         return self._cached(text)
 
+    def is_unknown(self, word: str) -> bool:
+        """True when the tokenizer turns ``word`` (or part of it) into its unknown token (``[UNK]``; a byte-level
+        tokenizer has none and knows every character)."""
+        if self._rust is not None:
+            unk = getattr(self._rust.model, "unk_token", None)
+            tokens = self._rust.encode(word, add_special_tokens=False).tokens
+        else:
+            unk = getattr(self._python, "unk_token", None)
+            tokens = self._python.tokenize(word)
+        return bool(unk) and unk in tokens
+
     def __getstate__(self) -> dict[str, Any]:
         return {"rust": self._rust, "python": self._python}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._rust, self._python = state["rust"], state["python"]
         self._cached = functools.lru_cache(maxsize=COUNT_CACHE)(self._count)
+        self.is_unknown_cached = functools.lru_cache(maxsize=COUNT_CACHE)(self.is_unknown)
 
 
 def _cap_bytes(text: str, limit: int) -> list[str]:
