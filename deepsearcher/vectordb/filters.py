@@ -49,15 +49,19 @@ def like_pattern(glob: str) -> str:
     return ("" if anchored else "%") + "".join(out)
 
 
-def compile_filter(where: SearchFilter | None) -> str:
-    """The Milvus expression for ``where`` ("" for no filter): its conditions joined by ``and``."""
+def compile_filter(where: SearchFilter | None, *, infix_like: bool = True) -> str:
+    """The Milvus expression for ``where`` ("" for no filter): its conditions joined by ``and``.
+
+    ``infix_like`` False (Milvus before 2.4, whose ``LIKE`` takes a prefix pattern only): path globs and file
+    extensions are left to the caller's exact check on the hits (``pushed_down`` says whether it must fetch more).
+    """
     if where is None or where.empty:
         return ""
     parts = []
-    if where.paths:
+    if where.paths and infix_like:
         parts.append(_any(f"source like {quote_literal(like_pattern(g))}" for g in where.paths))
     if where.types:
-        parts.append(_any(_type_condition(kind) for kind in where.types))
+        parts.append(_any(_type_condition(kind, infix_like) for kind in where.types))
     low, high = where.date_bounds()
     if low is not None:
         parts.append(f'metadata["date"] >= {low!r}')
@@ -74,10 +78,16 @@ def missing_dates() -> str:
     return 'not exists metadata["date"]'
 
 
-def _type_condition(kind: str) -> str:
+def pushed_down(where: SearchFilter | None, *, infix_like: bool) -> bool:
+    """True when ``compile_filter`` says all of ``where`` (the store returns only chunks it admits)."""
+    return where is None or infix_like or not (where.paths or where.types)
+
+
+def _type_condition(kind: str, infix_like: bool = True) -> str:
     formats, extensions = FILE_TYPES[kind]
     terms = [f'metadata["format"] == {quote_literal(f)}' for f in formats]
-    terms += [f"source like {quote_literal('%' + e.translate(_LIKE_ESCAPES))}" for e in extensions]
+    if infix_like:  # a file loaded without a format (by markitdown) is known by its extension
+        terms += [f"source like {quote_literal('%' + e.translate(_LIKE_ESCAPES))}" for e in extensions]
     return "(" + " or ".join(terms) + ")"
 
 

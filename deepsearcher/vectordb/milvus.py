@@ -21,10 +21,10 @@ import numpy as np
 from deepsearcher.errors import CollectionError, ConfigError, ProviderError, without_hint
 from deepsearcher.filters import SearchFilter
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
-from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, lite_capabilities, plan_search,
-                                                server_capabilities)
+from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, lite_capabilities, parse_version,
+                                                plan_search, server_capabilities)
 from deepsearcher.vectordb.connection import GuardedClient, open_server_client
-from deepsearcher.vectordb.filters import compile_filter, missing_dates
+from deepsearcher.vectordb.filters import compile_filter, missing_dates, pushed_down
 from deepsearcher.vectordb.fusion import HYBRID_DEPTH, fuse_hybrid
 from deepsearcher.vectordb.milvus_lite import (
     PROP_DESC, PROP_DESC_GENERATED, PROP_DIM, PROP_MODEL, collection_props, lite_engine_major, lite_version,
@@ -41,6 +41,9 @@ FULL_MODES = list(SEARCH_MODES)
 #: counts and the completeness check read what was written just before (a server's default, "Bounded", may not)
 STRONG = "Strong"
 DENSE_ONLY = ["dense"]
+#: a filter an older server cannot apply whole: candidates fetched per result wanted, at most MAX_LIMIT
+OVERFETCH = 20
+MAX_LIMIT = 16384
 
 
 def _quote(value: str) -> str:
@@ -335,8 +338,13 @@ class MilvusStore:
             self._loaded.add(name)
 
     def undated(self, name: str) -> int:
-        """Chunks without a stored date (loaded before deepsearcher stored dates): a date filter never admits them."""
-        return self.count(name, missing_dates())
+        """Chunks without a stored date (loaded before deepsearcher stored dates): a date filter never admits them;
+        0 where the server has no ``exists`` operator (before Milvus 2.5: not counted, never an error)."""
+        try:
+            return self.count(name, missing_dates())
+        except ProviderError:
+            log.debug("%s cannot count chunks without a date", self.where, exc_info=True)
+            return 0
 
     def count(self, name: str, filter_expr: str = "") -> int:
         self._ready(name)
@@ -418,7 +426,19 @@ class MilvusStore:
             if query_vector is None:
                 raise CollectionError(f"collection {name!r} has no full-text (BM25) index in {self.where}",
                                       hint="search it with --mode dense (or hybrid, which falls back to dense)")
-        return self._search(name, query_vector, query_text, top_k, plan.mode, compile_filter(where))
+        infix = self._infix_like
+        expr = compile_filter(where, infix_like=infix)
+        if where is None or pushed_down(where, infix_like=infix):
+            return self._search(name, query_vector, query_text, top_k, plan.mode, expr)
+        # an older server cannot match the path globs: fetch more and keep what the filter admits
+        hits = self._search(name, query_vector, query_text, min(top_k * OVERFETCH, MAX_LIMIT), plan.mode, expr)
+        return [hit for hit in hits if where.admits(hit.chunk)][:top_k]
+
+    @property
+    def _infix_like(self) -> bool:
+        """The deployment's ``LIKE`` matches anywhere in a string (Lite, Milvus >= 2.4), not only a prefix."""
+        version = parse_version(self.capabilities.version)
+        return self.is_lite or version is None or version[:2] >= (2, 4)
 
     def _search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,
                 mode: str, expr: str = "") -> list[Hit]:
