@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from deepsearcher.errors import CollectionError, ConfigError, DeepSearcherError, without_hint
 from deepsearcher.events import EventCallback, LoadDescribe, QueryReport, QueryStart, RetrievalNotice, ignore_event
+from deepsearcher.filters import SearchFilter
 from deepsearcher.protocols import ChatModel, Crawler, Embedder, Loader, SearchMode, VectorStore
 from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
@@ -284,7 +285,8 @@ class DeepSearcher:
 
     # --- retrieval -----------------------------------------------------------------------------------------------
     def retrieve(self, query: str, top_k: int | None = None, collections: Sequence[str] | None = None,
-                 mode: SearchMode | None = None, *, on_event: EventCallback | None = None) -> list[Hit]:
+                 mode: SearchMode | None = None, *, on_event: EventCallback | None = None,
+                 where: SearchFilter | None = None) -> list[Hit]:
         """Rank chunks for a query with no LLM.
 
         Args:
@@ -294,6 +296,7 @@ class DeepSearcher:
             mode: "dense", "bm25" or "hybrid" (default from ``query.hybrid``); a collection without full-text search
                 runs dense instead, announced by a ``RetrievalNotice``.
             on_event: receives the ``RetrievalNotice`` events (default: the constructor's callback).
+            where: only chunks this metadata filter admits (source path globs, file types, dates, front matter).
 
         Returns:
             Hits across the collections, best first (per-collection lists fused by reciprocal rank when several);
@@ -309,14 +312,15 @@ class DeepSearcher:
         k = top_k or self.settings.query.top_k
         chosen: SearchMode = mode or ("hybrid" if self.settings.query.hybrid else "dense")
         names = self.resolve_collections(collections)
-        plans = self.plan_searches(names, chosen, on_event or self.on_event)
+        plans = self.plan_searches(names, chosen, on_event or self.on_event, where, text=query)
         vector = None if all(p.mode == "bm25" for p in plans.values()) else self.embedder.embed_query(query)
-        per_collection = [self.search(name, vector, query, k, plans[name].mode) for name in names]
+        per_collection = [self.search(name, vector, query, k, plans[name].mode, where) for name in names]
         if len(per_collection) == 1:
             return per_collection[0]
         return collapse_identical(fuse_ranked(per_collection, sum(map(len, per_collection))))[:k]
 
-    def search(self, collection: str, vector: Any, query: str, top_k: int, mode: SearchMode) -> list[Hit]:
+    def search(self, collection: str, vector: Any, query: str, top_k: int, mode: SearchMode,
+               where: SearchFilter | None = None) -> list[Hit]:
         """Top-k hits of one collection with identical texts collapsed (``vectordb.collapse.search_distinct``): the
         one search that ``retrieve`` and the agents use.
 
@@ -326,21 +330,59 @@ class DeepSearcher:
             query: the query text.
             top_k: distinct texts wanted.
             mode: "dense", "bm25" or "hybrid".
+            where: only chunks this filter admits; every hit is checked with ``SearchFilter.admits`` too (the store's
+                path condition admits a superset of a glob).
         """
         from deepsearcher.vectordb.collapse import search_distinct
 
         store = self.store
-        return search_distinct(lambda limit: store.search(collection, vector, query, limit, mode=mode), top_k)
+        if where is None or where.empty:
+            return search_distinct(lambda limit: store.search(collection, vector, query, limit, mode=mode), top_k)
+        return search_distinct(lambda limit: [hit for hit in store.search(collection, vector, query, limit, mode=mode,
+                                                                          where=where) if where.admits(hit.chunk)],
+                               top_k)
 
-    def plan_searches(self, names: Sequence[str], mode: SearchMode, on_event: EventCallback) -> dict[str, SearchPlan]:
-        """The mode each collection's search runs (``VectorStore.plan_search``); one ``RetrievalNotice`` per
-        collection where it is not ``mode``."""
-        plans = {name: self.store.plan_search(name, mode) for name in names}
+    def plan_searches(self, names: Sequence[str], mode: SearchMode, on_event: EventCallback,
+                      where: SearchFilter | None = None, *, text: str = "") -> dict[str, SearchPlan]:
+        """The mode each collection's search runs (``VectorStore.plan_search``, then dense where BM25 cannot read
+        ``text``'s language: ``bm25_plan``); one ``RetrievalNotice`` per collection where it is not ``mode``, and one
+        where a date filter cannot see chunks loaded without dates."""
+        plans = {name: self.bm25_plan(self.store.plan_search(name, mode), text) for name in names}
         for plan in plans.values():
             if plan.notice:
                 on_event(RetrievalNotice(collection=plan.collection, requested=plan.requested, mode=plan.mode,
                                          notice=plan.notice))
+        if where is not None and where.dated:
+            for name, plan in plans.items():
+                self._notice_undated(name, plan, on_event)
         return plans
+
+    def bm25_plan(self, plan: SearchPlan, text: str) -> SearchPlan:
+        """``plan``, or dense with a notice when it uses BM25 on Chinese or Japanese ``text`` in a collection whose
+        analyzer reads a run of such characters as one word (Milvus' standard tokenizer): BM25 would find nothing
+        there, and a hybrid search would silently be dense alone."""
+        analyzer = getattr(self.store, "text_analyzer", None)
+        if plan.mode == "dense" or analyzer is None or not needs_word_segmentation(text):
+            return plan
+        used = analyzer(plan.collection)
+        if used != "standard":
+            return plan
+        return SearchPlan(plan.collection, plan.requested, "dense", notice=(
+            f"BM25 cannot serve this language here: collection {plan.collection!r} splits words with the {used} "
+            f"analyzer, which does not segment Chinese or Japanese text; {plan.requested} search ran as dense "
+            "(set vector_db.bm25_analyzer: jieba and rebuild the collection for BM25 on such text)"))
+
+    def _notice_undated(self, name: str, plan: SearchPlan, on_event: EventCallback) -> None:
+        """A ``RetrievalNotice`` when ``name`` holds chunks without a date (loaded by a deepsearcher that did not store
+        dates): a date range never admits them, and without the notice they would just be missing."""
+        undated = getattr(self.store, "undated", None)
+        count = undated(name) if undated is not None else 0
+        if count:
+            on_event(RetrievalNotice(
+                collection=name, requested=plan.mode, mode=plan.mode,
+                notice=f"{count} chunks of collection {name!r} have no document date (loaded before dates were "
+                       "stored), so --since/--until never match them; load their files again with "
+                       "--force-new-collection to date them"))
 
     def resolve_collections(self, collections: Sequence[str] | None) -> list[str]:
         """Validate requested collection names (all when None) and their embedding models.
@@ -365,7 +407,7 @@ class DeepSearcher:
     def query(self, question: str, *, collections: Sequence[str] | None = None, agent: str | None = None,
               max_iter: int | None = None, on_event: EventCallback | None = None, report: str = "short",
               outline: Outline | None = None, web: bool | None = None, save_to: str | None = None,
-              allow_private_urls: bool | None = None) -> Report:
+              allow_private_urls: bool | None = None, where: SearchFilter | None = None) -> Report:
         """Research ``question`` over the collections and return one cited report.
 
         Args:
@@ -384,6 +426,7 @@ class DeepSearcher:
             allow_private_urls: the caller's address rule for the pages the run reads and saves (the HTTP server
                 passes its resolved ``server.allow_private_urls``); it replaces ``crawler.allow_private_urls``
                 unless that is ``false`` (``ingest.web.crawler_options``). None = the crawler setting.
+            where: a metadata filter every search of the run keeps (the agents' ``QueryContext.search``).
 
         Returns:
             ``Report``: answer with verified ``[n]`` citations, cited sources, sub-queries, iterations, usage.
@@ -404,7 +447,8 @@ class DeepSearcher:
         plan = self._plan_query(question, agent, report, max_iter, web, save_to)
         emit = on_event or self.on_event
         self.check_llm(emit)  # before the embedder loads: a missing or unreachable LLM is reported in a moment
-        ctx = self._query_context(plan, self.resolve_collections(collections), emit, report, allow_private_urls)
+        ctx = self._query_context(plan, self.resolve_collections(collections), emit, report, allow_private_urls,
+                                  where)
         tools = ctx.research or ResearchTools()
         try:
             result = self._run_agent(ctx, plan, outline)
@@ -422,13 +466,13 @@ class DeepSearcher:
         return result
 
     def _query_context(self, plan: _QueryPlan, names: list[str], emit: EventCallback, report: str,
-                       allow_private_urls: bool | None) -> QueryContext:
+                       allow_private_urls: bool | None, where: SearchFilter | None = None) -> QueryContext:
         """The run's context with its research tools (``compose.research_tools``), after the question is checked
         against the window; emits ``QueryStart`` and the search-mode notices."""
         from deepsearcher import compose
 
         modes: dict[str, SearchMode] = {}
-        ctx = self._context(plan.question, names, plan.settings, emit, modes)
+        ctx = self._context(plan.question, names, plan.settings, emit, modes, where)
         ctx.check_question()
         tools = compose.research_tools(self.settings, self.registry, self.store, self.embedder, web=plan.web,
                                        allow_private_urls=allow_private_urls)
@@ -436,7 +480,8 @@ class DeepSearcher:
         ctx.emit(QueryStart(question=plan.question, agent=plan.agent, collections=names,
                             max_iter=plan.settings.max_iter, web=tools.web.name if tools.web is not None else None,
                             report=report))  # type: ignore[arg-type]
-        searches = self.plan_searches(names, "hybrid" if plan.settings.hybrid else "dense", ctx.emit)
+        searches = self.plan_searches(names, "hybrid" if plan.settings.hybrid else "dense", ctx.emit, where,
+                                      text=plan.question)
         modes.update({name: search.mode for name, search in searches.items()})
         return ctx
 
@@ -509,7 +554,7 @@ class DeepSearcher:
         self.check_llm()
         names = self.resolve_collections(collections)
         qs = self.settings.query
-        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ignore_event)
+        plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ignore_event, text=question)
         ctx = self._context(question.strip(), names, qs, self.on_event,
                             {name: plan.mode for name, plan in plans.items()})
         ctx.check_question()
@@ -517,9 +562,10 @@ class DeepSearcher:
         return outline
 
     def _context(self, question: str, names: Sequence[str], qs: QuerySettings, emit: EventCallback,
-                 modes: dict[str, SearchMode]) -> QueryContext:
+                 modes: dict[str, SearchMode], where: SearchFilter | None = None) -> QueryContext:
         """The ``QueryContext`` of one run: a metered model, search over ``names`` in the mode ``modes`` names for
-        each (filled by the caller from ``plan_searches`` before the first search), a cached query embedder."""
+        each (filled by the caller from ``plan_searches`` before the first search) and within ``where`` (every
+        search an agent makes keeps the filter), a cached query embedder."""
         from functools import lru_cache
 
         from deepsearcher.agents.state import QueryContext
@@ -539,9 +585,17 @@ class DeepSearcher:
             return sees(embedder.tokenizer(), text)
 
         def search(text: str, collection: str, top_k: int) -> list[Hit]:
-            return self.search(collection, embed(text), text, top_k, modes[collection])
+            return self.search(collection, embed(text), text, top_k, modes[collection], where)
 
         return QueryContext(question=question, llm=meter, collections=[store.describe(n) for n in names],
                             search=search, embed=embed, settings=qs, emit=emit, registry=self.registry,
                             agent_options=self.settings.agent_options, embedding_model=self.embedder.model_name,
                             embed_sees=embed_sees)
+
+
+def needs_word_segmentation(text: str) -> bool:
+    """True when ``text`` holds Chinese or Japanese characters (Han, Hiragana, Katakana), written without spaces
+    between words."""
+    import regex
+
+    return regex.search(r"[\p{Han}\p{Hiragana}\p{Katakana}]", text) is not None

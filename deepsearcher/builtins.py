@@ -30,7 +30,7 @@ def milvus_store(options: MilvusOptions) -> MilvusStore:
     token = os.environ.get(options.token_env) if options.token_env else None
     hnsw = HnswParams(m=options.hnsw_m, ef_construction=options.hnsw_ef_construction, ef=options.hnsw_ef)
     return MilvusStore(options.uri, token=token, db_name=options.db_name, hnsw=hnsw,
-                       connect_timeout_s=options.connect_timeout_s)
+                       connect_timeout_s=options.connect_timeout_s, analyzer=options.bm25_analyzer)
 
 
 def register(registry: Registry) -> None:

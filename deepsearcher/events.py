@@ -97,6 +97,8 @@ class LoadSource(Event):
     chunks: int = _doc("chunks it produced (0 when unchanged or skipped)")
     skipped_records: dict[str, int] = _doc("JSON/JSONL: reason -> records of a loaded file that gave no text",
                                            default_factory=dict)
+    notice: str = _doc("a loaded source's text the embedding model cannot represent (its share and scripts), '' "
+                       "when none", default="")
 
 
 @dataclass(frozen=True)

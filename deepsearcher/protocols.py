@@ -17,6 +17,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from deepsearcher.events import EventCallback
+from deepsearcher.filters import SearchFilter
 from deepsearcher.types import (
     ChatResult, Chunk, CollectionInfo, Document, FetchedPage, Hit, Message, SearchMode, SearchPlan, StoreCapabilities,
     TokenCallback, WebResult,
@@ -207,8 +208,9 @@ class VectorStore(Protocol):
         ...
 
     def search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,
-               mode: SearchMode = "hybrid") -> list[Hit]:
-        """Top-k chunks, best first. ``query_vector`` (shape (dim,)) is unused in "bm25" mode.
+               mode: SearchMode = "hybrid", *, where: SearchFilter | None = None) -> list[Hit]:
+        """Top-k chunks, best first. ``query_vector`` (shape (dim,)) is unused in "bm25" mode. ``where`` limits the
+        search to the chunks it admits (``SearchFilter.admits`` says which; the caller checks every hit with it too).
 
         Raises:
             ValueError: a mode not in ``capabilities.modes`` when the store cannot fall back.

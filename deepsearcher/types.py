@@ -174,6 +174,7 @@ class FileResult:
         reason: why it was skipped ("" otherwise).
         chunks: chunks written (0 when unchanged or skipped).
         skipped_records: for JSON/JSONL, reason -> records of the file that gave no text (the file itself loaded).
+        notice: a loaded source's text the embedding model cannot represent ("" when none; ``ingest.scripts``).
     """
 
     source: str
@@ -181,6 +182,7 @@ class FileResult:
     reason: str = ""
     chunks: int = 0
     skipped_records: dict[str, int] = field(default_factory=dict)
+    notice: str = ""
 
 
 @dataclass(frozen=True)

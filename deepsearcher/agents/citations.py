@@ -267,8 +267,33 @@ def consulted_sources(hits: Sequence[Hit]) -> list[Source]:
 
 
 def location(chunk: Chunk | OtherSource) -> str:
-    """File (with page) or URL of a chunk (or of another copy of its text), as a citation shows it."""
-    return f"{chunk.source}, p. {chunk.page}" if chunk.page is not None else chunk.source
+    """File or URL of a chunk (or of another copy of its text) with the place in it, as a citation shows it:
+    "guide.md › Install › Linux", "deck.pptx, slide 4", "book.xlsx, sheet Prices", "paper.pdf, p. 3"."""
+    where = place(chunk)
+    if not where:
+        return chunk.source
+    return f"{chunk.source} {where}" if where.startswith(SECTION_MARK) else f"{chunk.source}, {where}"
+
+
+SECTION_MARK = "›"
+
+
+def place(chunk: Chunk | OtherSource) -> str:
+    """Where in its document a chunk is: "› Install › Linux" (its heading path), "slide 4", "sheet Prices, rows 2–9",
+    "p. 3", or "" when the document has no places (a plain text file, a web page without headings)."""
+    metadata = getattr(chunk, "metadata", None) or {}
+    kind = metadata.get("format")
+    if kind == "pptx" and chunk.page is not None:
+        return f"slide {chunk.page}"
+    if kind == "xlsx" and metadata.get("sheet"):
+        rows = metadata.get("rows") or []
+        span = "" if len(rows) != 2 else f", row {rows[0]}" if rows[0] == rows[1] else f", rows {rows[0]}–{rows[1]}"
+        return f"sheet {metadata['sheet']}{span}"
+    section = metadata.get("section")
+    if isinstance(section, list) and section:
+        heading = f" {SECTION_MARK} ".join(str(title) for title in section)
+        return f"{SECTION_MARK} {heading}" + (f", p. {chunk.page}" if chunk.page is not None else "")
+    return f"p. {chunk.page}" if chunk.page is not None else ""
 
 
 def cites_any(text: str) -> bool:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from deepsearcher.agents.citations import cites_any, location
+from deepsearcher.agents.citations import cites_any, location, place
 from deepsearcher.agents.safe_markdown import LinkRule, md_inline, md_source, report_hosts, safe_answer
 from deepsearcher.agents.scaffold import word
 from deepsearcher.types import OtherSource, Report, Source
@@ -35,9 +35,8 @@ class SourceGroup:
 
     @property
     def refs(self) -> str:
-        """``[1], [2]``, or with pages ``[3] p. 2, [4] p. 5``."""
-        return ", ".join(f"[{s.number}]" + (f" p. {s.chunk.page}" if s.chunk.page is not None else "")
-                         for s in self.sources)
+        """``[1], [2]``, or with places ``[3] p. 2, [4] slide 5, [5] › Install › Linux`` (``citations.place``)."""
+        return ", ".join(f"[{s.number}]" + (f" {place(s.chunk)}" if place(s.chunk) else "") for s in self.sources)
 
     def line(self) -> str:
         """``/d/lite.md — lite: [1], [2]`` (title left out when empty or part of the path), then ``(also in …)``

@@ -21,6 +21,7 @@ from rich.text import Text
 
 from deepsearcher.errors import DeepSearcherError
 from deepsearcher.quiet_logs import quiet_libraries
+from deepsearcher.cli.filter_options import build_filter, filter_options
 from deepsearcher.cli.safe_text import plain, printable, safe
 from deepsearcher.settings import Settings, load_settings
 
@@ -345,15 +346,20 @@ def config_providers(as_json: bool) -> None:
 @click.option("--mode", type=click.Choice(["dense", "bm25", "hybrid"]), default=None,
               help="Retrieval mode (default: hybrid when query.hybrid is true).")
 @click.option("--json", "as_json", is_flag=True, help="Print hits as JSON.")
+@filter_options
 @click.pass_context
 def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], top_k: int | None,
-             mode: str | None, as_json: bool) -> None:
-    """Return ranked chunks for QUERY with no LLM."""
+             mode: str | None, as_json: bool, **filters: Any) -> None:
+    """Return ranked chunks for QUERY with no LLM.
+
+    Filters narrow the search: --where-path "contracts/2025/**" --type pdf --since 2025-01-01 --meta status=final.
+    """
     from deepsearcher.events import Event, RetrievalNotice
     from deepsearcher.cli.render import render_hits, render_notice
 
     if not query.strip():
         raise click.BadParameter("the query is empty", param_hint="QUERY")
+    where = build_filter(**filters)
 
     def notice(event: Event) -> None:
         if isinstance(event, RetrievalNotice):
@@ -361,7 +367,7 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
 
     app = make_app(ctx)
     hits = app.retrieve(query, top_k=top_k, collections=list(collection_names) or None, mode=mode,
-                        on_event=notice)
+                        on_event=notice, where=where)
     if as_json:
         out.print_json(json.dumps([{"rank": i + 1, "score": h.score, "collection": h.collection,
                                     **h.chunk.__dict__, "also_in": [o.__dict__ for o in h.also_in]}
@@ -401,10 +407,12 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
 @click.option("--json", "as_json", is_flag=True,
               help="Print answer, sources, sub-queries, iterations and usage as one JSON object.")
 @click.option("--verbose", "-v", is_flag=True, help="Show the model's reasoning for every step.")
+@filter_options
 @click.pass_context
 def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], max_iter: int | None,
           agent: str | None, report_kind: str, outline_file: str | None, outline_only: bool, web: bool | None,
-          save_to: str | None, output: str | None, out_format: str | None, as_json: bool, verbose: bool) -> None:
+          save_to: str | None, output: str | None, out_format: str | None, as_json: bool, verbose: bool,
+          **filters: Any) -> None:
     """Research QUESTION over your collections (and the web, when configured) and print one report with verified
     citations.
 
@@ -420,6 +428,7 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
     if output:
         out_format = export_format(output, out_format)  # a wrong extension fails now, not after the research
     outline = outline_source(outline_file, outline_only, report_kind)
+    where = build_filter(**filters)
     app = make_app(ctx)
     if outline_only:
         write_outline(app, question, list(collection_names) or None, outline_file)
@@ -428,7 +437,7 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
                        quiet=as_json) as progress:
         report = app.query(question, collections=list(collection_names) or None, agent=agent, max_iter=max_iter,
                            on_event=progress.on_event, report=report_kind, outline=outline, web=web,
-                           save_to=save_to)
+                           save_to=save_to, where=where)
     links = app.settings.query.report_links
     markdown = report_markdown(report, links=links)
     if output:

@@ -155,6 +155,9 @@ class LoadProgress(ProgressView):
         if event.status == "skipped" and not self.quiet:
             line = Text.assemble(("skipped", "yellow"), f" {one_line(event.source)}: {one_line(event.reason)}")
             self.progress.console.print(line, highlight=False)
+        elif event.notice and not self.quiet:
+            line = Text.assemble(("note", "yellow"), f" {one_line(event.source)}: {one_line(event.notice)}")
+            self.progress.console.print(line, highlight=False)
         self.plain_line(self.status_line())
 
     def _batch(self, event: LoadBatch) -> None:
@@ -189,7 +192,7 @@ def render_load_summary(console: Console, summary: LoadSummary) -> None:
 
     # a long list shows only what needs attention: skipped files and files with dropped records
     shown = summary.files if len(summary.files) <= MAX_LISTED else [
-        f for f in summary.files if f.status == "skipped" or f.skipped_records]
+        f for f in summary.files if f.status == "skipped" or f.skipped_records or f.notice]
     hidden = len(summary.files) - len(shown)
     title = f"Loaded into collection {summary.collection}" + (
         f" ({hidden} loaded or unchanged sources not listed)" if hidden else "")
@@ -200,7 +203,7 @@ def render_load_summary(console: Console, summary: LoadSummary) -> None:
     table.add_column("reason")
     for res in shown:
         colour = {"loaded": "green", "unchanged": "dim", "skipped": "yellow"}[res.status]
-        reason = res.reason or (describe_skipped(res.skipped_records) if res.skipped_records else "")
+        reason = res.reason or (describe_skipped(res.skipped_records) if res.skipped_records else "") or res.notice
         table.add_row(Text(res.status, style=colour), Text(one_line(res.source)),
                       str(res.chunks) if res.chunks else "", Text(one_line(reason)))
     if shown:

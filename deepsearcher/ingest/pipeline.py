@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from deepsearcher.errors import DeepSearcherError, DiskFullError, ProviderError, SkipSource, StoreInUseError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart, ignore_event
+from deepsearcher.ingest.dates import stamp_dates
 from deepsearcher.ingest.normalize import normalize_stage
 from deepsearcher.ingest.pause import after_batch_written
 from deepsearcher.ingest.sources import SourceItem
@@ -128,7 +129,7 @@ class LoadPipeline:
             run.results.append(result)
             self.on_event(LoadSource(source=result.source, status=result.status,  # type: ignore[arg-type]
                                      reason=result.reason, chunks=result.chunks,
-                                     skipped_records=result.skipped_records))
+                                     skipped_records=result.skipped_records, notice=result.notice))
         self._flush(run, final=True)
         crash_point("before-seal")
         if run.exists:
@@ -172,7 +173,8 @@ class LoadPipeline:
         run.queued += len(chunks)
         run.open_sources.append((item.source, item.version))
         self._flush(run)
-        return FileResult(item.source, "loaded", chunks=len(chunks), skipped_records=skipped_records)
+        return FileResult(item.source, "loaded", chunks=len(chunks), skipped_records=skipped_records,
+                          notice=prepared.notice)
 
     def _process_stream(self, run: _Run, item: SourceItem, pieces: Callable[[], Iterator[Document]]) -> FileResult:
         """A large text file, read in pieces twice: once to count its chunks (stored with each chunk: the
@@ -277,10 +279,12 @@ class PreparedSource:
     Attributes:
         chunks: its chunks, in document order (at least one).
         skipped_records: JSON records without text, by reason (``Extraction.skipped_records``), {} when none.
+        notice: text the embedding model cannot represent (``Splitter.unrepresented``), "" when none.
     """
 
     chunks: list[Chunk]
     skipped_records: dict[str, int]
+    notice: str = ""
 
 
 def prepare_source(item: SourceItem, splitter: Splitter,
@@ -303,6 +307,7 @@ def prepare_source(item: SourceItem, splitter: Splitter,
         skipped_records = loaded.skipped_records if isinstance(loaded, Extraction) else {}
         # the item's id is the source of record (a loader may spell a path differently, e.g. a non-UTF-8 name)
         documents = [d if d.source == item.source else replace(d, source=item.source) for d in loaded]
+        documents = stamp_dates(documents, item.source)  # what date filters range over
         chunks = splitter.split(normalize_stage(documents, item.source), item.version)
         if not chunks:
             raise SkipSource("no text extracted")
@@ -313,7 +318,7 @@ def prepare_source(item: SourceItem, splitter: Splitter,
     except Exception as exc:  # any other failure belongs to this source alone
         log.debug("loading %s failed", item.source, exc_info=True)
         return FileResult(item.source, "skipped", failure_reason(exc))
-    return PreparedSource(chunks, dict(skipped_records))
+    return PreparedSource(chunks, dict(skipped_records), splitter.unrepresented(chunks))
 
 
 def write_batch(store: VectorStore, collection: str, batch: Sequence[Chunk], vectors: Any,

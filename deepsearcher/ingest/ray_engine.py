@@ -16,7 +16,6 @@ machine's every CPU can hold an embedding actor without the pipeline waiting for
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -31,7 +30,8 @@ from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.events import EventCallback, LoadBatch, LoadSource, LoadStart
 from deepsearcher.ingest.pause import PAUSE_VAR
 from deepsearcher.ingest.pipeline import LoadPipeline
-from deepsearcher.ingest.ray_stages import KIND_REFUSED, KIND_RESULT, KIND_WRITTEN, RayJob, WorkerOptions
+from deepsearcher.ingest.ray_stages import (KIND_REFUSED, KIND_RESULT, KIND_WRITTEN, RayJob, WorkerOptions,
+                                             result_extras)
 from deepsearcher.ingest.sources import SourceItem, display_path, file_items
 from deepsearcher.ingest.splitter import Splitter
 from deepsearcher.protocols import Embedder, Loader, VectorStore
@@ -196,14 +196,16 @@ def _run_pipeline(files: Sequence[Path], job: RayJob, splitter: Splitter, option
         for row in _stream(ray_data, files, job, splitter, options, batch_size):
             kind, source = row["kind"], row["source"]
             if kind == KIND_RESULT:
+                skipped_records, notice = result_extras(row["metadata"])
                 result = FileResult(source, row["status"], row["reason"], int(row["chunks"]),
-                                    skipped_records=json.loads(row["metadata"]))
+                                    skipped_records=skipped_records, notice=notice)
                 queued += result.chunks
                 results[source] = result
                 if result.status == "loaded":
                     versions[source] = row["doc_hash"]
                 on_event(LoadSource(source=source, status=result.status,  # type: ignore[arg-type]
-                                    reason=result.reason, chunks=result.chunks))
+                                    reason=result.reason, chunks=result.chunks,
+                                    skipped_records=result.skipped_records, notice=result.notice))
             elif kind == KIND_WRITTEN:
                 written += int(row["chunks"])
                 embed_seconds += float(row["embed_seconds"])

@@ -90,9 +90,16 @@ def _add(rows: dict[str, list[Any]], kind: str, source: str, **values: Any) -> N
 
 
 def _add_result(rows: dict[str, list[Any]], result: FileResult, version: str = "") -> None:
-    """A source's result row; its ``skipped_records`` travel as JSON in the ``metadata`` column."""
+    """A source's result row; its ``skipped_records`` and ``notice`` travel as JSON in the ``metadata`` column
+    (``result_extras`` reads them)."""
     _add(rows, KIND_RESULT, result.source, status=result.status, reason=result.reason, chunks=result.chunks,
-         doc_hash=version, metadata=json.dumps(result.skipped_records))
+         doc_hash=version, metadata=json.dumps({"skipped_records": result.skipped_records, "notice": result.notice}))
+
+
+def result_extras(metadata: str) -> tuple[dict[str, int], str]:
+    """``(skipped_records, notice)`` of a result row's ``metadata`` column (``_add_result``)."""
+    extras = json.loads(metadata)
+    return dict(extras.get("skipped_records") or {}), str(extras.get("notice") or "")
 
 
 def extract_batch(batch: dict[str, np.ndarray], job: RayJob, splitter: Splitter) -> dict[str, list[Any]]:
@@ -112,7 +119,8 @@ def extract_batch(batch: dict[str, np.ndarray], job: RayJob, splitter: Splitter)
                      page=-1 if c.page is None else c.page, chunk_index=c.chunk_index, doc_hash=c.doc_hash,
                      metadata=json.dumps(c.metadata, ensure_ascii=False), doc_chunks=len(chunks))
             _add_result(rows, FileResult(item.source, "loaded", chunks=len(chunks),
-                                         skipped_records=prepared.skipped_records), item.version)
+                                         skipped_records=prepared.skipped_records, notice=prepared.notice),
+                        item.version)
     return rows
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from deepsearcher.errors import ConfigError
 from deepsearcher.ingest.ids import chunk_id
+from deepsearcher.ingest.scripts import unrepresented_notice
+from deepsearcher.ingest.sections import HEADINGS, LINE_ROWS, ROWS, SECTION, row_ranges, section_paths
 from deepsearcher.types import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -79,18 +81,27 @@ class Splitter:
                 out.extend(_cap_bytes(piece, MAX_TEXT_BYTES))
         return out
 
+    def unrepresented(self, chunks: Sequence[Chunk]) -> str:
+        """The load notice for chunks whose text the embedder's tokenizer cannot represent (``ingest.scripts``);
+        "" when it can, or when the splitter has no tokenizer to ask."""
+        counter = self.length
+        if not isinstance(counter, TokenCounter):
+            return ""
+        return unrepresented_notice([c.text for c in chunks], counter.is_unknown_cached)
+
     def split(self, documents: Iterable[Document], doc_hash: str) -> list[Chunk]:
         """Split Documents of one source into Chunks with content-derived ids (duplicates within it dropped)."""
         chunks: list[Chunk] = []
         seen: set[str] = set()
         for doc in documents:
-            for index, piece in enumerate(self.split_text(doc.text)):
+            pieces = self.split_text(doc.text)
+            for index, (piece, metadata) in enumerate(zip(pieces, _chunk_metadata(doc, pieces))):
                 cid = chunk_id(doc.source, doc.title, doc.page, piece)
                 if cid in seen:
                     continue
                 seen.add(cid)
                 chunks.append(Chunk(id=cid, text=piece, source=doc.source, title=doc.title, page=doc.page,
-                                    chunk_index=index, doc_hash=doc_hash, metadata=doc.metadata))
+                                    chunk_index=index, doc_hash=doc_hash, metadata=metadata))
         return chunks
 
 
@@ -109,6 +120,20 @@ class Splitter:
                     yield Chunk(id=cid, text=piece, source=doc.source, title=doc.title, page=doc.page,
                                 chunk_index=index, doc_hash=doc_hash, metadata=doc.metadata)
                 index += 1
+
+
+def _chunk_metadata(doc: Document, pieces: list[str]) -> list[dict[str, Any]]:
+    """Each piece's metadata: the Document's, with its heading list replaced by the piece's heading path, or its
+    line-to-row list by the piece's row range (``ingest.sections``), where the loader gave them."""
+    if HEADINGS in doc.metadata:
+        rest = {k: v for k, v in doc.metadata.items() if k != HEADINGS}
+        paths = section_paths(doc.text, doc.metadata[HEADINGS], pieces)
+        return [{**rest, SECTION: path} if path else rest for path in paths]
+    if LINE_ROWS in doc.metadata:
+        rest = {k: v for k, v in doc.metadata.items() if k != LINE_ROWS}
+        ranges = row_ranges(doc.text, doc.metadata[LINE_ROWS], pieces)
+        return [{**rest, ROWS: rows} if rows else rest for rows in ranges]
+    return [doc.metadata] * len(pieces)
 
 
 class TokenCounter:
@@ -139,6 +164,7 @@ class TokenCounter:
         else:
             self._rust, self._python = None, tokenizer
         self._cached = functools.lru_cache(maxsize=COUNT_CACHE)(self._count)
+        self.is_unknown_cached = functools.lru_cache(maxsize=COUNT_CACHE)(self.is_unknown)
 
     def _count(self, text: str) -> int:
         if self._rust is not None:
@@ -148,12 +174,24 @@ class TokenCounter:
     def __call__(self, text: str) -> int:
         return self._cached(text)
 
+    def is_unknown(self, word: str) -> bool:
+        """True when the tokenizer turns ``word`` (or part of it) into its unknown token (``[UNK]``; a byte-level
+        tokenizer has none and knows every character)."""
+        if self._rust is not None:
+            unk = getattr(self._rust.model, "unk_token", None)
+            tokens = self._rust.encode(word, add_special_tokens=False).tokens
+        else:
+            unk = getattr(self._python, "unk_token", None)
+            tokens = self._python.tokenize(word)
+        return bool(unk) and unk in tokens
+
     def __getstate__(self) -> dict[str, Any]:
         return {"rust": self._rust, "python": self._python}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._rust, self._python = state["rust"], state["python"]
         self._cached = functools.lru_cache(maxsize=COUNT_CACHE)(self._count)
+        self.is_unknown_cached = functools.lru_cache(maxsize=COUNT_CACHE)(self.is_unknown)
 
 
 def _cap_bytes(text: str, limit: int) -> list[str]:

@@ -52,6 +52,7 @@ from deepsearcher.errors import (
 )
 from deepsearcher.agents.report_markdown import group_sources, report_markdown, safe_report_answer
 from deepsearcher.agents.safe_markdown import LinkRule
+from deepsearcher.agents.citations import place
 from deepsearcher.server.markdown import answer_html
 from deepsearcher.server.models import (
     ERRORS, ExportRequest, Health, Info, LoadRequest, QueryRequest, ReportOut, RetrieveRequest,
@@ -179,7 +180,7 @@ def _add_search_routes(app: FastAPI, service: Service) -> None:
     async def retrieve(body: RetrieveRequest) -> list[Hit]:
         """Rank chunks for a query with no LLM."""
         return await run_in_threadpool(lambda: service.ready().retrieve(
-            body.query, top_k=body.top_k, collections=body.collections, mode=body.mode))
+            body.query, top_k=body.top_k, collections=body.collections, mode=body.mode, where=body.where))
 
     @app.post("/api/query", dependencies=_AUTH, tags=["search"], response_model=None,
               responses={**ERRORS, 200: {"model": ReportOut, "content": {"text/event-stream": {}},
@@ -237,7 +238,7 @@ def _query_run(service: Service, body: QueryRequest) -> Callable[[EventCallback]
         return service.searcher.query(body.question, collections=body.collections, agent=body.agent,
                                       max_iter=body.max_iter, on_event=on_event, report=body.report,
                                       outline=outline, web=body.web, save_to=body.save_to,
-                                      allow_private_urls=service.policy.allow_private_urls)
+                                      allow_private_urls=service.policy.allow_private_urls, where=body.where)
 
     return run
 
@@ -251,7 +252,8 @@ def finish_report(report: Report, links: LinkRule = "cited") -> dict[str, Any]:
     data = report.to_dict()
     data["markdown"] = report_markdown(report, title=True, links=links)
     data["source_groups"] = [{"source": g.source, "title": g.title, "collection": g.collection,
-                              "sources": [{"number": src.number, "page": src.chunk.page} for src in g.sources]}
+                              "sources": [{"number": src.number, "page": src.chunk.page,
+                                           "place": place(src.chunk)} for src in g.sources]}
                              for g in group_sources(report.sources)]
     data["answer_html"] = answer_html(safe_report_answer(report, links), {src.number for src in report.sources})
     return data

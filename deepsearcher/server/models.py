@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
+from deepsearcher.filters import SearchFilter
+
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
 Input = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4096)]
@@ -53,6 +55,9 @@ class RetrieveRequest(_Body):
     top_k: int | None = Field(None, ge=1, le=100, description="Results wanted (default: query.top_k).")
     collections: list[Name] | None = Field(None, max_length=100, description="Collections to search (default all).")
     mode: Literal["dense", "bm25", "hybrid"] | None = Field(None, description="Default: hybrid when query.hybrid.")
+    where: SearchFilter | None = Field(None, description=(
+        'Metadata filter, e.g. {"paths": ["contracts/2025/**"], "types": ["pdf"], "since": "2025-01-01", '
+        '"meta": {"status": "final"}}.'))
 
 
 class OutlineSection(_Body):
@@ -82,6 +87,8 @@ class QueryRequest(_Body):
     web: bool | None = Field(None, description=(
         "Search the web too (deep_research): null = when the server's config has web_search, false = never."))
     save_to: Name | None = Field(None, description="Store the web pages read in this collection after the run.")
+    where: SearchFilter | None = Field(None, description="Metadata filter every search of the run keeps (as in "
+                                                         "/api/retrieve).")
     stream: bool = Field(True, description="Stream Server-Sent Events; false = wait and return the report as JSON.")
     lines: bool = Field(False, description=(
         "Streaming: each event's data also holds ``lines``, the event in words as the CLI prints them (the web "

@@ -23,6 +23,7 @@ import numpy as np
 
 from deepsearcher.embedding.base import l2_normalise
 from deepsearcher.errors import CollectionError
+from deepsearcher.filters import SearchFilter
 from deepsearcher.testing.scripted import ScriptedCall, ScriptedChatModel, ScriptExhaustedError
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
 from deepsearcher.vectordb.capabilities import plan_search
@@ -176,13 +177,14 @@ class MemoryStore:
         self._get(name)
 
     def search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,
-               mode: SearchMode = "hybrid") -> list[Hit]:
+               mode: SearchMode = "hybrid", *, where: SearchFilter | None = None) -> list[Hit]:
         col = self._get(name)
         self.searches.append((name, query_text, top_k))
         if query_vector is None:
             return []  # bm25 requested without a vector: this store has no full-text index
         query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        scored = [(float(np.dot(query, vector)), chunk) for chunk, vector, _ in col.rows.values()]
+        scored = [(float(np.dot(query, vector)), chunk) for chunk, vector, _ in col.rows.values()
+                  if where is None or where.admits(chunk)]
         scored.sort(key=lambda pair: pair[0], reverse=True)
         return [Hit(chunk, score, name) for score, chunk in scored[:top_k]]
 

@@ -20,11 +20,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from deepsearcher.errors import CollectionError, DiskFullError, ProviderError, without_hint
+from deepsearcher.errors import CollectionError, ConfigError, DiskFullError, ProviderError, without_hint
+from deepsearcher.filters import SearchFilter
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
-from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, lite_capabilities, plan_search,
-                                                server_capabilities)
+from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, lite_capabilities, parse_version,
+                                                plan_search, server_capabilities)
 from deepsearcher.vectordb.connection import GuardedClient, disk_full_error, open_server_client
+from deepsearcher.vectordb.filters import compile_filter, missing_dates, pushed_down
 from deepsearcher.vectordb.fusion import HYBRID_DEPTH, fuse_hybrid
 from deepsearcher.vectordb.milvus_lite import (
     PROP_DESC, PROP_DESC_GENERATED, PROP_DIM, PROP_MODEL, collection_props, lite_engine_major, lite_version,
@@ -32,7 +34,8 @@ from deepsearcher.vectordb.milvus_lite import (
 )
 from deepsearcher.vectordb.names import validate_collection_name
 from deepsearcher.vectordb.schema import (OUTPUT_FIELDS, HnswParams, build_indexes, build_schema, chunk_row,
-                                          dense_search_params, has_full_text, hit_from_result, stored_source)
+                                          dense_search_params, has_full_text, hit_from_result, stored_source,
+                                          text_analyzer)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,10 @@ LITE_LOW_DISK_BYTES = 64 * 1024 * 1024
 
 
 _LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
+
+#: a filter an older server cannot apply whole: candidates fetched per result wanted, at most MAX_LIMIT
+OVERFETCH = 20
+MAX_LIMIT = 16384
 
 
 def _quote(value: str) -> str:
@@ -69,6 +76,7 @@ class MilvusStore:
         db_name: database on a server, or None.
         hnsw: HNSW build and search parameters for collections on a server (Lite searches exactly).
         connect_timeout_s: seconds to wait for a server to answer the connection.
+        analyzer: the BM25 tokenizer of collections created ("standard" or "jieba", ``vector_db.bm25_analyzer``).
 
     Raises:
         ProviderError: milvus-lite missing for a file URI, or the server down, refusing the token or without the
@@ -77,8 +85,9 @@ class MilvusStore:
     """
 
     def __init__(self, uri: str, token: str | None = None, db_name: str | None = None, *,
-                 hnsw: HnswParams | None = None, connect_timeout_s: float = 10.0) -> None:
+                 hnsw: HnswParams | None = None, connect_timeout_s: float = 10.0, analyzer: str = "standard") -> None:
         self.uri = uri
+        self.analyzer = analyzer
         self.token = token
         self.db_name = db_name
         self.hnsw = hnsw or HnswParams()
@@ -143,9 +152,11 @@ class MilvusStore:
         """
         validate_collection_name(name)
         caps, client = self.capabilities, self.client
+        self._check_analyzer(caps.bm25)
         props = {PROP_MODEL: model_name, PROP_DIM: str(dim), PROP_DESC: description}
         legacy_lite = self._legacy_lite  # no collection properties: kept as JSON in the description
-        schema = build_schema(client.raw, dim, json.dumps(props) if legacy_lite else description, full_text=caps.bm25)
+        schema = build_schema(client.raw, dim, json.dumps(props) if legacy_lite else description, full_text=caps.bm25,
+                              analyzer=self.analyzer)
         try:
             client.create_collection(name, schema=schema,
                                      **({} if legacy_lite else {"description": description, "properties": props}))
@@ -172,6 +183,23 @@ class MilvusStore:
         self._modes[name] = FULL_MODES if caps.bm25 else DENSE_ONLY
         log.info("created collection %s (dim=%d, model=%s, %s)", name, dim, model_name,
                  "dense + BM25" if caps.bm25 else "dense only")
+
+    def _check_analyzer(self, full_text: bool) -> None:
+        """Milvus Lite runs the jieba tokenizer through the ``jieba`` package (a server has its own).
+
+        Raises:
+            ConfigError: ``bm25_analyzer: jieba`` on Milvus Lite without the package.
+        """
+        if full_text and self.analyzer == "jieba" and self.is_lite:
+            import importlib.util
+
+            if importlib.util.find_spec("jieba") is None:
+                raise ConfigError("vector_db.bm25_analyzer: jieba needs the jieba package on Milvus Lite",
+                                  hint="pip install 'deepsearcher[cjk]' (or set bm25_analyzer: standard)")
+
+    def text_analyzer(self, name: str) -> str:
+        """The tokenizer BM25 uses in collection ``name`` ("standard", "jieba", ...; "" without full-text search)."""
+        return text_analyzer(self.client.describe_collection(name))
 
     def _discard(self, name: str) -> None:
         """Drop a collection whose creation failed; a failure here is logged, the original error matters."""
@@ -327,6 +355,15 @@ class MilvusStore:
             self.client.load_collection(name)
             self._loaded.add(name)
 
+    def undated(self, name: str) -> int:
+        """Chunks without a stored date (loaded before deepsearcher stored dates): a date filter never admits them;
+        0 where the server has no ``exists`` operator (before Milvus 2.5: not counted, never an error)."""
+        try:
+            return self.count(name, missing_dates())
+        except ProviderError:
+            log.debug("%s cannot count chunks without a date", self.where, exc_info=True)
+            return 0
+
     def count(self, name: str, filter_expr: str = "") -> int:
         self._ready(name)
         rows = self.client.query(name, filter=filter_expr, output_fields=["count(*)"], consistency_level=STRONG)
@@ -423,7 +460,7 @@ class MilvusStore:
         return plan_search(name, mode, self.collection_modes(name), reason)
 
     def search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,
-               mode: SearchMode = "hybrid") -> list[Hit]:
+               mode: SearchMode = "hybrid", *, where: SearchFilter | None = None) -> list[Hit]:
         """Top-k chunks for a query.
 
         Args:
@@ -434,6 +471,8 @@ class MilvusStore:
             mode: "dense" (cosine; HNSW with ``hnsw.ef`` on a server, exact on Lite), "bm25" (full text), or
                 "hybrid" (the top ``HYBRID_DEPTH`` of both, fused by ``fuse_hybrid``). On a collection without
                 full-text search, "bm25" and "hybrid" run dense (see ``plan_search``, which gives the notice).
+            where: only chunks this filter admits (compiled by ``vectordb.filters.compile_filter``; a path glob is
+                matched exactly on the hits by the caller, ``SearchFilter.admits``).
 
         Returns:
             Hits, best first.
@@ -448,19 +487,31 @@ class MilvusStore:
             if query_vector is None:
                 raise CollectionError(f"collection {name!r} has no full-text (BM25) index in {self.where}",
                                       hint="search it with --mode dense (or hybrid, which falls back to dense)")
-        return self._search(name, query_vector, query_text, top_k, plan.mode)
+        infix = self._infix_like
+        expr = compile_filter(where, infix_like=infix)
+        if where is None or pushed_down(where, infix_like=infix):
+            return self._search(name, query_vector, query_text, top_k, plan.mode, expr)
+        # an older server cannot match the path globs: fetch more and keep what the filter admits
+        hits = self._search(name, query_vector, query_text, min(top_k * OVERFETCH, MAX_LIMIT), plan.mode, expr)
+        return [hit for hit in hits if where.admits(hit.chunk)][:top_k]
+
+    @property
+    def _infix_like(self) -> bool:
+        """The deployment's ``LIKE`` matches anywhere in a string (Lite, Milvus >= 2.4), not only a prefix."""
+        version = parse_version(self.capabilities.version)
+        return self.is_lite or version is None or version[:2] >= (2, 4)
 
     def _search(self, name: str, query_vector: np.ndarray | None, query_text: str, top_k: int,
-                mode: str) -> list[Hit]:
+                mode: str, expr: str = "") -> list[Hit]:
         client = self.client
         self._ready(name)
         if mode == "dense":
             params = dense_search_params(self.capabilities.index_type, self.hnsw, top_k)
             res = client.search(name, data=[np.asarray(query_vector).tolist()], anns_field="vector", limit=top_k,
-                                output_fields=OUTPUT_FIELDS, search_params=params)
+                                output_fields=OUTPUT_FIELDS, search_params=params, filter=expr)
         elif mode == "bm25":
             res = client.search(name, data=[query_text], anns_field="sparse", limit=top_k,
-                                output_fields=OUTPUT_FIELDS, search_params={"metric_type": "BM25"})
+                                output_fields=OUTPUT_FIELDS, search_params={"metric_type": "BM25"}, filter=expr)
         else:
             # two searches fused here rather than one hybrid_search: Milvus' rankers offer RRF (which ranks a chunk
             # that only BM25 finds, e.g. by an exact product code, below every chunk both lists share) and a
@@ -468,8 +519,8 @@ class MilvusStore:
             # only for the 2 x 50 candidates and then get() of the fused top-k was measured: no faster on Lite 3.x,
             # 16 % slower on 2.x.)
             depth = max(HYBRID_DEPTH, top_k)
-            return fuse_hybrid(self._search(name, query_vector, query_text, depth, "dense"),
-                               self._search(name, None, query_text, depth, "bm25"), top_k)
+            return fuse_hybrid(self._search(name, query_vector, query_text, depth, "dense", expr),
+                               self._search(name, None, query_text, depth, "bm25", expr), top_k)
         hits = [hit_from_result(item, name) for item in (res[0] if res else [])]
         if mode == "bm25":  # Milvus Lite reports BM25 as a negative distance, a server as the positive score
             hits = [replace(h, score=abs(h.score)) for h in hits]

@@ -31,6 +31,12 @@ class MilvusOptions(VectorDBOptions):
     db_name: str | None = Field(None, description="Database on a Milvus server.")
     connect_timeout_s: float = Field(10, gt=0, description="Seconds to wait for a Milvus server to answer the "
                                                            "connection before reporting it unreachable.")
+    bm25_analyzer: Literal["standard", "jieba"] = Field(
+        "standard", description="How BM25 splits text into words in collections created from now on: standard "
+                                "(words between spaces and punctuation; a run of Chinese or Japanese characters is "
+                                "one word, so BM25 finds nothing in such text and searches of it run dense, with a "
+                                "notice) or jieba (Chinese word segmentation, also the kanji words of Japanese; "
+                                "English as standard; on Milvus Lite needs pip install 'deepsearcher[cjk]').")
     hnsw_m: int = Field(16, ge=2, le=2048, description="Server collections: HNSW links per node (Milvus M); "
                                                        "more = better recall, more memory. Lite searches exactly.")
     hnsw_ef_construction: int = Field(200, ge=8, description="Server collections: HNSW candidate list while "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,15 +40,18 @@ class HnswParams:
     ef: int = 256
 
 
-def build_schema(client: Any, dim: int, description: str, *, full_text: bool) -> Any:
-    """The collection schema; ``full_text`` adds the analyzer, the ``sparse`` field and the BM25 function."""
+def build_schema(client: Any, dim: int, description: str, *, full_text: bool, analyzer: str = "standard") -> Any:
+    """The collection schema; ``full_text`` adds the analyzer (``analyzer``: Milvus' tokenizer name, "standard" =
+    Milvus' default, left unnamed), the ``sparse`` field and the BM25 function."""
     from pymilvus import DataType, Function, FunctionType
 
     schema = client.create_schema(auto_id=False, enable_dynamic_field=False, description=description)
     schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
-    schema.add_field("text", DataType.VARCHAR, max_length=MAX_CHUNK_BYTES,
-                     **({"enable_analyzer": True} if full_text else {}))
+    params: dict[str, Any] = {"enable_analyzer": True} if full_text else {}
+    if full_text and analyzer != "standard":
+        params["analyzer_params"] = {"tokenizer": analyzer}
+    schema.add_field("text", DataType.VARCHAR, max_length=MAX_CHUNK_BYTES, **params)
     if full_text:
         schema.add_field(SPARSE_FIELD, DataType.SPARSE_FLOAT_VECTOR)
     schema.add_field("source", DataType.VARCHAR, max_length=MAX_SOURCE_BYTES)
@@ -78,6 +82,20 @@ def dense_search_params(index_type: str, hnsw: HnswParams, limit: int) -> dict[s
     if index_type == "HNSW":
         return {"metric_type": "COSINE", "params": {"ef": max(hnsw.ef, limit)}}
     return {"metric_type": "COSINE"}
+
+
+def text_analyzer(description: dict[str, Any]) -> str:
+    """The tokenizer BM25 uses in a described collection ("standard" when none is named, "" without full text)."""
+    if not has_full_text(description):
+        return ""
+    for field in description.get("fields") or []:
+        if field.get("name") == "text":
+            params = (field.get("params") or {}).get("analyzer_params") or {}
+            if isinstance(params, str):
+                params = json.loads(params or "{}")
+            tokenizer = params.get("tokenizer") or params.get("type") or "standard"
+            return str(tokenizer.get("type", "standard") if isinstance(tokenizer, dict) else tokenizer)
+    return "standard"
 
 
 def has_full_text(description: dict[str, Any]) -> bool:

@@ -163,7 +163,8 @@ function showReport(report) {
     li.append(el("span", g.source + (g.title ? " — " + g.title : "") + ": ", "source-file"));
     const others = [];
     g.sources.forEach((s, i) => {
-      const a = el("a", `[${s.number}]` + (s.page !== null && s.page !== undefined ? ` p. ${s.page}` : ""));
+      // the place in the file (citations.place): "p. 3", "slide 4", "sheet Prices", "› Install › Linux"
+      const a = el("a", `[${s.number}]` + (s.place ? ` ${s.place}` : ""));
       a.id = `source-${s.number}`;
       a.dataset.source = s.number;
       a.className = "source-link";

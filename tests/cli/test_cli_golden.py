@@ -35,6 +35,7 @@ COMMANDS = {
 def normalise(text: str) -> str:
     text = text.replace(str(WORK), "<WORK>")
     text = re.sub(r"\d+\.\d+ s\b", "X.X s", text)
+    text = re.sub(r'"(mtime|date)": [0-9.e+]+', r'"\1": X', text)  # the files' times where this run copied them
     return re.sub(r'"(seconds|embed_seconds)": [0-9.e-]+', r'"\1": X', text)
 
 

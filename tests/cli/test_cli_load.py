@@ -135,3 +135,24 @@ def test_a_collection_loaded_without_d_describes_itself_and_can_be_described(run
     assert both.exit_code == 2 and "not both" in both.output
     missing = runner.invoke(main, ["--config", str(cfg), "collections", "describe", "nothing_here", "--set", "x"])
     assert missing.exit_code == 1 and "no collection named 'nothing_here'" in missing.output
+
+
+def test_retrieve_filter_options(runner: CliRunner, cfg: Path, tmp_path: Path):
+    docs = tmp_path / "docs"
+    (docs / "2025").mkdir(parents=True)
+    shutil.copy(DATA / "milvus_docs" / "limitations.md", docs / "2025")
+    shutil.copy(DATA / "pdf" / "WhatisMilvus.pdf", docs)
+    assert invoke(runner, cfg, "load", str(docs), "-c", "mixed").exit_code == 0
+
+    def sources(*options: str) -> set[str]:
+        result = invoke(runner, cfg, "retrieve", "What is Milvus?", "-k", "40", "--json", *options)
+        assert result.exit_code == 0, result.output
+        return {Path(hit["source"]).name for hit in json.loads(result.stdout)}
+
+    assert sources() == {"limitations.md", "WhatisMilvus.pdf"}
+    assert sources("--type", "pdf") == {"WhatisMilvus.pdf"}
+    assert sources("--where-path", "2025/**") == {"limitations.md"}
+    assert sources("--where-path", "2025/**", "--type", "pdf") == set()
+    assert sources("--since", "2000-01-01") == {"limitations.md", "WhatisMilvus.pdf"}  # dated by modified time
+    bad = runner.invoke(main, ["--config", str(cfg), "retrieve", "x", "--since", "yesterday"])
+    assert bad.exit_code == 2 and "Invalid value for --since" in bad.output and "YYYY-MM-DD" in bad.output

@@ -407,3 +407,36 @@ query:
         assert llama.log.read_text(errors="replace").count("POST /v1/chat/completions") >= 3
     finally:
         llama.stop()
+
+
+def test_metadata_filters_compile_for_the_server(milvus_server, database, bundled_embedder):
+    from deepsearcher.filters import SearchFilter
+    from deepsearcher.types import Chunk
+
+    store = _store(milvus_server, database)
+    store.create_collection("filtered", description="d", model_name="m", dim=bundled_embedder.dimension)
+    rows = [("/d/contracts/2025/a_1.md", {"format": "markdown", "date": 1_740_000_000.0,
+                                          "front_matter": {"status": "final", "rev": 2}}),
+            ("/d/contracts/2024/b.pdf", {"format": "pdf", "date": 1_710_000_000.0}),
+            ("/d/notes/c.txt", {"format": "text"})]
+    chunks = [Chunk(id=f"f{i}", text=f"Acme renewal fee note {i}.", source=source, title="t", page=None,
+                    chunk_index=0, doc_hash="h", metadata=meta) for i, (source, meta) in enumerate(rows)]
+    store.upsert("filtered", chunks, bundled_embedder.embed_documents([c.text for c in chunks]),
+                 {source: 1 for source, _ in rows})
+    store.seal("filtered")
+    vector = bundled_embedder.embed_query("Acme renewal fee")
+
+    def ids(**where: object) -> set[str]:
+        hits = store.search("filtered", vector, "Acme fee", 10, mode="dense", where=SearchFilter(**where))
+        return {h.chunk.id for h in hits}
+
+    assert ids() == {"f0", "f1", "f2"}
+    assert ids(paths=("contracts/2025/**",)) == {"f0"}
+    assert ids(paths=("a_1.md",)) == {"f0"}
+    assert ids(types=("pdf", "txt")) == {"f1", "f2"}
+    assert ids(since="2025-01-01") == {"f0"}
+    assert ids(until="2024-12-31") == {"f1"}
+    assert ids(meta={"status": "final", "rev": "2"}) == {"f0"}
+    assert ids(meta={"status": 'final" or "1" == "1'}) == set()
+    assert store.undated("filtered") == 1
+    store.close()

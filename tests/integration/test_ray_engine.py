@@ -80,6 +80,7 @@ def test_both_engines_build_the_same_collection_and_a_rerun_writes_nothing(milvu
     folder = tmp_path / "passages"
     passage_files(folder, shared_data / CORPUS, [f"part{i}" for i in range(4)], per_file=40)
     (folder / "empty.md").write_text("   \n", encoding="utf-8")  # skipped with a reason by both engines
+    (folder / "bangkok.txt").write_text("กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย", encoding="utf-8")  # a notice: [UNK]
     inputs = [str(folder), str(DATA / "milvus_docs"), str(DATA / "pdf")]
     summaries, events = {}, {}
     for engine in ("local", "ray"):
@@ -91,8 +92,9 @@ def test_both_engines_build_the_same_collection_and_a_rerun_writes_nothing(milvu
         events[engine] = seen
     local, ray = summaries["local"], summaries["ray"]
     assert (local.engine, ray.engine) == ("local", "ray")
-    assert [(f.source, f.status, f.reason, f.chunks) for f in ray.files] == \
-           [(f.source, f.status, f.reason, f.chunks) for f in local.files]
+    assert [(f.source, f.status, f.reason, f.chunks, f.notice) for f in ray.files] == \
+           [(f.source, f.status, f.reason, f.chunks, f.notice) for f in local.files]
+    assert [f.notice != "" for f in ray.files if f.source.endswith("bangkok.txt")] == [True]
     assert ray.chunks_written == local.chunks_written > 150 and ray.embed_seconds > 0
     assert [f.status for f in ray.files].count("skipped") == 1
     expected = _rows(milvus_server, database, "docs_local")

@@ -136,6 +136,15 @@ def test_load_fetches_urls_when_the_server_is_on_loopback(live: Live, tmp_path: 
         live.searcher.drop_collection("web_notes")
 
 
+def test_retrieve_keeps_to_the_filter(live: Live) -> None:
+    with live.client() as client:
+        everything = client.post("/api/retrieve", json={"query": "Milvus retrieval", "top_k": 10}).json()
+        only_rag = client.post("/api/retrieve", json={"query": "Milvus retrieval", "top_k": 10,
+                                                      "where": {"paths": ["**/rag.md"], "types": ["md"]}}).json()
+    assert {Path(h["chunk"]["source"]).name for h in everything} == {"milvus.md", "rag.md"}
+    assert {Path(h["chunk"]["source"]).name for h in only_rag} == {"rag.md"}
+
+
 # --- validation ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("path, body, expected", [
     ("/api/query", {}, "question: Field required"),
@@ -144,6 +153,8 @@ def test_load_fetches_urls_when_the_server_is_on_loopback(live: Live, tmp_path: 
     ("/api/query", {"question": "x", "agent": "magic"}, "agent: Input should be"),
     ("/api/query", {"question": "x", "llm": {"base_url": "http://evil"}}, "llm: Extra inputs are not permitted"),
     ("/api/retrieve", {"query": "x", "top_k": "many"}, "top_k: Input should be a valid integer"),
+    ("/api/retrieve", {"query": "x", "where": {"types": ["exe"]}}, "unknown file type 'exe'"),
+    ("/api/retrieve", {"query": "x", "where": {"path": ["a"]}}, "where.path: Extra inputs are not permitted"),
     ("/api/load", {"inputs": []}, "inputs: List should have at least 1 item"),
 ])
 def test_malformed_body_gets_422_with_a_message(live: Live, path: str, body: dict[str, Any], expected: str) -> None:

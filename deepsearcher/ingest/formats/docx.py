@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from typing import Any, Iterator
 
 from lxml import etree
 
 from deepsearcher.errors import SkipSource
+from deepsearcher.ingest.sections import HEADINGS
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -66,7 +68,34 @@ def extract_docx(data: bytes, source: str, *, title: str = "", include_headers: 
     if not text.strip():
         raise SkipSource("no text in the document")
     core_title = (document.core_properties.title or "").strip()
-    return [Document(text=text, source=source, title=core_title or title, metadata={"format": "docx"})]
+    headings = _headings(document)
+    return [Document(text=text, source=source, title=core_title or title,
+                     metadata={"format": "docx", **({HEADINGS: headings} if headings else {})})]
+
+
+def _headings(document: Any) -> list[list[Any]]:
+    """``[level, title]`` of the body's heading paragraphs: a paragraph style named "Heading N" (Word's built-in
+    names, whatever the style id in a localised document) or one with an outline level."""
+    levels: dict[str, int] = {}
+    for style in document.styles:
+        name = (getattr(style, "name", "") or "").lower()
+        match = re.fullmatch(r"heading ([1-9])", name)
+        outline = style.element.find(f"{W}pPr/{W}outlineLvl")
+        if match:
+            levels[style.style_id] = int(match.group(1))
+        elif outline is not None and (outline.get(W + "val") or "").isdigit() and int(outline.get(W + "val")) < 9:
+            levels[style.style_id] = int(outline.get(W + "val")) + 1
+    out = []
+    for paragraph in document.element.body.iter(W + "p"):
+        style = paragraph.find(f"{W}pPr/{W}pStyle")
+        level = levels.get(style.get(W + "val", "") if style is not None else "")
+        if level:
+            runs: list[str] = []
+            _inline(paragraph, runs, [])
+            title = " ".join("".join(runs).split())
+            if title:
+                out.append([level, title])
+    return out
 
 
 def _blocks(container: etree._Element) -> Iterator[str]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from deepsearcher.errors import SkipSource
 from deepsearcher.ingest.formats.text import decode
+from deepsearcher.ingest.sections import HEADINGS
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -52,13 +53,17 @@ def extract_html(data: bytes, source: str, *, title: str = "", charset: str | No
     except Exception as exc:  # lxml raises ParserError/XMLSyntaxError on empty or odd documents
         raise SkipSource(f"unreadable HTML ({type(exc).__name__}: {exc})") from exc
     page_title = " ".join((tree.findtext(".//title") or "").split())
+    headings = [[int(h.tag[1]), " ".join(h.text_content().split())] for h in tree.iter("h1", "h2", "h3", "h4", "h5",
+                                                                                       "h6")]
+    headings = [h for h in headings if h[1]]
     bare_text_to_paragraphs(tree)
     text = trafilatura.extract(tree, favor_recall=True, include_tables=True, include_comments=False,
                                url=source if source.startswith("http") else None) or ""
     if not text.strip():
         raise SkipSource("no main text found in HTML")
     return [Document(text=text, source=source, title=page_title or title,
-                     metadata={"format": "html", "content_type": "text/html"})]
+                     metadata={"format": "html", "content_type": "text/html",
+                               **({HEADINGS: headings} if headings else {})})]
 
 
 def bare_text_to_paragraphs(tree: Any) -> None:

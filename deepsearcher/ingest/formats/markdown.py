@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from deepsearcher.ingest.formats.text import decode
+from deepsearcher.ingest.sections import HEADINGS, markdown_headings
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,9 @@ def extract_markdown(data: bytes, source: str, *, title: str = "", charset: str 
     metadata: dict[str, Any] = {"format": "markdown", "encoding": encoding}
     if meta:
         metadata["front_matter"] = {k: _scalar(v) for k, v in meta.items()}
+    headings = markdown_headings(body)
+    if headings:
+        metadata[HEADINGS] = headings  # each chunk gets its heading path (ingest.sections)
     return [Document(text=body, source=source, title=fm_title or title, metadata=metadata)]
 
 

@@ -13,6 +13,7 @@ import io
 import logging
 
 from deepsearcher.errors import SkipSource
+from deepsearcher.ingest.sections import HEADINGS, LINE_ROWS, markdown_headings
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -33,13 +34,15 @@ def extract_xlsx(data: bytes, source: str, *, title: str = "") -> list[Document]
     docs = []
     try:
         for number, sheet in enumerate(workbook.worksheets, start=1):
-            rows = [" | ".join(str(v) for v in row if v is not None and str(v).strip())
-                    for row in sheet.iter_rows(values_only=True)]
-            rows = [r for r in rows if r]
-            if rows:
-                docs.append(Document(text="\n".join([sheet.title, *rows]), source=source,
+            numbered = [(at, " | ".join(str(v) for v in row if v is not None and str(v).strip()))
+                        for at, row in enumerate(sheet.iter_rows(values_only=True), start=1)]
+            numbered = [(at, r) for at, r in numbered if r]
+            if numbered:
+                # LINE_ROWS: the sheet row of each text line (the first line is the sheet's name), for a chunk's rows
+                docs.append(Document(text="\n".join([sheet.title, *(r for _, r in numbered)]), source=source,
                                      title=(workbook.properties.title or "").strip() or title, page=number,
-                                     metadata={"format": "xlsx", "sheet": sheet.title}))
+                                     metadata={"format": "xlsx", "sheet": sheet.title,
+                                               LINE_ROWS: [0, *(at for at, _ in numbered)]}))
     finally:
         workbook.close()
     if not docs:
@@ -72,5 +75,6 @@ def extract_epub(data: bytes, source: str, *, title: str = "") -> list[Document]
     text = result.text_content or ""
     if not text.strip():
         raise SkipSource("no text in the book")
+    headings = markdown_headings(text)  # markitdown writes the chapters' headings as Markdown
     return [Document(text=text, source=source, title=(result.title or "").strip() or title,
-                     metadata={"format": "epub"})]
+                     metadata={"format": "epub", **({HEADINGS: headings} if headings else {})})]
