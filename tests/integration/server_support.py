@@ -116,17 +116,18 @@ class StreamWatch:
 
 def watch_query_streams(monkeypatch: Any) -> list[StreamWatch]:
     """Watch every query stream the server starts from now on (in order), so a test waits for these moments instead
-    of sleeping. Wraps ``server.streaming._events``, which receives each stream's cancel flag and run future."""
+    of sleeping. Wraps ``server.streaming._events``, which receives each stream's ``Running`` (its cancel flag and
+    run future)."""
     from deepsearcher.server import streaming
 
     real = streaming._events
     watched: list[StreamWatch] = []
 
-    def spy(queue: Any, future: Any, cancelled: threading.Event, *rest: Any) -> Any:
+    def spy(running: Any, *rest: Any) -> Any:
         finished = threading.Event()
-        future.add_done_callback(lambda _: finished.set())
-        watched.append(StreamWatch(cancelled, finished))
-        return real(queue, future, cancelled, *rest)
+        running.future.add_done_callback(lambda _: finished.set())
+        watched.append(StreamWatch(running.cancelled, finished))
+        return real(running, *rest)
 
     monkeypatch.setattr(streaming, "_events", spy)
     return watched
