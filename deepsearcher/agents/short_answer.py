@@ -30,6 +30,20 @@ _ASKED_LABEL = re.compile(r"^\s*(?:[-*>]\s+)?(?:#{1,6}\s*)?[*_]*\s*(?:(?:final|s
                           re.IGNORECASE)
 #: longest short answer kept (a sentence); longer ones are cut at a word
 MAX_CHARS = 300
+#: a copy of the prompt's source list in a reply: a "Sources:" heading alone, or a line that is only a source's
+#: number, title and (location) — how the prompt shows each source; a statement puts its citation after itself
+_ECHOED_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*\s*(?:numbered\s+)?sources\s*[*_]*\s*:?\s*[*_]*\s*$",
+                             re.IGNORECASE)
+_ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\([^()\n]*\)\s*$")
+
+
+def strip_echoed_sources(text: str) -> str:
+    """``text`` without the copy of the prompt's source list a small model writes as its report ("Sources:" then
+    "[1] Title (file › section)" lines): the report's own Sources section lists them already, and a copied list
+    is no statement and cites nothing. Other lines are kept as written."""
+    lines = text.split("\n")
+    kept = [line for line in lines if not (_ECHOED_HEADING.match(line) or _ECHOED_SOURCE.match(line))]
+    return "\n".join(kept).strip() if len(kept) != len(lines) else text
 
 
 def strip_leaked_label(text: str) -> str:
@@ -87,6 +101,6 @@ def first_sentence(text: str) -> str:
 def short_answer_of(text: str) -> tuple[str, str]:
     """``(report, short answer)`` from a model's report text: the ``Answer:`` line taken out, else the first
     sentence; the report's leaked label at the start removed."""
-    report, short = split_short_answer(text)
+    report, short = split_short_answer(strip_echoed_sources(text))
     report = strip_leaked_label(report)
     return report, short or first_sentence(report)

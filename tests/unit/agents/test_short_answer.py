@@ -123,3 +123,23 @@ def test_deep_search_report_has_the_short_answer_and_nothing_found_has_none():
                              json.dumps({"gap_queries": []})])
     report = deep_search.run(make_ctx(llm, question))
     assert report.short_answer == "" and "hold nothing relevant" in report.answer
+
+
+@pytest.mark.parametrize("reply", [
+    "Answer: Four levels.\n\nSources:\n[1] Consistency (/d/consistency.md › Overview)\n"
+    "[2] Consistency (/d/consistency.md › Levels)",
+    "Answer: Four levels.\n\n**Sources:**\n- [1] Consistency (/d/consistency.md › Overview)",
+    "Answer: Four levels.\n## Sources\n[1] Consistency (/d/consistency.md)\n[2] What is Milvus (/d/overview.md, p. 2)",
+])
+def test_a_copied_source_list_is_no_report(reply: str) -> None:
+    # the bundled 1.5B model copies the prompt's source list as its report: that copy goes; the short answer stays
+    report, short = short_answer_of(reply)
+    assert short == "Four levels."
+    assert report == "Four levels." and "[1]" not in report
+
+
+def test_statements_with_citations_and_parentheses_are_kept() -> None:
+    reply = ("Answer: Four levels.\n\n[1] is the overview (see below).\nMilvus offers four levels (strong, bounded, "
+             "session, eventual) [1][2].\n\nSources: the docs.")
+    report, _ = short_answer_of(reply)
+    assert report == reply.split("\n", 2)[2]
