@@ -69,7 +69,8 @@ def test_the_default_config_answers_with_the_bundled_model_json(config: Path):
     assert not report["answer"].lower().startswith(("a short direct answer", "**short direct answer", "answer:"))
     cited = [s["chunk"]["source"] for s in report["sources"]]
     assert any(source.endswith("consistency.md") for source in cited), cited
-    assert "[1]" in report["answer"]
+    # no copy of the prompt's source list passes for a cited report (the 1.5B model writes one; it is dropped)
+    assert not any(line.lstrip().startswith("[1] ") for line in report["answer"].splitlines()), report["answer"]
     assert report["usage"]["llm_calls"] == 1
 
 
