@@ -39,7 +39,7 @@ def main() -> None:
     from deepsearcher.ingest.pipeline import LoadPipeline
     from deepsearcher.ingest.sources import file_items
     from deepsearcher.ingest.splitter import Splitter
-    from deepsearcher.settings import LoaderSettings
+    from deepsearcher.ingest.options import LoaderOptions
     from deepsearcher.testing import HashEmbedder, MemoryStore
 
     if a.stream_bytes is not None and hasattr(loaders, "STREAM_BYTES"):
@@ -63,7 +63,7 @@ def main() -> None:
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         started = time.perf_counter()
         pipe = LoadPipeline(Discard(), HashEmbedder(64, "hash-64"), Splitter(240, 32, tokenizer=None), 256)
-        summary = pipe.run(file_items([path], BuiltinLoader(LoaderSettings()), "bench"), "big", description="x")
+        summary = pipe.run(file_items([path], BuiltinLoader(LoaderOptions()), "bench"), "big", description="x")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         result = {"file_mb": round(path.stat().st_size / 2**20, 1), "peak_rss_mb": round(peak),
                   "rss_before_load_mb": round(before), "peak_load_mb": round(peak - before),

@@ -91,6 +91,7 @@ def load_with_ray(files: Sequence[Path], driver_items: Iterable[SourceItem] | No
     on_event(LoadStart(collection=collection, total=len(files) if driver_items is None else None))
     order = {display_path(f): i for i, f in enumerate(files)}
     unchanged: list[FileResult] = []
+    stale = 0  # chunks of other versions deleted from unchanged files
     if files and exists and not force_new:
         files, unchanged, stale = _split_unchanged(files, store, collection, loader, signature, on_event)
     done = _Written()

@@ -149,8 +149,8 @@ async def _events(running: Running, payload: Callable[[Event], dict[str, Any]],
     try:
         async for event in running.events():
             seq += 1
-            data = payload(event)
-            yield sse(event.kind, data if isinstance(event, QueryReport) else _redacted(data, redact), seq)
+            # every frame redacted, the report too (its web search note may quote a provider's error)
+            yield sse(event.kind, _redacted(payload(event), redact), seq)
     except Exception as exc:  # the run failed: tell the client in-band, never as a trace
         log_failure(exc)
         yield sse(ERROR_EVENT, error_payload(exc, redact), seq + 1)

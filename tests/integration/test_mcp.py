@@ -96,7 +96,8 @@ def test_stdio_lists_tools_loads_retrieves_and_researches(stdio_server: Any) -> 
 
     chunks = out["hits"].structured_content["chunks"]
     assert [c["rank"] for c in chunks] == [1, 2] and chunks[0]["source"].endswith("milvus.md")
-    assert chunks[0]["location"] == chunks[0]["source"] and chunks[0]["score"] >= chunks[1]["score"]
+    # where in the document (#23): the file, then its heading path
+    assert chunks[0]["location"].startswith(chunks[0]["source"] + " › ") and chunks[0]["score"] >= chunks[1]["score"]
 
     assert_report(out["report"])
     messages = [m for _, m in progress]

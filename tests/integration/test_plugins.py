@@ -231,7 +231,8 @@ def test_a_plugin_agent_declaring_web_search_and_sections_gets_the_web_tools_and
     loader = make_app()
     loader.load([str(notes)], "notes", "Field notes about ducks")
     settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None, "web_search": {
-        "provider": "searxng", "base_url": service.base_url, "retry_backoff_s": 0.01, "timeout_s": 2}})
+        "provider": "searxng", "base_url": service.base_url, "retry_backoff_s": 0.01, "timeout_s": 2},
+        "query": {"read_private_result_urls": True}})  # the result page is on 127.0.0.1 (#21: opt in)
     edited = "## Habitat\n\nMallards live on ponds [1].\n\n## Food\n\nThey dabble for plants [1]."
     llm = ScriptedChatModel([edited])  # the editing pass: the only model call of the run
     app = DeepSearcher(settings, embedder=loader.embedder, store=loader.store, llm=llm, registry=web_notes)

@@ -27,8 +27,8 @@ def test_local_ray_listens_on_loopback_only(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # as every Ray before 2.59: the binding alone must hold
     settings = Settings.model_validate({"ingest": {"engine": "ray", "ray": {"num_cpus": 1}}})
-    job = types.SimpleNamespace(vector_db=types.SimpleNamespace(token_env=None))
-    with RaySession(settings, job):
+    job = types.SimpleNamespace(workers=types.SimpleNamespace(vector_db=types.SimpleNamespace(token_env=None)))
+    with RaySession(settings.ingest.ray, job):
         gcs = ray.get_runtime_context().gcs_address
         pids = {p.pid for p in psutil.Process().children(recursive=True)}
         listening = {(c.laddr.ip, c.laddr.port) for c in psutil.net_connections(kind="inet")

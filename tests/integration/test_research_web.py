@@ -133,7 +133,8 @@ def read_then_answer(pages: Site) -> list[Any]:
 
     def answer(messages: Any) -> str:
         prompt = messages[-1]["content"]
-        passage = next(line for line in prompt.splitlines() if line.startswith("[") and f"({mallard})" in line
+        # a passage of the page: "[n] title (url)" or, with its heading path, "[n] title (url › Habitat)"
+        passage = next(line for line in prompt.splitlines() if line.startswith("[") and f"({mallard}" in line
                        and "Mallard - Wikipedia" not in line)
         n = passage[1:].split("]")[0]
         return json.dumps({"action": "answer", "answer": f"Mallards live on ponds and lakes and eat plants [{n}]."})
