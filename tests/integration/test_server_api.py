@@ -433,9 +433,9 @@ def test_a_stream_false_query_whose_client_leaves_stops_its_run(live: Live, monk
     with socket.create_connection((host, int(port))) as sock:
         sock.sendall(b"POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                      b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-    assert seen.wait(30), "the server never saw the client leave"
+    assert seen.wait(FAILURE_TIMEOUT_S), "the server never saw the client leave"
     live.gate.set()  # the run gets its decomposition (if it asked), emits its next event and stops there
-    assert finished.wait(30)
+    assert finished.wait(FAILURE_TIMEOUT_S)
     asked = [p for p in live.searcher.llm.prompts if question in p]
     assert len(asked) <= 1 and all(p.startswith("Break the question") for p in asked), [a[:40] for a in asked]
 
