@@ -31,6 +31,7 @@ from deepsearcher.agents.citations import cited_numbers, location
 from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.errors import DeepSearcherError
 from deepsearcher.events import EventCallback, QueryReport
+from deepsearcher.filters import SearchFilter
 from deepsearcher.server.security import Refused
 from deepsearcher.server.service import Service
 from deepsearcher.server.streaming import start_run
@@ -127,8 +128,12 @@ def build_mcp(service: Service, *, allow_load: bool) -> MCPServer:
         collections: Annotated[list[str] | None, Field(description="Collections to search; default all.")] = None,
         mode: Annotated[Literal["dense", "bm25", "hybrid"] | None,
                         Field(description="Default: hybrid when query.hybrid is set.")] = None,
+        where: Annotated[SearchFilter | None, Field(description="Only chunks it admits: source path globs, file "
+                                                                "types, a document date range, front-matter "
+                                                                "values (all optional).")] = None,
     ) -> Chunks:
-        hits = await _call(lambda: service.ready().retrieve(query, top_k=top_k, collections=collections, mode=mode))
+        hits = await _call(lambda: service.ready().retrieve(query, top_k=top_k, collections=collections, mode=mode,
+                                                            where=where))
         return Chunks(chunks=[_chunk(rank, hit) for rank, hit in enumerate(hits, start=1)])
 
     @server.tool(description="Research a question over the collections with an agent and return a cited report. "
@@ -141,6 +146,8 @@ def build_mcp(service: Service, *, allow_load: bool) -> MCPServer:
         max_iter: Annotated[int | None, Field(ge=1, le=10, description="Search rounds at most.")] = None,
         report: Annotated[Literal["short", "long"], Field(description="One answer, or a long sectioned report.")]
         = "short",
+        where: Annotated[SearchFilter | None, Field(description="Every search of the run keeps to the chunks it "
+                                                                "admits (as retrieve's where).")] = None,
     ) -> QueryResult:
         if agent is not None and agent != "auto" and agent not in agents:
             raise ToolError(f"unknown agent {agent!r}; choose auto or one of: {', '.join(agents)}")
@@ -148,7 +155,7 @@ def build_mcp(service: Service, *, allow_load: bool) -> MCPServer:
 
         def run(on_event: EventCallback) -> Report:
             return service.searcher.query(question, collections=collections, agent=agent, max_iter=max_iter,
-                                          on_event=on_event, report=report,
+                                          on_event=on_event, report=report, where=where,
                                           allow_private_urls=service.policy.allow_private_urls)
 
         return _result(await _research(service, run, ctx))

@@ -73,11 +73,13 @@ def test_stdio_lists_tools_loads_retrieves_and_researches(stdio_server: Any) -> 
             refused = await client.call_tool("load", {"inputs": [str(outside / "secret.txt")]})
             listed = await client.call_tool("list_collections", {})
             hits = await client.call_tool("retrieve", {"query": "embedded Milvus in one local file", "top_k": 2})
+            only_rag = await client.call_tool("retrieve", {"query": "embedded Milvus in one local file", "top_k": 2,
+                                                           "where": {"paths": ["*rag.md"]}})
             report = await client.call_tool("query", {"question": QUESTION, "agent": "deep_search"},
                                             progress_callback=on_progress)
             missing = await client.call_tool("query", {"question": QUESTION, "collections": ["nope"]})
             return {"tools": tools, "loaded": loaded, "refused": refused, "listed": listed, "hits": hits,
-                    "report": report, "missing": missing}
+                    "report": report, "missing": missing, "only_rag": only_rag}
 
     out = run(session)
     tools = out["tools"]
@@ -98,6 +100,10 @@ def test_stdio_lists_tools_loads_retrieves_and_researches(stdio_server: Any) -> 
     assert [c["rank"] for c in chunks] == [1, 2] and chunks[0]["source"].endswith("milvus.md")
     # where in the document (#23): the file, then its heading path
     assert chunks[0]["location"].startswith(chunks[0]["source"] + " › ") and chunks[0]["score"] >= chunks[1]["score"]
+
+    # a filter (#23) keeps retrieve to the chunks it admits
+    filtered = out["only_rag"].structured_content["chunks"]
+    assert filtered and all(c["source"].endswith("rag.md") for c in filtered), filtered
 
     assert_report(out["report"])
     messages = [m for _, m in progress]
