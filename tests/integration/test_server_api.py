@@ -73,6 +73,43 @@ def stream_query(client: httpx.Client, body: dict[str, Any]) -> list[dict[str, A
 
 
 # --- load --------------------------------------------------------------------------------------------------------------
+# first in the module: it needs the module's server with no run of an earlier test still queued
+def test_a_stream_false_query_whose_client_leaves_stops_its_run(live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #21 finding 4: a ``stream: false`` query is cancelled like a stream when its client disconnects (the
+    run's next event ends it), so a caller cannot queue long runs and walk away."""
+    import socket
+
+    from deepsearcher.server import streaming
+
+    seen, finished = threading.Event(), threading.Event()
+    watch, query = streaming._disconnected, live.searcher.query
+
+    async def watched(receive: Any) -> None:
+        await watch(receive)
+        seen.set()
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return query(*args, **kwargs)
+        finally:
+            finished.set()
+
+    monkeypatch.setattr(streaming, "_disconnected", watched)
+    monkeypatch.setattr(live.searcher, "query", run)
+    question = "Explain slowly what the detached question was."
+    body = json.dumps({"question": question, "stream": False}).encode()
+    host, port = live.url.removeprefix("http://").split(":")
+    live.gate.clear()
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(b"POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    assert seen.wait(FAILURE_TIMEOUT_S), "the server never saw the client leave"
+    live.gate.set()  # the run gets its decomposition (if it asked), emits its next event and stops there
+    assert finished.wait(FAILURE_TIMEOUT_S)
+    asked = [p for p in live.searcher.llm.prompts if question in p]
+    assert len(asked) <= 1 and all(p.startswith("Break the question") for p in asked), [a[:40] for a in asked]
+
+
 def test_load_reports_each_file_and_treats_a_symlink_out_of_the_roots_as_absent(live: Live) -> None:
     files = {Path(f["source"]).name: f for f in live.load_summary["files"]}
     assert files["milvus.md"]["status"] == "loaded" and files["milvus.md"]["chunks"] >= 1
@@ -402,42 +439,6 @@ def test_a_folder_reload_removes_files_gone_from_it_unless_keep_missing(live: Li
     assert kept["removed"] == []
     assert [(Path(r["source"]).name, r["status"], r["reason"]) for r in removed["removed"]] == [
         ("goes.md", "removed", "no longer in the folder")]
-
-
-def test_a_stream_false_query_whose_client_leaves_stops_its_run(live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue #21 finding 4: a ``stream: false`` query is cancelled like a stream when its client disconnects (the
-    run's next event ends it), so a caller cannot queue long runs and walk away."""
-    import socket
-
-    from deepsearcher.server import streaming
-
-    seen, finished = threading.Event(), threading.Event()
-    watch, query = streaming._disconnected, live.searcher.query
-
-    async def watched(receive: Any) -> None:
-        await watch(receive)
-        seen.set()
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return query(*args, **kwargs)
-        finally:
-            finished.set()
-
-    monkeypatch.setattr(streaming, "_disconnected", watched)
-    monkeypatch.setattr(live.searcher, "query", run)
-    question = "Explain slowly what the detached question was."
-    body = json.dumps({"question": question, "stream": False}).encode()
-    host, port = live.url.removeprefix("http://").split(":")
-    live.gate.clear()
-    with socket.create_connection((host, int(port))) as sock:
-        sock.sendall(b"POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-    assert seen.wait(FAILURE_TIMEOUT_S), "the server never saw the client leave"
-    live.gate.set()  # the run gets its decomposition (if it asked), emits its next event and stops there
-    assert finished.wait(FAILURE_TIMEOUT_S)
-    asked = [p for p in live.searcher.llm.prompts if question in p]
-    assert len(asked) <= 1 and all(p.startswith("Break the question") for p in asked), [a[:40] for a in asked]
 
 
 def test_export_turns_the_report_markdown_into_docx_and_html(live: Live) -> None:
