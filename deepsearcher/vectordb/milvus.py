@@ -27,6 +27,7 @@ from deepsearcher.vectordb.capabilities import (FULL_TEXT_SINCE, SEARCH_MODES, l
                                                 plan_search, server_capabilities)
 from deepsearcher.vectordb.connection import GuardedClient, disk_full_error, open_server_client
 from deepsearcher.vectordb.filters import compile_filter, missing_dates, pushed_down
+from deepsearcher.vectordb.filters import quote_literal as _quote
 from deepsearcher.vectordb.fusion import HYBRID_DEPTH, fuse_hybrid
 from deepsearcher.vectordb.milvus_lite import (
     PROP_DESC, PROP_DESC_GENERATED, PROP_DIM, PROP_MODEL, collection_props, lite_engine_major, lite_version,
@@ -48,23 +49,9 @@ DENSE_ONLY = ["dense"]
 LITE_LOW_DISK_BYTES = 64 * 1024 * 1024
 
 
-_LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"})
-
 #: a filter an older server cannot apply whole: candidates fetched per result wanted, at most MAX_LIMIT
 OVERFETCH = 20
 MAX_LIMIT = 16384
-
-
-def _quote(value: str) -> str:
-    """A Milvus filter string literal holding exactly ``value``, whatever characters it has.
-
-    The only place outside text (a file name, a URL) enters a filter expression is a literal built here. Milvus'
-    grammar takes any character in a double-quoted literal except ``"``, ``\\`` and line breaks, which are escaped;
-    every other character stays as it is. JSON-style ``\\u001b`` escapes (what ``json.dumps`` wrote before) are
-    refused by Milvus Lite's parser ("unknown escape sequence \\u"), which made any folder with an ESC or BEL in a
-    file name fail to load; ``\\x1b`` and octal escapes are refused the same way, so control characters go in raw.
-    """
-    return '"' + value.translate(_LITERAL_ESCAPES) + '"'
 
 
 class MilvusStore:
