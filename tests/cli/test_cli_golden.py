@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,9 @@ from tests.conftest import DATA, REPO
 pytestmark = pytest.mark.integration
 
 GOLDEN = Path(__file__).parent / "golden"
-#: a fixed-length location, so rich wraps and truncates paths the same way wherever the checkout lives
-WORK = Path("/tmp/deepsearcher-golden")
+#: a location of fixed length (that of the recording, /tmp/deepsearcher-golden), so rich wraps and truncates paths
+#: the same way wherever the checkout lives; unique per run, so two runs of the suite at once never share it
+WORK = Path("/tmp") / f"dsgolden-{uuid.uuid4().hex[:10]}"
 COMMANDS = {
     "load_first": ["load", "{data}", "-c", "sample", "-d", "Sample corpus"],
     "load_again": ["load", "{data}", "-c", "sample", "-d", "Sample corpus"],
@@ -36,6 +38,7 @@ def normalise(text: str) -> str:
     text = text.replace(str(WORK), "<WORK>")
     text = re.sub(r"\d+\.\d+ s\b", "X.X s", text)
     text = re.sub(r'"(mtime|date)": [0-9.e+]+', r'"\1": X', text)  # the files' times where this run copied them
+    text = re.sub(r'"id": "[0-9a-f]{32}"', '"id": X', text)  # chunk ids hash the source path, unique per run here
     return re.sub(r'"(seconds|embed_seconds)": [0-9.e-]+', r'"\1": X', text)
 
 
