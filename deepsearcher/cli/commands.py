@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from typing import Any, Iterator
 from contextlib import contextmanager
 
@@ -63,20 +64,35 @@ def stopped_message(ctx: click.Context, exc: KeyboardInterrupt) -> tuple[str, in
     return f"[yellow]{what}[/]{kept} Re-run the same command to resume; nothing is duplicated.", code
 
 
+#: how long a stopped load waits for the store to close before it exits anyway (a close can be stuck behind a write
+#: the signal cut short inside Milvus Lite's servicer thread; what was written is durable either way)
+CLOSE_GRACE_S = 15.0
+
+
 def exit_now(ctx: click.Context, code: int) -> None:
-    """End the process right after SIGTERM or a Ctrl-C of a load: close the store (releases the Milvus Lite file), flush the output, and
-    skip the interpreter's shutdown, which waits for Milvus Lite's background compaction and torch's threads (seconds
-    on a busy machine, past a supervisor's grace period before SIGKILL). What was written is already durable: every
-    write returned before the stop, as after a SIGKILL, which the load recovers from."""
+    """End the process right after SIGTERM or a Ctrl-C of a load: close the store (releases the Milvus Lite file),
+    flush the output, and skip the interpreter's shutdown, which waits for Milvus Lite's background compaction and
+    torch's threads (seconds on a busy machine, past a supervisor's grace period before SIGKILL). What was written is
+    already durable: every write returned before the stop, as after a SIGKILL, which the load recovers from — so a
+    close that does not end within ``CLOSE_GRACE_S`` (a signal that landed inside Lite's flush can leave its close
+    waiting on that flush) is abandoned rather than left to hang the terminal."""
+    closer = threading.Thread(target=_close_quietly, args=(ctx,), name="deepsearcher-close", daemon=True)
+    closer.start()
+    closer.join(CLOSE_GRACE_S)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _close_quietly(ctx: click.Context) -> None:
+    """``ctx.close()`` (runs call_on_close: DeepSearcher.close); a failure there changes nothing about the exit."""
     try:
-        ctx.close()  # runs call_on_close: DeepSearcher.close
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(code)
+        ctx.close()
+    except Exception:  # the run is already stopped and said so; a close error is only worth a debug line
+        logging.getLogger(__name__).debug("closing after a stop failed", exc_info=True)
 
 
 class ErrorBoundary(click.Group):
