@@ -108,7 +108,8 @@ class ServerSettings(StrictModel):
     watch: list[WatchedFolder] = Field(default_factory=list, description=(
         "Folders kept in sync while the server runs: loaded at startup, then every created, changed, renamed or "
         "deleted file is applied as a re-load would (file-system events; through the load queue, one load at a "
-        "time). Each must lie inside allowed_roots."))
+        "time). Each entry: {path, collection (default: vector_db.default_collection), keep_missing (default "
+        "false)}; each path must lie inside allowed_roots."))
 
 
 DEFAULT_PROVIDERS = {"llm": "openai_compatible", "embedding": "sentence_transformers", "vector_db": "milvus",

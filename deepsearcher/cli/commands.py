@@ -208,10 +208,10 @@ def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, de
         from deepsearcher.cli.watching import check_watch_inputs, watch_folder
 
         folder = check_watch_inputs(inputs, as_json)
-        watch_folder(ctx, make_app(ctx, overrides), folder, collection, description, console=console, out=out,
-                     load_options={"force_new": force_new_collection, "batch_size": batch_size,
-                                   "keep_missing": keep_missing})
-        return
+        code = watch_folder(make_app(ctx, overrides), folder, collection, description, console=console, out=out,
+                            load_options={"force_new": force_new_collection, "batch_size": batch_size,
+                                          "keep_missing": keep_missing})
+        exit_now(ctx, code)  # as an interrupted load: skip the slow interpreter shutdown
     with stop_on_sigterm():
         app = make_app(ctx, overrides)
         with LoadProgress(console, quiet=as_json) as progress:

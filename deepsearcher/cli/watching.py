@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-import click
 from rich.console import Console
 from rich.text import Text
 
@@ -57,10 +56,8 @@ def signal_kind() -> Iterator[list[int]]:
     seen: list[int] = []
 
     def on_term(signum: int, frame: Any) -> None:
-        from deepsearcher.cli.commands import Terminated
-
         seen.append(signum)
-        raise Terminated()
+        raise KeyboardInterrupt  # stops a batch where it is, as Ctrl-C does
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
@@ -69,10 +66,10 @@ def signal_kind() -> Iterator[list[int]]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def watch_folder(ctx: click.Context, app: Any, folder: Path, collection: str | None, description: str | None, *,
-                 console: Console, out: Console, load_options: dict[str, Any]) -> None:
-    """Load ``folder``, then keep it in sync until interrupted; ends the process with the totals and 130 / 143."""
-    from deepsearcher.cli.commands import exit_now
+def watch_folder(app: Any, folder: Path, collection: str | None, description: str | None, *,
+                 console: Console, out: Console, load_options: dict[str, Any]) -> int:
+    """Load ``folder``, then keep it in sync until interrupted; prints the totals and returns the exit code (130 on
+    Ctrl-C, 143 on SIGTERM), for the caller to end the process with."""
     from deepsearcher.cli.render import LoadProgress, render_load_summary
 
     def sync(only: Optional[Sequence[str]]) -> LoadSummary:
@@ -96,11 +93,9 @@ def watch_folder(ctx: click.Context, app: Any, folder: Path, collection: str | N
     with signal_kind() as seen:
         try:
             watch.run(on_ready=ready)
-        except KeyboardInterrupt as exc:
-            from deepsearcher.cli.commands import Terminated
-
-            code = 143 if seen or isinstance(exc, Terminated) else 130
+        except KeyboardInterrupt:
             console.print(Text(f"Stopped watching {one_line(str(folder))}: {watch.totals.describe()}. Everything "
                                "written is kept; a batch cut short is finished by the next load or watch."),
                           highlight=False)
-            exit_now(ctx, code)
+            return 143 if seen else 130
+    return 0

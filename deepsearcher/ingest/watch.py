@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from deepsearcher.errors import first_line
 from deepsearcher.ingest.sources import display_path
@@ -140,31 +140,38 @@ class FolderWatch:
             FileNotFoundError: the folder does not exist.
             DeepSearcherError: the first sync failed (nothing is watched then).
         """
-        from watchfiles import DefaultFilter
         # RustNotify (watchfiles' documented Rust backend) rather than watchfiles.watch: its events are registered
         # when it is built, so the first sync and on_ready come after the watch is in place and nothing is missed
         from watchfiles._rust_notify import RustNotify
 
         root = display_path(self.folder)
-        noise = DefaultFilter()  # editors' swap and backup files, .git, __pycache__
         with RustNotify([root], False, False, 300, True, True) as notify:
             first = self.sync(None)
             self._remember(first)
             on_ready(first)
-            pending: set[str] = set()
-            retry_at = 0.0
-            while True:
-                raw = notify.watch(self.debounce_ms, self.step_ms, self.retry_ms, stop)
-                if raw == "stop":
-                    return self.totals
-                if raw == "signal":
-                    raise KeyboardInterrupt
-                if isinstance(raw, set):
-                    pending |= {p for change, p in raw if noise(change, p) and not self.ignore(p)}
-                elif time.monotonic() < retry_at:
-                    continue
-                if pending:
-                    pending, retry_at = self._apply(root, pending)
+            self._follow(notify, root, stop)
+        return self.totals
+
+    def _follow(self, notify: Any, root: str, stop: threading.Event | None) -> None:
+        """Apply the changes ``notify`` reports, batch by batch, until ``stop`` is set (a signal: KeyboardInterrupt).
+        A failed batch stays pending: it is tried again with the next change, or when its retry time has come."""
+        from watchfiles import Change, DefaultFilter
+
+        noise = DefaultFilter()  # editors' swap and backup files, .git, __pycache__
+        pending: set[str] = set()
+        retry_at = 0.0
+        while True:
+            raw = notify.watch(self.debounce_ms, self.step_ms, self.retry_ms, stop)
+            if raw == "stop":
+                return
+            if raw == "signal":
+                raise KeyboardInterrupt
+            if isinstance(raw, set):
+                pending |= {p for change, p in raw if noise(Change(change), p) and not self.ignore(p)}
+            elif time.monotonic() < retry_at:
+                continue
+            if pending:
+                pending, retry_at = self._apply(root, pending)
 
     def _apply(self, root: str, pending: set[str]) -> tuple[set[str], float]:
         """Load one batch; returns what stays pending (all of it when the batch failed) and when to retry it."""
