@@ -8,6 +8,7 @@ of each wait (FAILURE_TIMEOUT_S) ends only a failed test.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -22,6 +23,7 @@ import pytest
 
 from deepsearcher.testing import HashEmbedder
 from tests.conftest import REPO
+from tests.integration.pausing import pause_env, wait_until_paused
 from tests.integration.server_support import FAILURE_TIMEOUT_S
 from tests.integration.test_plugins import install_plugin
 
@@ -82,6 +84,11 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def watcher(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[subprocess.Popen[str], Lines, Path]]:
+    yield from start_cli(tmp_path, env)
+
+
+def start_cli(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[subprocess.Popen[str], Lines, Path]]:
+    """``deepsearcher load docs --watch`` on a folder with one file, its stdout read line by line."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "first.md").write_text("The first ledger names the lantern archive.\n", encoding="utf-8")
@@ -133,3 +140,33 @@ def test_load_watch_needs_one_folder(tmp_path: Path, env: dict[str, str]) -> Non
     done = subprocess.run([sys.executable, "-m", "deepsearcher.cli", "load", str(tmp_path / "a.md"), "--watch"],
                           cwd=tmp_path, env=env, text=True, capture_output=True, timeout=FAILURE_TIMEOUT_S)
     assert done.returncode == 1 and "--watch keeps one folder in sync" in done.stderr
+
+
+def test_sigterm_ends_the_watch_with_its_totals_and_143(watcher) -> None:
+    process, out, _ = watcher
+    out.wait_for(lambda line: line.startswith("Watching "))
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=FAILURE_TIMEOUT_S)
+    assert process.returncode == 143, err
+    assert "Stopped watching" in err and "0 change batches" in err and "Traceback" not in err
+
+
+def test_ctrl_c_inside_a_batch_ends_cleanly_and_a_plain_load_finishes_it(tmp_path: Path, env: dict[str, str]) -> None:
+    marker = tmp_path / "paused"
+    for process, out, docs in start_cli(tmp_path, pause_env(env, marker, after_batch=2)):  # 1: the first load
+        out.wait_for(lambda line: line.startswith("Watching "))
+        staged = tmp_path / "new.md"
+        staged.write_text("A new ledger lists the brass keys.\n", encoding="utf-8")
+        os.replace(staged, docs / "new.md")
+        wait_until_paused(marker, process)  # the batch has written new.md's chunks and waits there
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=FAILURE_TIMEOUT_S)
+        assert process.returncode == 130, err
+        assert "Stopped watching" in err and "a batch cut short is finished by the next load" in err
+        assert "Traceback" not in err
+
+        again = subprocess.run([sys.executable, "-m", "deepsearcher.cli", "load", str(docs), "-c", "notes", "--json"],
+                               cwd=tmp_path, env=env, text=True, capture_output=True, timeout=FAILURE_TIMEOUT_S)
+        assert again.returncode == 0, again.stderr
+        statuses = {Path(f["source"]).name: f["status"] for f in json.loads(again.stdout)["files"]}
+        assert statuses == {"first.md": "unchanged", "new.md": "unchanged"}  # the batch's write was whole
