@@ -1,8 +1,8 @@
 """Folders kept in sync: file-system events, grouped into batches, each applied through the one load path.
 
 ``FolderWatch.run`` watches a folder with the operating system's file events (``watchfiles``: inotify on Linux,
-FSEvents on macOS, ReadDirectoryChangesW on Windows; it polls only where the system has no events, e.g. some network
-file systems), syncs the folder once (a normal load of it), then applies each burst of changes as one batch:
+FSEvents on macOS, ReadDirectoryChangesW on Windows); it polls only when ``WATCHFILES_FORCE_POLLING`` is set (a
+network mount whose changes made on other machines raise no local events), syncs the folder once (a normal load of it), then applies each burst of changes as one batch:
 ``sync(changed paths)``, which the callers make ``DeepSearcher.load([folder], only=paths)``. So a batch follows the
 same version rules as a re-load (``ingest.load.load_sources``): a changed file's new version is written and its old
 chunks deleted, an unchanged one is left alone (same hash), a created file is added, and the removal rule
@@ -19,6 +19,7 @@ intervals, and at the next change.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,9 @@ DEBOUNCE_MS = 1600
 #: how long (ms) after a failed batch it is tried again (doubling, at most RETRY_MAX_MS), unless a change comes first
 RETRY_MS = 2000
 RETRY_MAX_MS = 120_000
+
+#: the poll interval (ms) when polling is asked for (``force_polling``)
+POLL_MS = 300
 
 #: ``sync(None)``: the first, full load of the folder; ``sync(paths)``: a batch of changed paths (``display_path``)
 Sync = Callable[[Optional[Sequence[str]]], LoadSummary]
@@ -99,6 +103,13 @@ class WatchTotals:
                 f"{self.replaced} replaced, {self.removed} removed, {self.skipped} skipped, {self.failed} failed")
 
 
+def force_polling() -> bool:
+    """Poll instead of using events: only when ``$WATCHFILES_FORCE_POLLING`` asks for it (watchfiles' own variable
+    and values; its automatic polling on WSL is not followed, since WSL's own file systems have inotify)."""
+    value = os.environ.get("WATCHFILES_FORCE_POLLING", "")
+    return bool(value) and value.lower() not in {"false", "disable", "disabled"}
+
+
 def _no_batch(batch: WatchBatch) -> None:
     """Default ``on_batch``: report nothing."""
 
@@ -145,7 +156,7 @@ class FolderWatch:
         from watchfiles._rust_notify import RustNotify
 
         root = display_path(self.folder)
-        with RustNotify([root], False, False, 300, True, True) as notify:
+        with RustNotify([root], False, force_polling(), POLL_MS, True, True) as notify:
             first = self.sync(None)
             self._remember(first)
             on_ready(first)

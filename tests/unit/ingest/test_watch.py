@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from deepsearcher.ingest.load import changed_files
-from deepsearcher.ingest.watch import WatchBatch, WatchTotals
+from deepsearcher.ingest.watch import WatchBatch, WatchTotals, force_polling
 from deepsearcher.types import FileResult
 
 
@@ -32,3 +34,11 @@ def test_a_batch_loads_the_changed_files_and_everything_below_a_changed_folder(t
     files = [tmp_path / "a.md", tmp_path / "ab.md", tmp_path / "sub" / "x.md", tmp_path / "subway" / "y.md"]
     chosen = changed_files(files, [str(tmp_path / "a.md"), str(tmp_path / "sub"), str(tmp_path / "gone.md")])
     assert chosen == [tmp_path / "a.md", tmp_path / "sub" / "x.md"]
+
+
+@pytest.mark.parametrize(("value", "polls"), [("", False), ("1", True), ("true", True), ("false", False),
+                                              ("Disabled", False)])
+def test_polling_only_when_the_variable_asks_for_it(monkeypatch: pytest.MonkeyPatch, value: str,
+                                                    polls: bool) -> None:
+    monkeypatch.setenv("WATCHFILES_FORCE_POLLING", value)
+    assert force_polling() is polls
