@@ -1,6 +1,8 @@
 """The folders the server keeps in sync (``server.watch``): one ``ingest.watch.FolderWatch`` thread per folder,
 started with the app and stopped with it. Every load a watch makes (the first sync and each change batch) goes
-through the server's load queue, so it never runs beside an API load, and is held to the allowed roots like one."""
+through the server's load queue, so it never runs beside an API load (admitted even when API loads fill the queue:
+``WorkQueue.submit_own``), and is held to the allowed roots like one. A first sync that fails is logged and the
+folder is not watched; a batch that fails is logged and tried again by the watch."""
 
 from __future__ import annotations
 
@@ -77,12 +79,13 @@ class ServerWatches:
         watch = FolderWatch(path, self._sync(path, entry), on_batch=self._record)
         try:
             watch.run(self._stop, on_ready=lambda summary: self._first_sync_done(path, summary))
-        except (DeepSearcherError, OSError) as exc:
-            log.error("server.watch: %s is not kept in sync: %s", path, exc)
+        except Exception as exc:  # the first sync failed (a batch that fails is retried inside the watch)
+            log.error("server.watch: %s is not kept in sync: %s", path, exc, exc_info=not isinstance(
+                exc, (DeepSearcherError, OSError)))
 
     def _sync(self, path: Path, entry: WatchedFolder) -> Callable[[Optional[Sequence[str]]], LoadSummary]:
         def sync(only: Optional[Sequence[str]]) -> LoadSummary:
-            future = self.service.loads.submit(self.service.load, [str(path)], entry.collection, None,
+            future = self.service.loads.submit_own(self.service.load, [str(path)], entry.collection, None,
                                                keep_missing=entry.keep_missing, only=only or [str(path)])
             return future.result()
 
