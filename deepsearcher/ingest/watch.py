@@ -1,19 +1,19 @@
 """Folders kept in sync: file-system events, grouped into batches, each applied through the one load path.
 
 ``FolderWatch.run`` watches a folder with the operating system's file events (``watchfiles``: inotify on Linux,
-FSEvents on macOS, ReadDirectoryChangesW on Windows); it polls only when ``WATCHFILES_FORCE_POLLING`` is set (a
-network mount whose changes made on other machines raise no local events), syncs the folder once (a normal load of it), then applies each burst of changes as one batch:
-``sync(changed paths)``, which the callers make ``DeepSearcher.load([folder], only=paths)``. So a batch follows the
-same version rules as a re-load (``ingest.load.load_sources``): a changed file's new version is written and its old
-chunks deleted, an unchanged one is left alone (same hash), a created file is added, and the removal rule
-(``remove_missing``) compares the stored sources with a fresh walk of the whole folder, so deleted and renamed files
-(and folders) lose their chunks whatever events the system reported for them.
+FSEvents on macOS, ReadDirectoryChangesW on Windows; it polls only when ``WATCHFILES_FORCE_POLLING`` is set, for a
+network mount whose changes made on other machines raise no local events), syncs the folder once (a normal load of
+it), then applies each burst of changes as one batch: ``sync(changed paths)``, which the callers make
+``DeepSearcher.load([folder], only=paths)``. So a batch follows the same version rules as a re-load
+(``ingest.load.load_sources``): a changed file's new version is written and its old chunks deleted, an unchanged one
+is left alone (same hash), a created file is added, and the removal rule (``remove_missing``) compares the stored
+sources with a fresh walk of the whole folder, so deleted and renamed files (and folders) lose their chunks whatever
+events the system reported for them.
 
 Debouncing: a batch starts once no event has arrived for ``step_ms`` (an editor's write-then-rename is one batch),
 or after ``debounce_ms`` of continuous events (a large copy is applied in pieces). Errors: a file that fails to load
 is a skipped result in its batch (the pipeline's rule), never the end of the watch; a batch that fails as a whole
-(the store down, the server's load queue full) is reported and tried again after ``retry_ms``, then at growing
-intervals, and at the next change.
+(the store down) is reported and tried again after ``retry_ms``, then at growing intervals, and at the next change.
 """
 
 from __future__ import annotations
