@@ -169,7 +169,8 @@ class DeepSearcher:
     def load(self, inputs: Sequence[str], collection: str | None = None, description: str | None = None, *,
              force_new: bool = False, batch_size: int | None = None, path_allowed: PathAllowed | None = None,
              allow_private_urls: bool | None = None, on_event: EventCallback | None = None,
-             crawler: Crawler | None = None, keep_missing: bool = False) -> LoadSummary:
+             crawler: Crawler | None = None, keep_missing: bool = False,
+             only: Sequence[str] | None = None) -> LoadSummary:
         """Load files, folders, glob patterns and URLs into a collection (``ingest.load.load_sources``).
 
         Args:
@@ -186,6 +187,8 @@ class DeepSearcher:
             crawler: a ready crawler for the URLs instead of the configured one.
             keep_missing: keep the chunks of files gone from a loaded folder or no longer loadable (default: removed,
                 ``ingest.load.remove_missing``).
+            only: a folder watch's changed paths: only the files found at or below them are loaded, the removal
+                rule still compares the whole folder (``ingest.load.load_sources``). None = every file.
 
         Returns:
             A LoadSummary with one FileResult per source; a source that fails on its own is skipped with a reason.
@@ -206,7 +209,7 @@ class DeepSearcher:
                                loader=self.loader, registry=self.registry, workers=workers, force_new=force_new,
                                batch_size=batch_size, path_allowed=path_allowed,
                                allow_private_urls=allow_private_urls, on_event=emit, crawler=crawler,
-                               keep_missing=keep_missing)
+                               keep_missing=keep_missing, only=only)
         if summary.created and description is None or self._needs_description(summary):
             text = None if summary.created else description  # -d on a re-load replaces only the stand-in
             summary = replace(summary, description=self.describe_collection(summary.collection, text,

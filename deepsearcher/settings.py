@@ -72,6 +72,15 @@ class IngestSettings(StrictModel):
     ray: RaySettings = Field(default_factory=RaySettings, description="Options of the Ray engine.")
 
 
+class WatchedFolder(StrictModel):
+    """A folder the server keeps in sync with a collection (``server.watch``), as ``load DIR --watch`` does."""
+
+    path: Path = Field(..., description="The folder (inside server.allowed_roots; relative to the config file).")
+    collection: Optional[str] = Field(None, description="Its collection; None = vector_db.default_collection.")
+    keep_missing: bool = Field(False, description="Keep the chunks of deleted or renamed files (as load "
+                                                  "--keep-missing); default: removed.")
+
+
 class ServerSettings(StrictModel):
     """``deepsearcher serve``."""
 
@@ -96,6 +105,11 @@ class ServerSettings(StrictModel):
                                         "the same token rule as the API).")
     mcp_load: bool = Field(False, description="Offer the MCP load tool over HTTP (always inside allowed_roots and the "
                                               "address rule); `deepsearcher mcp` over stdio offers it always.")
+    watch: list[WatchedFolder] = Field(default_factory=list, description=(
+        "Folders kept in sync while the server runs: loaded at startup, then every created, changed, renamed or "
+        "deleted file is applied as a re-load would (file-system events; through the load queue, one load at a "
+        "time). Each entry: {path, collection (default: vector_db.default_collection), keep_missing (default "
+        "false)}; each path must lie inside allowed_roots."))
 
 
 DEFAULT_PROVIDERS = {"llm": "openai_compatible", "embedding": "sentence_transformers", "vector_db": "milvus",

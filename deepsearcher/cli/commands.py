@@ -192,14 +192,18 @@ def make_app(ctx: click.Context, overrides: dict[str, Any] | None = None) -> Any
 @click.option("--keep-missing", is_flag=True,
               help="Keep the chunks of files gone from a loaded folder (or no longer loadable); default: removed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--watch", is_flag=True,
+              help="Then keep the folder in sync: each change (created, changed, renamed, deleted files) is applied "
+                   "as a re-load would, one line per batch, until Ctrl-C.")
 @click.pass_context
 def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, description: str | None,
          force_new_collection: bool, batch_size: int | None, include: tuple[str, ...], exclude: tuple[str, ...],
-         keep_missing: bool, as_json: bool) -> None:
+         keep_missing: bool, as_json: bool, watch: bool) -> None:
     """Load files, folders, glob patterns and URLs into a collection.
 
     Re-running is safe: unchanged files are skipped, changed files replace their old chunks, and files gone from a
-    loaded folder (or no longer loadable) lose theirs (--keep-missing keeps them).
+    loaded folder (or no longer loadable) lose theirs (--keep-missing keeps them). With --watch (one folder), the
+    folder is then kept in sync by the same rules as its file-system events come in.
     """
     from deepsearcher.cli.render import LoadProgress, render_load_summary
     from deepsearcher.events import LoadBatch
@@ -216,6 +220,14 @@ def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, de
             root.meta["load_written"] = event.written  # for the message of a stopped load
         progress.on_event(event)
 
+    if watch:
+        from deepsearcher.cli.watching import check_watch_inputs, watch_folder
+
+        folder = check_watch_inputs(inputs, as_json)
+        code = watch_folder(make_app(ctx, overrides), folder, collection, description, console=console, out=out,
+                            load_options={"force_new": force_new_collection, "batch_size": batch_size,
+                                          "keep_missing": keep_missing})
+        exit_now(ctx, code)  # as an interrupted load: skip the slow interpreter shutdown
     with stop_on_sigterm():
         app = make_app(ctx, overrides)
         with LoadProgress(console, quiet=as_json) as progress:

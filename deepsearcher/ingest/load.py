@@ -77,7 +77,8 @@ def load_sources(inputs: Sequence[str], collection: str, description: str | None
                  loader: Loader, registry: Registry, workers: WorkerOptions | None = None, force_new: bool = False,
                  batch_size: int | None = None, path_allowed: PathAllowed | None = None,
                  allow_private_urls: bool | None = None, on_event: EventCallback = ignore_event,
-                 crawler: Crawler | None = None, keep_missing: bool = False) -> LoadSummary:
+                 crawler: Crawler | None = None, keep_missing: bool = False,
+                 only: Sequence[str] | None = None) -> LoadSummary:
     """Load files, folders, glob patterns and URLs into a collection.
 
     Args:
@@ -112,7 +113,8 @@ def load_sources(inputs: Sequence[str], collection: str, description: str | None
         ProviderError: the Ray engine cannot start or reach Ray.
     """
     name = validate_collection_name(collection)
-    found = _files(inputs, loader_options, path_allowed)
+    found = _files(inputs, loader_options, path_allowed, allow_empty=only is not None)
+    to_load = found.files if only is None else changed_files(found.files, only)
     if ingest.engine == "ray":
         _check_ray(store, workers)  # before any crawl or write
     signature = split_signature(ingest, loader_options, embedder)
@@ -123,7 +125,7 @@ def load_sources(inputs: Sequence[str], collection: str, description: str | None
     target = _Target(name, default_description(inputs) if description is None else description, force_new,
                      placeholder)
     splitter, batch = make_splitter(ingest, embedder), batch_size or ingest.batch_size
-    summary = _run(found.files, web, target, ingest, workers, store=store, embedder=embedder, loader=loader,
+    summary = _run(to_load, web, target, ingest, workers, store=store, embedder=embedder, loader=loader,
                    splitter=splitter, signature=signature, batch_size=batch, on_event=on_event)
     if web is not None:
         web.check(summary)  # a URL that gave 0 documents is an error (the collection is only made on a write)
@@ -146,18 +148,28 @@ class _Target:
     placeholder: bool = False  # the description is the stand-in (stored marked as generated)
 
 
-def _files(inputs: Sequence[str], options: LoaderOptions, path_allowed: PathAllowed | None) -> Expansion:
+def _files(inputs: Sequence[str], options: LoaderOptions, path_allowed: PathAllowed | None, *,
+           allow_empty: bool = False) -> Expansion:
     """The files among ``inputs`` (URLs left out).
 
     Raises:
-        IngestError: a path does not exist, or there is nothing at all to load (every file filtered out).
+        IngestError: a path does not exist, or there is nothing at all to load (every file filtered out) and
+            ``allow_empty`` is false.
     """
     found = expand_paths([i for i in inputs if not is_url(i)], options, path_allowed)
-    if not found.files and not found.skipped and not any(is_url(i) for i in inputs):
+    if not found.files and not found.skipped and not allow_empty and not any(is_url(i) for i in inputs):
         raise IngestError(f"no files to load in {', '.join(inputs)}",
                           hint="the folders are empty or every file was filtered out "
                                f"(include: {options.include or 'all'}; exclude: {options.exclude})")
     return found
+
+
+def changed_files(files: Sequence[Path], only: Sequence[str]) -> list[Path]:
+    """The files of ``files`` at or below one of the paths ``only``: what a watch batch loads. A folder in ``only``
+    (moved or copied in whole) selects every file below it."""
+    exact = {display_path(Path(p)) for p in only}
+    folders = tuple(p + "/" for p in exact)
+    return [f for f in files if (d := display_path(f)) in exact or d.startswith(folders)]
 
 
 def _check_ray(store: VectorStore, workers: WorkerOptions | None) -> None:

@@ -7,6 +7,7 @@ configured, which it must be off loopback):
     GET  /api/info          model names and query defaults (never keys or base URLs)
     GET  /api/collections   collections with description, chunk count, embedding model
     POST /api/load          files/folders inside server.allowed_roots, and URLs -> per-file results
+                            (and server.watch: folders kept in sync from file-system events, server.watching)
     POST /api/retrieve      ranked chunks, no LLM
     POST /api/query         Server-Sent Events: the run's typed events, then ``query.report`` (or ``error``)
     POST /api/export        a report's Markdown -> .md / .html / .docx / .pdf (the page's download menu)
@@ -62,6 +63,7 @@ from deepsearcher.server.openai_compat import add_chat_routes
 from deepsearcher.server.security import AccessPolicy, Refused
 from deepsearcher.server.streaming import error_payload, run_attended, stream_events
 from deepsearcher.server.service import Service
+from deepsearcher.server.watching import ServerWatches
 from deepsearcher.server.workers import RETRY_AFTER_S, Busy
 from deepsearcher.settings import Settings
 from deepsearcher.events import EventCallback
@@ -100,22 +102,26 @@ def create_app(settings: Settings, searcher: Any = None) -> FastAPI:
 
         searcher = DeepSearcher(settings)
     service = Service(settings, searcher, policy)
+    watches = ServerWatches(service)  # checks server.watch before anything starts
 
     mcp_sessions: list[Any] = []
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(service.warm)
+        watches.start()
         async with AsyncExitStack() as stack:
             for manager in mcp_sessions:
                 await stack.enter_async_context(manager.run())
             yield
+        await run_in_threadpool(watches.stop)  # before the store closes: a watch may be loading
         service.close(owns_searcher)
 
     app = FastAPI(title="deepsearcher", version=_version(), lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Load documents and URLs into Milvus collections, retrieve chunks, and research "
                               "questions with an agent that streams its steps and writes a cited report.")
     app.state.service = service
+    app.state.watches = watches
     _add_error_handlers(app, policy)
     _add_docs(app)
     _add_meta_routes(app, service)

@@ -69,13 +69,15 @@ class Service:
         return [policy.check_url(i) if is_url(i) else str(policy.check_path(i)) for i in inputs]
 
     def load(self, inputs: list[str], collection: str | None, description: str | None, *,
-             force_new: bool = False, keep_missing: bool = False) -> LoadSummary:
+             force_new: bool = False, keep_missing: bool = False,
+             only: list[str] | None = None) -> LoadSummary:
         """Load checked inputs through the one ingestion entry point, with the server's rules: files found outside
-        the roots (through symlinks) are treated as absent, and the crawler gets the server's address rule."""
+        the roots (through symlinks) are treated as absent, and the crawler gets the server's address rule.
+        ``only``: a folder watch's changed paths (``server.watching``)."""
         policy = self.policy
         return self.ready().load(inputs, collection, description, force_new=force_new,
                                  path_allowed=policy.inside_roots, allow_private_urls=policy.allow_private_urls,
-                                 keep_missing=keep_missing)
+                                 keep_missing=keep_missing, only=only)
 
     def close(self, close_searcher: bool) -> None:
         self.queries.shutdown(wait=False, cancel_futures=True)

@@ -60,6 +60,20 @@ class WorkQueue(Executor):
         future.add_done_callback(lambda _: self._release())
         return future
 
+    def submit_own(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Queue one of the server's own jobs (a folder watch's load), admitted even when the queue is full: each
+        watch has at most one job at a time, so they are bounded by ``server.watch``, and a busy API never makes a
+        watch drop a change. It still runs in turn, on the same workers."""
+        with self._lock:
+            self._admitted += 1
+        try:
+            future = self._pool.submit(fn, *args, **kwargs)
+        except BaseException:
+            self._release()
+            raise
+        future.add_done_callback(lambda _: self._release())
+        return future
+
     def _release(self) -> None:
         with self._lock:
             self._admitted -= 1

@@ -206,6 +206,23 @@ def test_work_queue_admits_workers_plus_waiting_then_refuses() -> None:
     queue.shutdown()
 
 
+def test_a_watch_load_is_admitted_when_api_loads_fill_the_queue_and_runs_in_turn() -> None:
+    import threading
+
+    from deepsearcher.server.workers import Busy, WorkQueue
+
+    queue = WorkQueue(1, 0, "loads")
+    gate, order = threading.Event(), []
+    running = queue.submit(lambda: (gate.wait(60), order.append("api")))
+    with pytest.raises(Busy):
+        queue.submit(order.append, "refused")
+    own = queue.submit_own(order.append, "watch")  # waits for its turn on the one worker
+    gate.set()
+    own.result(60)  # the bound only ends a failure
+    assert running.done() and order == ["api", "watch"]
+    queue.shutdown()
+
+
 def test_redact_hides_every_configured_endpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DS_UNIT_TOKEN", raising=False)
     settings = load_settings(None, {
