@@ -205,6 +205,7 @@ def _add_search_routes(app: FastAPI, service: Service) -> None:
         def finish(report: Report) -> dict[str, Any]:
             return finish_report(report, service.settings.query.report_links)
 
+        service.queries.check_room()  # 429 at once when full, before the checks below
         await run_in_threadpool(precheck)
         if not body.stream:
             report = await run_attended(service.queries, run, request.receive)

@@ -148,6 +148,7 @@ def add_chat_routes(app: FastAPI, service: Any) -> None:
             service.ready().resolve_collections(None)
             service.ready(llm=True).check_llm()
 
+        service.queries.check_room()  # 429 at once when full, before the checks below
         await run_in_threadpool(precheck)
 
         def run(on_event: EventCallback) -> Report:

@@ -42,6 +42,21 @@ class WorkQueue(Executor):
         """Jobs running or waiting now."""
         return self._admitted
 
+    def check_room(self) -> None:
+        """Refuse now when the queue is full, before a request spends anything on checks that come before its
+        ``submit`` (a burst under load once timed out there instead of being answered 429). ``submit`` still
+        decides; this only answers early.
+
+        Raises:
+            Busy: ``workers + max_waiting`` jobs are already running or waiting.
+        """
+        with self._lock:
+            if self._admitted >= self.limit:
+                raise self._busy()
+
+    def _busy(self) -> Busy:
+        return Busy(f"too many {self.name} in progress ({self.limit} running or waiting); try again later")
+
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         """Queue ``fn(*args, **kwargs)``.
 
@@ -50,7 +65,7 @@ class WorkQueue(Executor):
         """
         with self._lock:
             if self._admitted >= self.limit:
-                raise Busy(f"too many {self.name} in progress ({self.limit} running or waiting); try again later")
+                raise self._busy()
             self._admitted += 1
         try:
             future = self._pool.submit(fn, *args, **kwargs)

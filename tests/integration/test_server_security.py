@@ -329,11 +329,18 @@ def test_a_full_query_queue_answers_429(tmp_path: Path, monkeypatch: pytest.Monk
             slow = pool.submit(client.post, "/api/query", json={"question": "Explain slowly: Milvus?",
                                                                  "stream": False})
             assert arrived.wait(HOLD_LIMIT_S), "the slow query never reached the model"  # it holds the one worker
+            checked: list[object] = []  # the checks a query makes before its submit (collections, the LLM)
+            resolve = searcher.resolve_collections
+            monkeypatch.setattr(searcher, "resolve_collections", lambda *a, **k: checked.append(a) or resolve(*a, **k))
             busy = client.post("/api/query", json={"question": QUESTION})
+            chat = client.post("/v1/chat/completions", json={"model": "deepsearcher",
+                                                             "messages": [{"role": "user", "content": QUESTION}]})
             health = client.get("/api/health")
             gate.set()
             done = slow.result(timeout=60)
     assert busy.status_code == 429 and busy.headers["retry-after"] == "30" and "queries" in busy.json()["detail"]
+    assert chat.status_code == 429, chat.text
+    assert checked == []  # refused before any check: a burst under load is answered at once, not after the checks
     assert health.status_code == 200 and done.status_code == 200
 
 
