@@ -205,15 +205,18 @@ def _add_search_routes(app: FastAPI, service: Service) -> None:
         def finish(report: Report) -> dict[str, Any]:
             return finish_report(report, service.settings.query.report_links)
 
-        service.queries.check_room()  # 429 at once when full, before the checks below
-        await run_in_threadpool(precheck)
-        if not body.stream:
-            report = await run_attended(service.queries, run, request.receive)
-            if report is None:  # the client left: nobody reads an answer
-                return Response(status_code=499)
-            return JSONResponse(finish(report))
-        return EventSourceResponse(stream_events(service.queries, run, finish, service.policy.redact, body.lines),
-                                   ping=15, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        place = service.queries.reserve()  # 429 at once when full, counted from arrival, not after the checks
+        try:
+            await run_in_threadpool(precheck)
+            if not body.stream:
+                report = await run_attended(place, run, request.receive)
+                if report is None:  # the client left: nobody reads an answer
+                    return Response(status_code=499)
+                return JSONResponse(finish(report))
+            return EventSourceResponse(stream_events(place, run, finish, service.policy.redact, body.lines),
+                                       ping=15, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        finally:
+            place.cancel()  # frees the place only when no run was started in it
 
 
 def _add_export_route(app: FastAPI) -> None:

@@ -148,15 +148,19 @@ def add_chat_routes(app: FastAPI, service: Any) -> None:
             service.ready().resolve_collections(None)
             service.ready(llm=True).check_llm()
 
-        service.queries.check_room()  # 429 at once when full, before the checks below
-        await run_in_threadpool(precheck)
+        place = service.queries.reserve()  # 429 at once when full, counted from arrival, not after the checks
+        try:
+            await run_in_threadpool(precheck)
+        except BaseException:
+            place.cancel()
+            raise
 
         def run(on_event: EventCallback) -> Report:
             return service.searcher.query(question, agent=agent, on_event=on_event,
                                           allow_private_urls=service.policy.allow_private_urls)
 
         completion = Completion(body.model)
-        running = start_run(service.queries, run)  # Busy (429) here, before any answer starts
+        running = start_run(place, run)
         if body.stream:
             return EventSourceResponse(completion.chunks(running.events(), service.policy.redact), ping=15,
                                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})

@@ -42,38 +42,28 @@ class WorkQueue(Executor):
         """Jobs running or waiting now."""
         return self._admitted
 
-    def check_room(self) -> None:
-        """Refuse now when the queue is full, before a request spends anything on checks that come before its
-        ``submit`` (a burst under load once timed out there instead of being answered 429). ``submit`` still
-        decides; this only answers early.
+    def reserve(self) -> "Place":
+        """Take a place for one job now, when its request arrives, and run the job on it later (``Place.submit``)
+        or give it back (``Place.cancel``). A request that takes its place before its checks (collections, the LLM)
+        is refused at once when the queue is full: counted only at submit, a burst on a loaded machine was all
+        admitted to those checks and timed out there instead of being answered 429.
 
         Raises:
-            Busy: ``workers + max_waiting`` jobs are already running or waiting.
+            Busy: ``workers + max_waiting`` jobs (or places) are already taken.
         """
         with self._lock:
             if self._admitted >= self.limit:
-                raise self._busy()
-
-    def _busy(self) -> Busy:
-        return Busy(f"too many {self.name} in progress ({self.limit} running or waiting); try again later")
+                raise Busy(f"too many {self.name} in progress ({self.limit} running or waiting); try again later")
+            self._admitted += 1
+        return Place(self)
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        """Queue ``fn(*args, **kwargs)``.
+        """Queue ``fn(*args, **kwargs)`` (``reserve`` and its place's ``submit`` at once).
 
         Raises:
             Busy: ``workers + max_waiting`` jobs are already running or waiting.
         """
-        with self._lock:
-            if self._admitted >= self.limit:
-                raise self._busy()
-            self._admitted += 1
-        try:
-            future = self._pool.submit(fn, *args, **kwargs)
-        except BaseException:
-            self._release()
-            raise
-        future.add_done_callback(lambda _: self._release())
-        return future
+        return self.reserve().submit(fn, *args, **kwargs)
 
     def submit_own(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         """Queue one of the server's own jobs (a folder watch's load), admitted even when the queue is full: each
@@ -81,13 +71,7 @@ class WorkQueue(Executor):
         watch drop a change. It still runs in turn, on the same workers."""
         with self._lock:
             self._admitted += 1
-        try:
-            future = self._pool.submit(fn, *args, **kwargs)
-        except BaseException:
-            self._release()
-            raise
-        future.add_done_callback(lambda _: self._release())
-        return future
+        return Place(self).submit(fn, *args, **kwargs)
 
     def _release(self) -> None:
         with self._lock:
@@ -95,3 +79,43 @@ class WorkQueue(Executor):
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+class Place(Executor):
+    """One admitted place in a ``WorkQueue`` (``WorkQueue.reserve``): runs one job, or is given back.
+
+    An ``Executor``, so the query streaming code takes it where it takes the queue."""
+
+    def __init__(self, queue: WorkQueue) -> None:
+        self._queue = queue
+        self._held = True
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Run ``fn(*args, **kwargs)`` on the queue's workers in this place; the place is freed when it ends.
+
+        Raises:
+            RuntimeError: the place already ran a job or was given back.
+        """
+        self._take()
+        try:
+            future = self._queue._pool.submit(fn, *args, **kwargs)
+        except BaseException:
+            self._queue._release()
+            raise
+        future.add_done_callback(lambda _: self._queue._release())
+        return future
+
+    def cancel(self) -> None:
+        """Give the place back if no job ran in it (the request failed its checks, or ended before submitting);
+        nothing once a job was submitted (it frees the place when it ends)."""
+        with self._lock:
+            held, self._held = self._held, False
+        if held:
+            self._queue._release()
+
+    def _take(self) -> None:
+        with self._lock:
+            if not self._held:
+                raise RuntimeError("a queue place runs one job")
+            self._held = False

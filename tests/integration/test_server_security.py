@@ -344,6 +344,44 @@ def test_a_full_query_queue_answers_429(tmp_path: Path, monkeypatch: pytest.Monk
     assert health.status_code == 200 and done.status_code == 200
 
 
+def test_a_burst_of_queries_still_in_their_checks_gets_429_beyond_the_queue(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A place in the query queue is taken when the request arrives: with one worker and one waiting place, a third
+    query that arrives while the first two are still in their checks (slow on a loaded machine) is refused at once."""
+    import threading
+
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.server import create_app
+    from tests.integration.server_support import QUESTION, scripted_llm
+
+    allowed, _ = write_corpus(tmp_path)
+    settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None,
+                                    "query": {"max_iter": 1, "agent": "naive"},
+                                    "server": {"max_concurrent_queries": 1, "max_queued_queries": 1}})
+    checks_gate, inside = threading.Event(), threading.Semaphore(0)
+    with DeepSearcher(settings, llm=scripted_llm(), embedder=HashEmbedder(64, "test-hash-64")) as searcher:
+        searcher.load([str(allowed / "docs")], "docs")
+        resolve = searcher.resolve_collections
+
+        def slow_checks(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                inside.release()
+                assert checks_gate.wait(HOLD_LIMIT_S), "the test never ended the checks"
+            return resolve(*args, **kwargs)
+
+        monkeypatch.setattr(searcher, "resolve_collections", slow_checks)
+        with LiveServer(create_app(settings, searcher=searcher)) as live, \
+                httpx.Client(base_url=live.url, timeout=120) as client, ThreadPoolExecutor(2) as pool:
+            body = {"question": QUESTION, "stream": False}
+            first = [pool.submit(client.post, "/api/query", json=body) for _ in range(2)]
+            assert inside.acquire(timeout=HOLD_LIMIT_S) and inside.acquire(timeout=HOLD_LIMIT_S)  # both in checks
+            third = client.post("/api/query", json=body)
+            checks_gate.set()
+            answers = [f.result(timeout=120) for f in first]
+    assert third.status_code == 429 and "queries" in third.json()["detail"]
+    assert [a.status_code for a in answers] == [200, 200]
+
+
 def test_a_refused_url_never_tells_the_caller_what_an_internal_name_resolves_to(tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue #21 (low): the refusal of a load of ``localhost`` (or db.corp.internal) names the kind of address, never

@@ -248,3 +248,26 @@ def test_stream_error_events_are_redacted_too(tmp_path: Path, monkeypatch: pytes
                         hint="is http://10.0.0.5:8080/v1 up?")
     assert error_payload(exc, p.redact) == {"detail": "the LLM server at <llm.base_url> timed out after 120 s",
                                             "hint": "is <llm.base_url> up?", "type": "ProviderError"}
+
+
+def test_a_reserved_place_counts_from_arrival_and_is_freed_by_cancel_or_by_its_job() -> None:
+    import threading
+
+    from deepsearcher.server.workers import Busy, WorkQueue
+
+    queue = WorkQueue(1, 1, "queries")
+    first, second = queue.reserve(), queue.reserve()  # two requests in their checks: nothing submitted yet
+    with pytest.raises(Busy, match="too many queries in progress"):
+        queue.reserve()
+    second.cancel()  # its checks failed
+    second.cancel()  # twice is harmless
+    assert queue.admitted == 1
+    done = threading.Event()
+    job = first.submit(lambda: 5)
+    job.add_done_callback(lambda _: done.set())
+    assert job.result(60) == 5 and done.wait(60)  # the bounds only end a failure
+    first.cancel()  # after its job: nothing more to give back
+    with pytest.raises(RuntimeError, match="one job"):
+        first.submit(lambda: 6)
+    assert queue.admitted == 0
+    queue.shutdown()
