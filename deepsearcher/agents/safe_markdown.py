@@ -11,7 +11,9 @@ code spans and fenced code blocks:
 - raw HTML is escaped (``\\<img …>`` shows as text; a viewer never builds a tag from model text);
 - a link (inline, autolink, bare URL, reference definition) stays a link only when it points into the report itself
   (no scheme, no host) or to a URL this run retrieved or read (``known_urls``: the report's sources and the web pages
-  its read actions opened; compared without fragment, default port, trailing slash or case of scheme and host).
+  its read actions opened; compared without fragment, default port, trailing slash, case of the host, http and
+  https alike). A web search result the run only listed (never read, not cited) is not among them: its page was
+  never checked.
   Any other link is **removed**: its text stays, followed by "(link to `host` removed: not retrieved by this run)".
   Removed rather than kept with a mark, because a kept link is still one click from sending what its URL carries
   and still reads as a source; the host (never the path or query) says where it pointed. With ``links: all`` an
@@ -53,8 +55,8 @@ _MARK = f" ({NOT_RETRIEVED})"
 
 
 def normal_url(url: str) -> str:
-    """``url`` as the rule compares it: scheme and host lower case, no fragment, no default port, no trailing slash
-    ("" for a string that is not an http(s) URL)."""
+    """``url`` as the rule compares it: http and https alike (``//host/path``), host lower case, no fragment, no
+    default port, no trailing slash ("" for a string that is not an http(s) URL)."""
     try:
         parts = urlsplit(url.strip() if not url.lower().startswith("www.") else "https://" + url.strip())
         port = parts.port
@@ -67,7 +69,7 @@ def normal_url(url: str) -> str:
     host = f"[{host}]" if ":" in host else host
     netloc = host if port in (None, 80 if scheme == "http" else 443) else f"{host}:{port}"
     path = parts.path.rstrip("/")
-    return f"{scheme}://{netloc}{path}" + (f"?{parts.query}" if parts.query else "")
+    return f"//{netloc}{path}" + (f"?{parts.query}" if parts.query else "")
 
 
 def known_urls(urls: Iterable[str]) -> set[str]:

@@ -14,10 +14,11 @@ GONE = "(link to `{}` removed: not retrieved by this run)"
 
 
 def test_known_urls_are_the_web_sources_normalised() -> None:
-    assert HOSTS == {"https://cited.org/page", "https://cited.org/c.png", "https://cited.org/a?b",
-                     "http://[::1]:9/x", "https://cited.org/x"}
-    assert normal_url("HTTPS://Cited.ORG:443/page/#frag") == "https://cited.org/page"
-    assert normal_url("www.example.org/a/") == "https://www.example.org/a" and normal_url("/local/file.md") == ""
+    assert HOSTS == {"//cited.org/page", "//cited.org/c.png", "//cited.org/a?b", "//[::1]:9/x", "//cited.org/x"}
+    assert normal_url("HTTPS://Cited.ORG:443/page/#frag") == normal_url("http://cited.org/page") == "//cited.org/page"
+    assert normal_url("http://cited.org:443/page") == "//cited.org:443/page"
+    assert normal_url("www.example.org/a/") == "//www.example.org/a" and normal_url("/local/file.md") == ""
+    assert normal_url("ftp://example.org/x") == normal_url("javascript:alert(1)") == ""
 
 
 def test_another_page_of_a_cited_host_is_not_retrieved() -> None:
@@ -88,3 +89,26 @@ def test_outside_titles_stay_one_line_of_text() -> None:
         "x\\](https://evil/?d=1) \\!\\[y # h \\<b\\> a_b \\`c\\`"
     assert md_source("https://milvus.io/docs?a=1") == "https://milvus.io/docs?a=1"
     assert md_source("/d/[x]<y>.md") == "/d/\\[x\\]\\<y\\>.md"
+
+
+def test_a_report_keeps_links_to_its_sources_and_pages_read_only() -> None:
+    from deepsearcher.agents.report_markdown import links_note, report_markdown, with_checked_links
+    from deepsearcher.types import Chunk, Report, Source, Usage
+
+    source = Source(1, Chunk(id="c", text="Mallards dabble.", source="https://ducks.example/mallard", title="Mallard",
+                             page=None, chunk_index=0, doc_hash="h"), "web")
+    answer = ("Mallards dabble [1] ([page](https://ducks.example/mallard/)); the teal page (https://ducks.example/"
+              "teal) was read; [guide](https://made.up/guide) was not.")
+    report = Report(question="q", answer=answer, sources=[source], sub_queries=[], iterations=1, usage=Usage(),
+                    agent="deep_research")
+    checked = with_checked_links(report, ["https://ducks.example/teal"])
+    assert checked.answer == ("Mallards dabble [1] ([page](https://ducks.example/mallard/)); the teal page "
+                              "(https://ducks.example/teal) was read; guide (link to `made.up` removed: not "
+                              "retrieved by this run) was not.")
+    assert checked.unretrieved_urls == ["https://made.up/guide"] and checked.sources == [source]
+    assert checked.pages_read == ["https://ducks.example/teal"]
+    assert checked.to_dict()["unretrieved_urls"] == ["https://made.up/guide"]
+    assert links_note(checked).startswith("**Links.** 1 link(s) in the answer pointed to pages this run never")
+    md = report_markdown(checked)
+    assert "(https://ducks.example/teal)" in md and links_note(checked) in md
+    assert links_note(with_checked_links(Report("q", "No links [1].", [source], [], 1, Usage(), "naive"), [])) == ""
