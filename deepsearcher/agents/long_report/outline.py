@@ -147,7 +147,8 @@ def parse_outline(text: str, where: str = "the outline") -> Outline:
     """Read the file format (see the module docstring).
 
     Raises:
-        ConfigError: no section, more than ``MAX_SECTIONS``, or a section without a question (names the line).
+        ConfigError: no section, more than ``MAX_SECTIONS``, a section without a question (names the line), or only
+            synthesis sections.
     """
     text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
     title = ""
@@ -180,6 +181,10 @@ def parse_outline(text: str, where: str = "the outline") -> Outline:
                               f"{'no title' if not heading else 'no research question'}",
                               hint="follow each '## Section title' line with the question the section answers")
         out.append(Section(heading, question))
+    if all(section.synthesis for section in out):
+        raise ConfigError(f"{where} has only synthesis sections ({', '.join(s.title for s in out)}): nothing to "
+                          "research and sum up", hint="add a '## Section title' line followed by the research "
+                                                      "question of a section to research")
     return Outline(title, tuple(out))
 
 

@@ -363,6 +363,8 @@ def test_outline_files_mark_synthesis_sections() -> None:
     assert outline.sections == (Section("Executive summary", "Sum up the other sections: Executive summary", True),
                                 Section("Basics", "What is it?"), Section("Wrap-up", "the findings", True))
     assert parse_outline(outline_markdown(outline)) == outline
+    with pytest.raises(ConfigError, match=r"only synthesis sections \(Summary, Fazit\): nothing to research"):
+        parse_outline("## Summary\n\n## Fazit\n")
 
 
 def test_a_planned_outline_marks_synthesis_by_flag_or_title() -> None:
@@ -374,3 +376,12 @@ def test_a_planned_outline_marks_synthesis_by_flag_or_title() -> None:
                                            "synthesis": True}]}
     outline, _ = plan_outline(make_ctx(ScriptedChatModel([json.dumps(planned)]), Q))
     assert [s.synthesis for s in outline.sections] == [True, False, True]
+
+
+def test_an_outline_of_only_synthesis_sections_is_researched_and_titles_mark_code_outlines() -> None:
+    from deepsearcher.agents.long_report.agent import researchable
+
+    only = Outline("T", (Section("Summary", "What is Milvus Lite?"), Section("Conclusion", "What limits apply?")))
+    assert [s.synthesis for s in researchable(only).sections] == [False, False]
+    mixed = Outline("T", (Section("Overview", "Sum up"), Section("Basics", "What is Milvus Lite?")))
+    assert [s.synthesis for s in researchable(mixed).sections] == [True, False]
