@@ -20,10 +20,10 @@ code spans and fenced code blocks:
   http(s) link to any URL stays a link, followed by "(not retrieved by this run)" when the run did not read it
   (images and raw HTML are still removed).
 
-``check_links`` applies the link rule alone and lists the URLs it removed or marked: ``DeepSearcher.query`` applies it
-to every agent's answer, so the ``Report`` carries the marks and those URLs (``Report.unretrieved_urls``, in
-``--json``; the saved report's notes count them); they never join the Sources. The rewrite is textual (regular expressions over
-CommonMark's inline forms) and idempotent, applied again where the report Markdown is produced
+``check_links`` applies the link rule alone and lists the URLs it removed or marked: ``DeepSearcher.query`` applies
+it to every agent's answer, so the ``Report`` carries the marks and those URLs (``Report.unretrieved_urls``, in
+``--json``; the saved report's notes count them); they never join the Sources. The rewrite is textual (regular
+expressions over CommonMark's inline forms) and idempotent, applied again where the report Markdown is produced
 (``report_markdown.report_markdown``; the server's ``answer_html`` renders the same rewritten text).
 """
 

@@ -261,7 +261,7 @@ def test_urls_the_run_never_retrieved_are_removed_counted_and_never_sources(sear
             "\"not retrieved by this run\" and are not among the sources.") in run.markdown
 
 
-# --- 4. statuses, verdicts, the best rejected answer -------------------------------------------------------------------
+# --- 4. statuses, verdicts, the best rejected answer ------------------------------------------------------------------
 GAPS = ["Where does Milvus Lite store data?", "Which names may collections have?"]
 
 
@@ -315,10 +315,12 @@ def test_statuses_verdicts_and_the_best_rejected_answer_reach_json_and_the_saved
 # --- 5. web search outcomes ------------------------------------------------------------------------------------------
 @pytest.fixture
 def searxng() -> Iterator[Site]:
-    """A fake SearXNG: "mallard" degraded (two engines did not answer), "feeding" 0 results, "quota" HTTP 429 with
-    a quota that resets in three weeks."""
+    """A fake SearXNG: a request with ``language`` rejected (HTTP 422), "mallard" degraded (two engines did not
+    answer), "feeding" 0 results, "quota" HTTP 429 with a quota that resets in three weeks."""
 
     def reply(req: Request) -> Route:
+        if "language=" in req.path:
+            return json_route({"error": "unknown language"}, 422)
         if "feeding" in req.path:
             return json_route({"query": "q", "results": [], "unresponsive_engines": []})
         if "quota" in req.path:
@@ -352,18 +354,25 @@ def test_web_search_outcomes_are_in_json_and_the_saved_report(searcher: Searcher
             return json.dumps({"definitive": True, "attribution": True, "critique": "", "plan": ""})
         raise AssertionError(f"unexpected prompt: {p[:300]}")
 
-    web = {"provider": "searxng", "base_url": searxng.url("").rstrip("/"), "timeout_s": 5, "max_retries": 0}
+    web = {"provider": "searxng", "base_url": searxng.url("").rstrip("/"), "timeout_s": 5, "max_retries": 0,
+           "language": "de"}
     run = searcher.query(reply, "Where do mallards feed?", "--agent", "deep_research", "--web", "-c", "notes",
                          config={"web_search": web})
     outcomes = [(w["query"], w["outcome"]) for w in run.data["web_searches"]]
     assert outcomes == [("mallard habitat", "degraded"), ("ducks feeding at night", "no_results"),
                         ("quota check", "failed")]
-    assert run.data["web_searches"][0]["detail"] == "google: CAPTCHA; duckduckgo: timeout"
+    # the rejected optional parameter was dropped and the search retried once without it, and that is said too
+    rejected = f"SearXNG at {searxng.url('').rstrip('/')} rejected the search request (HTTP 422): unknown language"
+    assert run.data["web_searches"][0]["detail"] == (f"searched without web_search.language='de' (the service "
+                                                     f"rejected the request: {rejected}); google: CAPTCHA; "
+                                                     "duckduckgo: timeout")
+    assert [r.path.split("?")[0] for r in searxng.requests] == ["/search"] * 4  # 422, its retry, 2 more queries
     failed = run.data["web_searches"][2]["detail"]
     assert "says the search quota is used up (HTTP 429); it resets in about 21 days" in failed, failed
     note = run.markdown.split("**Web search.** Not every web search went through:\n", 1)[1]
-    assert note.startswith("- mallard habitat (searxng): degraded: google: CAPTCHA; duckduckgo: timeout\n"
-                           "- ducks feeding at night (searxng): 0 results\n- quota check (searxng): failed: ")
+    assert note.startswith("- mallard habitat (searxng): degraded: searched without web_search.language='de' (")
+    assert "duckduckgo: timeout\n- ducks feeding at night (searxng): 0 results\n- quota check (searxng): failed: " \
+        in note
     # the cited web result keeps its link; a page of the same host nobody retrieved does not
     assert run.data["sources"][0]["chunk"]["source"] == "https://ducks.example/mallard"
     assert "see [the page](https://ducks.example/mallard) and another (link to `ducks.example` removed: not " \
@@ -371,7 +380,7 @@ def test_web_search_outcomes_are_in_json_and_the_saved_report(searcher: Searcher
     assert run.data["unretrieved_urls"] == ["https://ducks.example/teal"]
 
 
-# --- 6. a report in German ----------------------------------------------------------------------------------------------
+# --- 6. a report in German --------------------------------------------------------------------------------------------
 def test_a_german_long_report_has_german_scaffolding_and_unique_anchors(searcher: Searcher) -> None:
     def write(p: str) -> str:
         return f"Milvus Lite läuft im Python-Prozess [{number_of(p, LITE)}]."
@@ -396,7 +405,7 @@ def test_a_german_long_report_has_german_scaffolding_and_unique_anchors(searcher
     assert run.data["language"] == "de"
 
 
-# --- 7. <think> in the text, bracketed values, Thai sub-queries ---------------------------------------------------------
+# --- 7. <think> in the text, bracketed values, Thai sub-queries -------------------------------------------------------
 def test_a_quoted_think_tag_and_bracketed_values_survive(searcher: Searcher) -> None:
     def write(p: str) -> str:
         n = number_of(p, LITE)

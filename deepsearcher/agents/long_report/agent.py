@@ -18,12 +18,13 @@ numbers → one coherence pass → one Markdown report with a table of contents 
    questions section). In the other researched sections each sentence without a citation is marked "(uncited)"
    after the editing pass (``mark_uncited``).
 4. **Coherence pass** (one call): removes repetition, aligns terms, writes the introduction and the conclusion
-   (unless the outline has synthesis sections, which take their place), and adds "Contradictions and open questions" (sources that disagree, with their citations; the gaps left open). Its
-   citations are verified again. It is not asked for when the draft does not fit the window or is longer than the
-   reply the model can give (``llm.max_tokens``, the window, the budget); when it cannot be made or its reply is
-   unusable (cut off, or sections missing) the draft is kept and the section lists the open gaps. A sentence of the
-   edited report citing what its draft sentence did not (two numbers exchanged, a sentence moved under another
-   citation) is put back as drafted, or left out, with a note (``agents.rewrites``).
+   (unless the outline has synthesis sections, which take their place), and adds "Contradictions and open questions"
+   (sources that disagree, with their citations; the gaps left open). Its citations are verified again. It is not
+   asked for when the draft does not fit the window or is longer than the reply the model can give
+   (``llm.max_tokens``, the window, the budget); when it cannot be made or its reply is unusable (cut off, or
+   sections missing) the draft is kept and the section lists the open gaps. A sentence of the edited report citing
+   what its draft sentence did not (two numbers exchanged, a sentence moved under another citation) is put back as
+   drafted, or left out, with a note (``agents.rewrites``).
 
 Every prompt (outline, section, editing pass, and DeepResearch's) is fitted to the model's window and every call is
 checked against the token budget by the machinery all agents share (``steps``, ``report.write_fitted``, ``budget``):
