@@ -292,24 +292,45 @@ def test_statuses_verdicts_and_the_best_rejected_answer_reach_json_and_the_saved
     assert data["questions"][0] == {"question": "What is Milvus Lite?", "status": "answered",
                                     "detail": "a rejected answer (beast mode)"}
     statuses = {q["question"]: q["status"] for q in data["questions"]}
-    assert set(statuses) == {"What is Milvus Lite?", *GAPS}
-    assert set(statuses.values()) <= {"answered", "nothing_found", "not_researched"}
-    assert len(data["evaluations"]) == 2 and all(
-        e["passed"] is False and e["critique"] == "Too vague." and e["checks"] == {"definitive": False,
-                                                                                  "attribution": True}
-        for e in data["evaluations"])
+    assert statuses == {"What is Milvus Lite?": "answered", GAPS[0]: "nothing_found", GAPS[1]: "nothing_found"}
+    assert data["evaluations"] == [
+        {"step": 3, "question": GAPS[1], "passed": False, "checks": {"definitive": False, "attribution": True},
+         "critique": "Too vague."},
+        {"step": 5, "question": GAPS[0], "passed": False, "checks": {"definitive": False, "attribution": True},
+         "critique": "Too vague."}]
     assert data["answer"].startswith("Milvus Lite runs in your Python process [1].\n\n*The forced final answer was "
                                      "empty, so this is the best answer the evaluator rejected (step ")
-    forced = next(p for p in run.prompts if p.startswith("Research time is over"))
-    never = [q for q, s in statuses.items() if s == "not_researched"]
-    for question in never:  # the forced prompt was told which questions nobody researched
-        assert f"  - {question}\n" in forced.split("never researched", 1)[1]
     text = run.markdown
     assert "**Questions and verdicts.**" in text and "rejected: Too vague. [definitive failed, attribution passed]" \
         in text
     words = {"answered": "answered", "nothing_found": "researched, nothing found", "not_researched": "not researched"}
     for question, status in statuses.items():
         assert f"- {question}: {words[status]}" in text
+
+
+def test_questions_never_researched_are_named_to_the_forced_answer_and_in_the_report(searcher: Searcher) -> None:
+    def reply(messages: Sequence[Any]) -> str:
+        p = last(messages)
+        if p.startswith("Research time is over"):
+            n = number_of(p, LITE)
+            return f"Milvus Lite runs in your Python process [{n}]; nothing was researched on names."
+        return research_reply(messages)
+
+    run = searcher.query(reply, "What is Milvus Lite?", "--agent", "deep_research", "-c", "notes",
+                         config={"agents": {"deep_research": {"max_steps": 2}}})
+    data = run.data
+    assert data["questions"] == [
+        {"question": "What is Milvus Lite?", "status": "answered", "detail": "forced answer (beast mode)"},
+        {"question": GAPS[0], "status": "nothing_found", "detail": "researched; no accepted answer citing a source"},
+        {"question": GAPS[1], "status": "not_researched",
+         "detail": "research stopped (max_steps) before any search for it"}]
+    forced = next(p for p in run.prompts if p.startswith("Research time is over"))
+    never = [GAPS[1]]
+    told = forced.split("These questions were never researched", 1)[1].split("\n\n", 1)[0]
+    assert [line[4:] for line in told.splitlines() if line.startswith("  - ")] == never
+    assert data["beast_mode"] is True and data["evaluations"] == []
+    assert f"- {GAPS[1]}: not researched (research stopped (max_steps) before any search for it)" in run.markdown
+    assert f"- {GAPS[0]}: researched, nothing found (researched; no accepted answer citing a source)" in run.markdown
 
 
 # --- 5. web search outcomes ------------------------------------------------------------------------------------------
