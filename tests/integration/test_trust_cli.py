@@ -301,6 +301,7 @@ def test_statuses_verdicts_and_the_best_rejected_answer_reach_json_and_the_saved
     assert data["answer"].startswith("Milvus Lite runs in your Python process [1].\n\n*The forced final answer was "
                                      "empty, so this is the best answer the evaluator rejected (step ")
     text = run.markdown
+    assert "*The forced final answer was empty, so this is the best answer the evaluator rejected (step " in text
     assert "**Questions and verdicts.**" in text and "rejected: Too vague. [definitive failed, attribution passed]" \
         in text
     words = {"answered": "answered", "nothing_found": "researched, nothing found", "not_researched": "not researched"}

@@ -8,8 +8,8 @@ numbers → one coherence pass → one Markdown report with a table of contents 
    call), or a plugin agent (its report's sources added to the store). The store is shared: a chunk or page found
    for one section keeps its item and number, searches are cached for the whole report and DeepResearch does not run
    a query again.
-   A **synthesis section** (an executive summary, an introduction, a conclusion, an overview: ``outline``'s rule)
-   is not researched: no search runs for it. Once the other sections are written it is written from their text
+   A **synthesis section** (an executive summary, an introduction, a conclusion, an overview: ``outline``'s rule,
+   or ``Section(synthesis=True)`` in an outline built in code) is not researched: no search runs for it. Once the other sections are written it is written from their text
    (``write_synthesis``), and may cite only numbers those sections cite (any other is removed and counted).
 3. **Sections** cite store items ``[n]``; the draft is renumbered once over the whole report in order of first
    appearance, so a source has one number everywhere. A section whose research cited nothing says so instead of
@@ -47,7 +47,7 @@ from deepsearcher.agents.citations import Marker, cited_numbers, location, repla
 from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.deep_research.options import DeepResearchOptions
-from deepsearcher.agents.long_report.outline import Outline, Section, is_synthesis_title, plan_outline
+from deepsearcher.agents.long_report.outline import Outline, Section, plan_outline
 from deepsearcher.agents.long_report.sections import research_section
 from deepsearcher.agents.report import write_fitted
 from deepsearcher.agents.rewrites import check_rewrite, moved_note, sentences, words
@@ -194,13 +194,11 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
 
 
 def researchable(outline: Outline) -> Outline:
-    """``outline`` with its synthesis sections marked (flagged, or by title: ``outline.is_synthesis_title``, for an
-    outline built in code too) when it has a section left to research; else (every section a synthesis: nothing to
-    sum up) every section researched."""
-    marked = tuple(replace(s, synthesis=s.synthesis or is_synthesis_title(s.title)) for s in outline.sections)
-    if any(not s.synthesis for s in marked):
-        return Outline(outline.title, marked)
-    return Outline(outline.title, tuple(replace(s, synthesis=False) for s in marked))
+    """``outline`` as it is when it has a section to research; else (every section a synthesis: nothing to sum up)
+    every section researched."""
+    if any(not s.synthesis for s in outline.sections):
+        return outline
+    return Outline(outline.title, tuple(replace(s, synthesis=False) for s in outline.sections))
 
 
 def nothing_note(section: Section, status: QuestionStatus, language: str) -> str:

@@ -16,10 +16,12 @@ may span several lines and may start with ``Question:``.
 
 **Synthesis sections** (``Section.synthesis``) sum up the others: an executive summary, an introduction, an
 overview, a conclusion. They are not researched (no search runs for them) but written from the other sections' text
-once those are written (``agent.write_synthesis``). A section is one when its title is such a word in one of the
-report languages ``agents.scaffold`` knows (``is_synthesis_title``: the whole title, numbering and punctuation
-aside, so "Introduction to Milvus" is researched), when the model's outline marks it ``"synthesis": true``, or, in
-the file, when its text starts with ``Synthesis:`` (what it should sum up; a synthesis title needs no text at all).
+once those are written (``agent.write_synthesis``). In a planned outline a section is one when the model marks it
+``"synthesis": true`` or its title is such a word in one of the report languages ``agents.scaffold`` knows
+(``is_synthesis_title``: the whole title, numbering and punctuation aside, so "Introduction to Milvus" is
+researched). In a file, a section is one when its text starts with ``Synthesis:`` (what it should sum up), or when
+it has such a title and no text at all; a synthesis title followed by a research question is researched, as its
+author asked.
 """
 
 from __future__ import annotations
@@ -171,7 +173,7 @@ def parse_outline(text: str, where: str = "the outline") -> Outline:
     for heading, lines, number in sections:
         question = " ".join(" ".join(lines).split())
         marked = re.match(r"synthesis\s*:\s*", question, flags=re.IGNORECASE)
-        synthesis = bool(marked) or is_synthesis_title(heading)
+        synthesis = bool(marked) or (not question and is_synthesis_title(heading))
         question = question[marked.end():] if marked else question
         if synthesis and heading:
             out.append(Section(heading, question or f"Sum up the other sections: {heading}", True))

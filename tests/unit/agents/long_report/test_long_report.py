@@ -297,7 +297,7 @@ def test_synthesis_sections_are_written_from_the_others_and_never_researched() -
     outline = Outline("Milvus Lite", (Section("Executive summary", "Sum up", True),
                                       Section("Running", "How does Milvus Lite run?"),
                                       Section("Limits", "Which letters may collection names contain?"),
-                                      Section("Fazit", "Sum up the findings")))
+                                      Section("Fazit", "Sum up the findings", True)))
     seen: dict[str, list[str]] = {"synthesis": [], "edit": []}
 
     def synthesis_or(reply: Responder) -> Responder:
@@ -358,10 +358,12 @@ def test_synthesis_titles_in_several_languages(title: str, synthesis: bool) -> N
 
 
 def test_outline_files_mark_synthesis_sections() -> None:
-    text = "# T\n\n## Executive summary\n\n## Basics\nWhat is it?\n\n## Wrap-up\nSynthesis: the findings\n"
+    text = ("# T\n\n## Executive summary\n\n## Basics\nWhat is it?\n\n## Wrap-up\nSynthesis: the findings\n\n"
+            "## Overview\nWhich editions of Milvus exist?\n")
     outline = parse_outline(text)
     assert outline.sections == (Section("Executive summary", "Sum up the other sections: Executive summary", True),
-                                Section("Basics", "What is it?"), Section("Wrap-up", "the findings", True))
+                                Section("Basics", "What is it?"), Section("Wrap-up", "the findings", True),
+                                Section("Overview", "Which editions of Milvus exist?"))  # its author's question
     assert parse_outline(outline_markdown(outline)) == outline
     with pytest.raises(ConfigError, match=r"only synthesis sections \(Summary, Fazit\): nothing to research"):
         parse_outline("## Summary\n\n## Fazit\n")
@@ -378,10 +380,10 @@ def test_a_planned_outline_marks_synthesis_by_flag_or_title() -> None:
     assert [s.synthesis for s in outline.sections] == [True, False, True]
 
 
-def test_an_outline_of_only_synthesis_sections_is_researched_and_titles_mark_code_outlines() -> None:
+def test_an_outline_of_only_synthesis_sections_is_researched() -> None:
     from deepsearcher.agents.long_report.agent import researchable
 
-    only = Outline("T", (Section("Summary", "What is Milvus Lite?"), Section("Conclusion", "What limits apply?")))
+    only = Outline("T", (Section("Summary", "What is Milvus Lite?", True), Section("Conclusion", "Limits?", True)))
     assert [s.synthesis for s in researchable(only).sections] == [False, False]
-    mixed = Outline("T", (Section("Overview", "Sum up"), Section("Basics", "What is Milvus Lite?")))
-    assert [s.synthesis for s in researchable(mixed).sections] == [True, False]
+    mixed = Outline("T", (Section("Overview", "Sum up", True), Section("Basics", "What is Milvus Lite?")))
+    assert researchable(mixed) == mixed
