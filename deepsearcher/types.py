@@ -359,9 +359,9 @@ class Report:
         language: the report language's code ("de", "zh"…; ``agents.scaffold``): the headings and notes the tool
             adds follow it; "" = English.
         pages_read: the web pages this run's read actions opened (their URLs; a link to one stays a link).
-        unretrieved_urls: URLs the answer linked to that this run neither retrieved nor read: removed from the
-            answer (or marked "not retrieved by this run" with ``query.report_links: all``), never in ``sources``
-            (``agents.safe_markdown``).
+        unretrieved_urls: URLs (each once) the answer or the short answer linked to that this run neither
+            retrieved nor read: removed from the text (or marked "not retrieved by this run" with
+            ``query.report_links: all``), never in ``sources`` (``agents.safe_markdown``).
     """
 
     question: str

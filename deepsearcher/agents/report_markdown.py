@@ -133,12 +133,15 @@ def safe_report_answer(report: Report, links: LinkRule = "cited") -> str:
 
 
 def with_checked_links(report: Report, pages_read: Sequence[str], links: LinkRule = "cited") -> Report:
-    """``report`` with the pages the run read recorded and the link rule applied to its answer
+    """``report`` with the pages the run read recorded and the link rule applied to its answer and its short answer
     (``safe_markdown.check_links``): a link to a URL neither among its sources nor read is removed (or marked, with
-    ``links: all``) and listed in ``unretrieved_urls``; the sources are left as they are."""
+    ``links: all``) and listed once in ``unretrieved_urls``; the sources are left as they are."""
     report = replace(report, pages_read=list(dict.fromkeys([*report.pages_read, *pages_read])))
-    answer, unretrieved = check_links(report.answer, report_urls(report), links)
-    return replace(report, answer=answer, unretrieved_urls=[*report.unretrieved_urls, *unretrieved])
+    known = report_urls(report)
+    answer, unretrieved = check_links(report.answer, known, links)
+    short, in_short = check_links(report.short_answer, known, links)  # the one-line answer is answer text too
+    found = list(dict.fromkeys([*report.unretrieved_urls, *unretrieved, *in_short]))
+    return replace(report, answer=answer, short_answer=short, unretrieved_urls=found)
 
 
 def links_note(report: Report) -> str:
@@ -146,7 +149,7 @@ def links_note(report: Report) -> str:
     count = len(report.unretrieved_urls)
     if not count:
         return ""
-    return (f"**Links.** {count} link(s) in the answer pointed to pages this run never retrieved or read; they are "
+    return (f"**Links.** The answer linked to {count} URL(s) this run never retrieved or read; those links are "
             "marked \"not retrieved by this run\" and are not among the sources.")
 
 

@@ -100,15 +100,16 @@ def test_a_report_keeps_links_to_its_sources_and_pages_read_only() -> None:
     answer = ("Mallards dabble [1] ([page](https://ducks.example/mallard/)); the teal page (https://ducks.example/"
               "teal) was read; [guide](https://made.up/guide) was not.")
     report = Report(question="q", answer=answer, sources=[source], sub_queries=[], iterations=1, usage=Usage(),
-                    agent="deep_research")
+                    agent="deep_research", short_answer="See https://made.up/guide")
     checked = with_checked_links(report, ["https://ducks.example/teal"])
     assert checked.answer == ("Mallards dabble [1] ([page](https://ducks.example/mallard/)); the teal page "
                               "(https://ducks.example/teal) was read; guide (link to `made.up` removed: not "
                               "retrieved by this run) was not.")
-    assert checked.unretrieved_urls == ["https://made.up/guide"] and checked.sources == [source]
+    assert checked.unretrieved_urls == ["https://made.up/guide"] and checked.sources == [source]  # listed once
+    assert checked.short_answer == "See (link to `made.up` removed: not retrieved by this run)"
     assert checked.pages_read == ["https://ducks.example/teal"]
     assert checked.to_dict()["unretrieved_urls"] == ["https://made.up/guide"]
-    assert links_note(checked).startswith("**Links.** 1 link(s) in the answer pointed to pages this run never")
+    assert links_note(checked).startswith("**Links.** The answer linked to 1 URL(s) this run never retrieved")
     md = report_markdown(checked)
     assert "(https://ducks.example/teal)" in md and links_note(checked) in md
     assert links_note(with_checked_links(Report("q", "No links [1].", [source], [], 1, Usage(), "naive"), [])) == ""
