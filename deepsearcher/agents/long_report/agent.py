@@ -9,8 +9,9 @@ numbers → one coherence pass → one Markdown report with a table of contents 
    for one section keeps its item and number, searches are cached for the whole report and DeepResearch does not run
    a query again.
    A **synthesis section** (an executive summary, an introduction, a conclusion, an overview: ``outline``'s rule,
-   or ``Section(synthesis=True)`` in an outline built in code) is not researched: no search runs for it. Once the other sections are written it is written from their text
-   (``write_synthesis``), and may cite only numbers those sections cite (any other is removed and counted).
+   or ``Section(synthesis=True)`` in an outline built in code) is not researched: no search runs for it. Once the
+   other sections are written it is written from their text (``write_synthesis``), and may cite only numbers those
+   sections cite (any other is removed and counted).
 3. **Sections** cite store items ``[n]``; the draft is renumbered once over the whole report in order of first
    appearance, so a source has one number everywhere. A section whose research cited nothing says so instead of
    holding uncited claims: "The sources hold nothing on …" (or that it was not researched, the budget spent), in the
@@ -35,12 +36,12 @@ share of ``query.token_budget``; the editing pass may use what is left.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Sequence
 
 from deepsearcher.agents.base import (
-    AUTO, OptionsFn, agents_with, build_agent, check_agent_name, default_options, registry_of,
+    AUTO, Agent, OptionsFn, agents_with, build_agent, check_agent_name, default_options, registry_of,
 )
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import Marker, cited_numbers, location, replace_citations, verify_citations
@@ -133,48 +134,11 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     sections = [{"title": s.title, "question": s.question, **({"synthesis": "true"} if s.synthesis else {})}
                 for s in outline.sections]
     ctx.emit(QueryOutline(title=outline.title, sections=sections, source=source))  # type: ignore[arg-type]
-    researcher = build_agent(registry_of(ctx), agent, ctx.agent_options)
     store = KnowledgeStore()
-    shared = replace(ctx, search=lru_cache(maxsize=1024)(ctx.search))  # a search run for one section is reused
     language = language_code(ctx.question, ctx.settings.language)
-    texts: dict[int, str] = {}
-    queries: list[str] = []
-    gaps: list[str] = []
-    statuses: list[QuestionStatus] = []
-    evaluations: list[Evaluation] = []
-    web: list[WebSearchOutcome] = []
-    steps = 0
-    total = len(outline.sections)
-    for index, section in enumerate(outline.sections, start=1):
-        if section.synthesis:
-            continue
-        ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
-                              status="research", sources=0))
-        found = research_section(researcher, replace(shared, question=section.question), outline, section, store)
-        text = store.expand_answers(found.text)
-        status = section_status(section, store, text, bool(found.queries or found.steps))
-        if status.status != "answered":  # no evidence: say so, never uncited claims; its question stays open
-            text = nothing_note(section, status, language)
-            found.gaps.append(section.question)
-        texts[index] = text
-        statuses.append(status)
-        gaps += [g for g in found.gaps if g not in gaps]
-        evaluations += found.evaluations
-        web += found.web_searches
-        queries += found.queries
-        steps += found.steps
-        ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
-                              status="written", sources=len(store.cited(text))))
-    researched = [(outline.sections[i - 1], text) for i, text in texts.items()]
-    removed = 0
-    for index, section in enumerate(outline.sections, start=1):
-        if section.synthesis:
-            ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
-                                  status="synthesis", sources=0))
-            texts[index], dropped = write_synthesis(ctx, outline, section, researched, language)
-            removed += dropped
-            ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
-                                  status="written", sources=len(store.cited(texts[index]))))
+    run = research_sections(ctx, build_agent(registry_of(ctx), agent, ctx.agent_options), outline, store, language)
+    texts, statuses, gaps = run.texts, run.statuses, run.gaps
+    removed = write_syntheses(ctx, outline, store, texts, language)
     written = [(section, texts[i]) for i, section in enumerate(outline.sections, start=1)]
     draft = verify_citations(assemble(written), len(store))
     draft_sources = store.sources(draft.cited)
@@ -187,10 +151,54 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
                for i, n in enumerate(final.cited, start=1)]
     return Report(question=ctx.question, answer=f"{table_of_contents(text, language)}\n\n{text}",
                   sources=sources, language=language,
-                  sub_queries=queries, iterations=steps, usage=ctx.llm.usage(), agent=agent,
+                  sub_queries=run.queries, iterations=run.steps, usage=ctx.llm.usage(), agent=agent,
                   removed_citations=removed + draft.removed + final.removed, gaps=gaps, title=outline.title,
-                  sections=[s.title for s in outline.sections], questions=statuses, evaluations=evaluations,
-                  web_searches=web)
+                  sections=[s.title for s in outline.sections], questions=statuses, evaluations=run.evaluations,
+                  web_searches=run.web)
+
+
+@dataclass
+class Researched:
+    """What researching the outline's sections gave (``research_sections``): each researched section's text by its
+    1-based index, what became of its question, and what the runs report."""
+
+    texts: dict[int, str] = field(default_factory=dict)
+    statuses: list[QuestionStatus] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    evaluations: list[Evaluation] = field(default_factory=list)
+    web: list[WebSearchOutcome] = field(default_factory=list)
+    steps: int = 0
+
+
+def research_sections(ctx: QueryContext, researcher: Agent, outline: Outline, store: KnowledgeStore,
+                      language: str) -> Researched:
+    """Research every section that is not a synthesis, into ``store`` (searches cached across sections); a section
+    whose research cited nothing gets ``nothing_note`` as its text and its question joins the gaps."""
+    shared = replace(ctx, search=lru_cache(maxsize=1024)(ctx.search))  # a search run for one section is reused
+    out = Researched()
+    total = len(outline.sections)
+    for index, section in enumerate(outline.sections, start=1):
+        if section.synthesis:
+            continue
+        ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
+                              status="research", sources=0))
+        found = research_section(researcher, replace(shared, question=section.question), outline, section, store)
+        text = store.expand_answers(found.text)
+        status = section_status(section, store, text, bool(found.queries or found.steps))
+        if status.status != "answered":  # no evidence: say so, never uncited claims; its question stays open
+            text = nothing_note(section, status, language)
+            found.gaps.append(section.question)
+        out.texts[index] = text
+        out.statuses.append(status)
+        out.gaps += [g for g in found.gaps if g not in out.gaps]
+        out.evaluations += found.evaluations
+        out.web += found.web_searches
+        out.queries += found.queries
+        out.steps += found.steps
+        ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
+                              status="written", sources=len(store.cited(text))))
+    return out
 
 
 def researchable(outline: Outline) -> Outline:
@@ -199,6 +207,25 @@ def researchable(outline: Outline) -> Outline:
     if any(not s.synthesis for s in outline.sections):
         return outline
     return Outline(outline.title, tuple(replace(s, synthesis=False) for s in outline.sections))
+
+
+def write_syntheses(ctx: QueryContext, outline: Outline, store: KnowledgeStore, texts: dict[int, str],
+                    language: str) -> int:
+    """Write every synthesis section into ``texts`` (by 1-based index) from the researched sections already there
+    (``write_synthesis``); returns the citation numbers removed from them."""
+    researched = [(outline.sections[i - 1], text) for i, text in sorted(texts.items())]
+    removed = 0
+    total = len(outline.sections)
+    for index, section in enumerate(outline.sections, start=1):
+        if not section.synthesis:
+            continue
+        ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
+                              status="synthesis", sources=0))
+        texts[index], dropped = write_synthesis(ctx, outline, section, researched, language)
+        removed += dropped
+        ctx.emit(QuerySection(index=index, total=total, title=section.title, question=section.question,
+                              status="written", sources=len(store.cited(texts[index]))))
+    return removed
 
 
 def nothing_note(section: Section, status: QuestionStatus, language: str) -> str:
@@ -238,8 +265,9 @@ def write_synthesis(ctx: QueryContext, outline: Outline, section: Section,
         return "".join(f"[{n}]" for n in kept)
 
     text = replace_citations(reply.text.strip(), keep)
-    return (re.sub(r"[ \t]+([.,;:!?。，])", r"\1", text) if removed else text) or word(language, "synthesis_empty"), \
-        removed
+    if removed:  # no space left before the punctuation that followed a removed number
+        text = re.sub(r"[ \t]+([.,;:!?。，])", r"\1", text)
+    return text or word(language, "synthesis_empty"), removed
 
 
 def mark_uncited(body: str, titles: set[str], language: str) -> str:
