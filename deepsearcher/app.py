@@ -456,11 +456,14 @@ class DeepSearcher:
         try:
             result = self._run_agent(ctx, plan, outline)
             if not result.language:
-                from dataclasses import replace
-
                 from deepsearcher.agents.scaffold import language_code
 
                 result = replace(result, language=language_code(question, ctx.settings.language))
+            # one link rule for every agent's answer: only URLs this run retrieved or read stay links
+            from deepsearcher.agents.report_markdown import with_checked_links
+
+            read = tools.pages.pages_read if tools.pages is not None else []
+            result = with_checked_links(result, read, ctx.settings.report_links)
             if save_to is not None:
                 compose.save_pages(self.load, tools, save_to, emit)
         finally:

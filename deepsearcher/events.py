@@ -541,21 +541,25 @@ class QueryOutline(Event):
     kind: ClassVar[str] = "query.outline"
     group: ClassVar[str] = "query"
     title: str = _doc("the report's title")
-    sections: list[dict[str, str]] = _doc("{title, question} per section, in order")
+    sections: list[dict[str, str]] = _doc("{title, question} per section, in order; a synthesis section (written "
+                                          "from the others, not researched) also has synthesis: \"true\"")
     source: Literal["llm", "file", "fallback"] = _doc("planned by the model, read from --outline FILE, or the "
                                                       "fallback outline (the model's reply was unusable)")
 
     def describe(self) -> list[str]:
         """The title, then one line per section."""
         how = {"llm": "", "file": " (from the outline file)", "fallback": " (fallback outline)"}[self.source]
-        return [f"Outline: {self.title}{how}"] + [f"{i}. {section.get('title', '')}: {section.get('question', '')}"
-                                                  for i, section in enumerate(self.sections, start=1)]
+        return [f"Outline: {self.title}{how}"] + [
+            f"{i}. {section.get('title', '')}: " + ("(synthesis: written from the other sections)"
+                                                    if section.get("synthesis") else section.get("question", ""))
+            for i, section in enumerate(self.sections, start=1)]
 
 
 @dataclass(frozen=True)
 class QuerySection(Event):
-    """A section of a long report starts being researched, or is written; then (``index`` 0) the editing pass over
-    the whole report starts."""
+    """A section of a long report starts being researched, or is written; a synthesis section (an executive summary,
+    a conclusion: written from the other sections, never researched) starts being written once they are; then
+    (``index`` 0) the editing pass over the whole report starts."""
 
     kind: ClassVar[str] = "query.section"
     group: ClassVar[str] = "query"
@@ -563,13 +567,17 @@ class QuerySection(Event):
     total: int = _doc("sections in the outline")
     title: str = _doc("section title")
     question: str = _doc("its research question")
-    status: Literal["research", "written", "editing"] = _doc(
-        "research starts, the section text is written, or the editing (coherence) pass starts")
+    status: Literal["research", "synthesis", "written", "editing"] = _doc(
+        "research starts, a synthesis section starts being written from the others (no research), the section text "
+        "is written, or the editing (coherence) pass starts")
     sources: int = _doc("knowledge items the section cites (0 when research starts; all sources when editing)")
 
     def describe(self) -> list[str]:
         if self.status == "research":
             return [f"Section {self.index}/{self.total}: {self.title}"]
+        if self.status == "synthesis":
+            return [f"Section {self.index}/{self.total}: {self.title} (a synthesis: written from the other sections, "
+                    "not researched)"]
         if self.status == "written":
             return [f"✓ section {self.index} written ({self.sources} sources cited)"]
         return [f"Editing the whole report ({self.sources} sources)"]

@@ -74,10 +74,13 @@ class QuerySettings(StrictModel):
                                       "request could spend one budget per section (8 sections: 8x). "
                                       "query.token_budget, when lower, wins.")
     report_links: Literal["cited", "all"] = Field(
-        "cited", description="Links in a model-written answer (report.md, the API's markdown and answer_html) stay "
-                             "links only to the hosts of the report's web sources (cited); any other becomes its "
-                             "text and host, so a link cannot carry data out on a click. all = keep http(s) links "
-                             "to any host. Remote images and raw HTML are always removed (docs/security.md).")
+        "cited", description="Links in a model-written answer (the report's answer, report.md, the API's markdown "
+                             "and answer_html) stay links only to URLs this run retrieved or read (its sources, the "
+                             "pages it read): cited. Any other becomes its text and host with \"removed: not "
+                             "retrieved by this run\", so a link can neither carry data out on a click nor pass for a "
+                             "source; the report's unretrieved_urls lists them. all = keep http(s) links to any URL, "
+                             "those not read marked \"(not retrieved by this run)\". Remote images and raw HTML are "
+                             "always removed (docs/security.md).")
     read_private_result_urls: bool = Field(
         False, description="Let DeepResearch read web search results (and their redirects) whose host resolves to "
                            "a loopback, private, link-local (cloud metadata), CGNAT or reserved address. A search "

@@ -27,6 +27,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
 from deepsearcher.agents.citations import find_citations
+from deepsearcher.agents.scaffold import WORDS
 from deepsearcher.errors import ExportError
 
 FORMATS = ("md", "html", "docx", "pdf")
@@ -101,13 +102,18 @@ def _markdown() -> MarkdownIt:
     return md
 
 
+#: the Sources heading in every report language (``agents.scaffold``): "Sources", "Quellen", "出典"…
+_SOURCES_HEADINGS = tuple({words[key] for words in WORDS.values() for key in ("sources", "sources_consulted")
+                           if key in words})
+
+
 def _link_report(state: StateCore) -> None:
     """Citations -> links to ``#source-n``; each Sources entry -> anchors ``source-n`` and a link to its file/URL."""
     in_sources = False
     entries, texts = [], []
     for i, token in enumerate(state.tokens):
         if token.type == "heading_open" and token.tag in {"h1", "h2"}:
-            in_sources = state.tokens[i + 1].content.startswith("Sources")
+            in_sources = state.tokens[i + 1].content.startswith(_SOURCES_HEADINGS)
         if token.type != "inline" or not token.children:
             continue
         if in_sources and _in_list_item(state.tokens, i):

@@ -358,6 +358,10 @@ class Report:
         web_searches: every web search of the run and how it went (``WebSearchOutcome``; empty without web).
         language: the report language's code ("de", "zh"…; ``agents.scaffold``): the headings and notes the tool
             adds follow it; "" = English.
+        pages_read: the web pages this run's read actions opened (their URLs; a link to one stays a link).
+        unretrieved_urls: URLs (each once) the answer or the short answer linked to that this run neither
+            retrieved nor read: removed from the text (or marked "not retrieved by this run" with
+            ``query.report_links: all``), never in ``sources`` (``agents.safe_markdown``).
     """
 
     question: str
@@ -378,6 +382,8 @@ class Report:
     evaluations: list[Evaluation] = field(default_factory=list)
     web_searches: list[WebSearchOutcome] = field(default_factory=list)
     language: str = ""
+    pages_read: list[str] = field(default_factory=list)
+    unretrieved_urls: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data, the question and the short answer first."""

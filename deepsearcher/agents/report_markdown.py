@@ -8,11 +8,11 @@ with the notes agents append to an answer (``gaps_note``) and the Sources groupi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from deepsearcher.agents.citations import cites_any, location, place
-from deepsearcher.agents.safe_markdown import LinkRule, md_inline, md_source, report_hosts, safe_answer
+from deepsearcher.agents.safe_markdown import LinkRule, check_links, known_urls, md_inline, md_source, safe_answer
 from deepsearcher.agents.scaffold import word
 from deepsearcher.types import OtherSource, Report, Source
 
@@ -120,10 +120,37 @@ def escape_markdown(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
 
 
+def report_urls(report: Report) -> set[str]:
+    """What the report's answer may link to (``safe_markdown.known_urls``): its sources' URLs and the pages it
+    read."""
+    return known_urls([*(s.chunk.source for s in report.sources), *report.pages_read])
+
+
 def safe_report_answer(report: Report, links: LinkRule = "cited") -> str:
     """The report's answer as it may be shown or written (``safe_markdown.safe_answer``: no remote images, raw HTML
-    escaped, links only to the hosts of its web sources unless ``links`` is "all")."""
-    return safe_answer(report.answer, report_hosts(s.chunk.source for s in report.sources), links)
+    escaped, links only to URLs this run retrieved or read unless ``links`` is "all")."""
+    return safe_answer(report.answer, report_urls(report), links)
+
+
+def with_checked_links(report: Report, pages_read: Sequence[str], links: LinkRule = "cited") -> Report:
+    """``report`` with the pages the run read recorded and the link rule applied to its answer and its short answer
+    (``safe_markdown.check_links``): a link to a URL neither among its sources nor read is removed (or marked, with
+    ``links: all``) and listed once in ``unretrieved_urls``; the sources are left as they are."""
+    report = replace(report, pages_read=list(dict.fromkeys([*report.pages_read, *pages_read])))
+    known = report_urls(report)
+    answer, unretrieved = check_links(report.answer, known, links)
+    short, in_short = check_links(report.short_answer, known, links)  # the one-line answer is answer text too
+    found = list(dict.fromkeys([*report.unretrieved_urls, *unretrieved, *in_short]))
+    return replace(report, answer=answer, short_answer=short, unretrieved_urls=found)
+
+
+def links_note(report: Report) -> str:
+    """The note on URLs the answer gave that this run never retrieved or read ("" when there were none)."""
+    count = len(report.unretrieved_urls)
+    if not count:
+        return ""
+    return (f"**Links.** The answer linked to {count} URL(s) this run never retrieved or read; those links are "
+            "marked \"not retrieved by this run\" and are not among the sources.")
 
 
 WEB_WORDS = {"ok": "ok", "no_results": "0 results", "degraded": "degraded", "failed": "failed",
@@ -160,6 +187,8 @@ def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "c
         parts.append(questions_note(report))
     if web_note(report):
         parts.append(web_note(report))
+    if links_note(report):
+        parts.append(links_note(report))
     lang = report.language or "en"  # the headings follow the report language (agents.scaffold)
     if report.sources:
         heading = f"## {word(lang, 'sources' if cites_any(report.answer) else 'sources_consulted')}"

@@ -1,11 +1,12 @@
 """The words the tool itself adds to a report (headings, notes), in the report's language.
 
-A report is written in ``query.language``, else in the question's language; the headings and notes the tool adds
-(a long report's Contents, Introduction, Conclusion, "Contradictions and open questions"; the Sources heading)
-follow it. ``language_code`` names that language for the table: ``query.language`` as a name or code ("German",
-"Deutsch", "de", "de-DE"), else the question's, by script (kana → ja, Hangul → ko, Han → zh, Cyrillic → ru,
-Arabic → ar) and, for Latin script, by the most frequent function words of en, de, fr, es, pt, it — the languages
-whose negation cues ``dedup_rules`` already knows. Anything else falls back to English.
+A report is written in ``query.language``, else in the question's language; the headings and notes the tool adds (a
+long report's Contents, Introduction, Conclusion, "Contradictions and open questions", the note of a section whose
+sources hold nothing and the mark of an uncited sentence; the Sources heading) follow it. ``language_code`` names
+that language for the table: ``query.language`` as a name or code ("German", "Deutsch", "de", "de-DE"), else the
+question's, by script (kana → ja, Hangul → ko, Han → zh, Cyrillic → ru, Arabic → ar) and, for Latin script, by the
+most frequent function words of en, de, fr, es, pt, it — the languages whose negation cues ``dedup_rules`` already
+knows. Anything else falls back to English.
 """
 
 from __future__ import annotations
@@ -85,6 +86,79 @@ WORDS: dict[str, dict[str, str]] = {
            "sources_consulted": "المصادر التي رُوجعت (لا يستشهد الجواب بأي منها)",
            "no_sources": "لا مصادر: لم يُعثر على شيء ذي صلة."},
 }
+
+#: a long report's section notes (``long_report.agent``): no evidence, not researched, an uncited sentence's mark,
+#: a synthesis section with nothing to sum up
+_SECTION_NOTES: dict[str, tuple[str, str, str, str]] = {
+    "en": (
+        'The sources hold nothing on “{question}”.',
+        'This section was not researched (the research stopped first): “{question}”.',
+        '(uncited)',
+        'This summary could not be written: the other sections hold nothing to sum up.',
+    ),
+    "de": (
+        'Die Quellen enthalten nichts zu „{question}“.',
+        'Dieser Abschnitt wurde nicht recherchiert (die Recherche endete vorher): „{question}“.',
+        '(ohne Quelle)',
+        'Diese Zusammenfassung konnte nicht geschrieben werden: die anderen Abschnitte enthalten nichts dazu.',
+    ),
+    "fr": (
+        'Les sources ne contiennent rien sur « {question} ».',
+        "Cette section n'a pas été recherchée (la recherche s'est arrêtée avant) : « {question} ».",
+        '(sans source)',
+        "Cette synthèse n'a pas pu être rédigée : les autres sections n'offrent rien à résumer.",
+    ),
+    "es": (
+        'Las fuentes no contienen nada sobre «{question}».',
+        'Esta sección no se investigó (la investigación se detuvo antes): «{question}».',
+        '(sin fuente)',
+        'No se pudo escribir este resumen: las demás secciones no ofrecen nada que resumir.',
+    ),
+    "pt": (
+        'As fontes não contêm nada sobre “{question}”.',
+        'Esta seção não foi pesquisada (a pesquisa parou antes): “{question}”.',
+        '(sem fonte)',
+        'Não foi possível escrever este resumo: as outras seções não oferecem nada a resumir.',
+    ),
+    "it": (
+        'Le fonti non contengono nulla su «{question}».',
+        'Questa sezione non è stata ricercata (la ricerca si è fermata prima): «{question}».',
+        '(senza fonte)',
+        'Non è stato possibile scrivere questa sintesi: le altre sezioni non offrono nulla da riassumere.',
+    ),
+    "ru": (
+        'В источниках нет ничего по вопросу «{question}».',
+        'Этот раздел не исследовался (исследование остановилось раньше): «{question}».',
+        '(без источника)',
+        'Это резюме не удалось написать: в других разделах нечего обобщать.',
+    ),
+    "zh": (
+        '来源中没有关于“{question}”的内容。',
+        '本节未做研究（研究已提前停止）：“{question}”。',
+        '（无来源）',
+        '无法撰写此摘要：其他部分没有可总结的内容。',
+    ),
+    "ja": (
+        '情報源には「{question}」に関する記述がありません。',
+        'このセクションは調査されていません（調査が先に終了しました）：「{question}」。',
+        '（出典なし）',
+        'この要約は書けませんでした：他のセクションに要約できる内容がありません。',
+    ),
+    "ko": (
+        '출처에는 "{question}"에 관한 내용이 없습니다.',
+        '이 섹션은 조사되지 않았습니다(조사가 먼저 중단됨): "{question}".',
+        '(출처 없음)',
+        '이 요약을 쓸 수 없었습니다: 다른 섹션에 요약할 내용이 없습니다.',
+    ),
+    "ar": (
+        'لا تتضمن المصادر شيئًا عن «{question}».',
+        'لم يُبحث هذا القسم (توقف البحث قبله): «{question}».',
+        '(بلا مصدر)',
+        'تعذرت كتابة هذا الملخص: لا تتضمن الأقسام الأخرى ما يُلخَّص.',
+    ),
+}
+for _code, _notes in _SECTION_NOTES.items():
+    WORDS[_code].update(zip(("nothing_on", "not_researched_on", "uncited", "synthesis_empty"), _notes))
 
 _NAMES = {
     "en": ("english",), "de": ("german", "deutsch"), "fr": ("french", "français", "francais"),

@@ -420,7 +420,9 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
                    "deep_search), then one editing pass; a Markdown report with a table of contents.")
 @click.option("--outline", "outline_file", type=click.Path(dir_okay=False), default=None,
               help="Long report: follow the outline in this Markdown file ('# title', then '## section' + question "
-                   "lines); with --outline-only, write the planned outline there instead.")
+                   "lines; a summary section without a question, such as '## Executive summary', or one whose text "
+                   "starts with 'Synthesis:', is written from the others, not researched); with --outline-only, write the "
+                   "planned outline there instead.")
 @click.option("--outline-only", is_flag=True, help="Plan the long report's outline, write it to --outline FILE to "
                                                     "edit, and stop.")
 @click.option("--web/--no-web", "web", default=None,

@@ -57,10 +57,10 @@ class ResearchLines:
     def section(self, e: QuerySection) -> None:
         view = self.view
         line = e.describe()[0]
-        if e.status == "research":
+        if e.status in ("research", "synthesis"):
             view._line(line)
             view.answer += f"\n\n## {e.title}\n\n"
-            view.status = f"Section {e.index}/{e.total}: researching"
+            view.status = f"Section {e.index}/{e.total}: " + ("researching" if e.status == "research" else "writing")
         elif e.status == "written":
             view._line(f"  {line}", "green")
         else:

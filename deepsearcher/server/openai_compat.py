@@ -21,6 +21,7 @@ and ignored: the agent's own settings decide them.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from typing import Any, AsyncIterator, Literal
@@ -33,6 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from deepsearcher.agents.report_markdown import report_markdown
+from deepsearcher.agents.scaffold import WORDS
 from deepsearcher.events import Event, EventCallback, QueryReport
 from deepsearcher.server.streaming import error_payload, log_failure, start_run
 from deepsearcher.types import Report
@@ -103,10 +105,15 @@ def question_with_context(messages: list[ChatMessage]) -> str:
         return question
     lines = []
     for message in earlier[-HISTORY_MESSAGES:]:
-        text = message.text().split("\n## Sources", 1)[0].strip()  # our own answers: the text, not the list
+        text = _SOURCES.split(message.text(), 1)[0].strip()  # our own answers: the text, not the list
         text = text if len(text) <= HISTORY_CHARS else text[:HISTORY_CHARS] + " …"
         lines.append(f"{message.role.capitalize()}: {text}")
     return question + "\n\nEarlier in this conversation (context for the question above):\n" + "\n".join(lines)
+
+
+#: the Sources heading of our own answers, in every report language (``agents.scaffold``)
+_SOURCES = re.compile("\n## (?:" + "|".join(sorted({re.escape(w[k]) for w in WORDS.values() for k in ("sources",
+                      "sources_consulted") if k in w}, key=len, reverse=True)) + ")")
 
 
 def add_chat_routes(app: FastAPI, service: Any) -> None:

@@ -67,7 +67,8 @@ class SearxngSearch(HttpWebSearch):
 
     def _hits(self, data: Any) -> list[Hit]:
         reply = self._validate(_Reply, data)
-        self._last.degraded = [": ".join(str(p) for p in pair[:2]) for pair in reply.unresponsive_engines if pair]
+        engines = [": ".join(str(p) for p in pair[:2]) for pair in reply.unresponsive_engines if pair]
+        self._last.degraded = [*self.degraded, *engines]  # after a "searched without …" of a retry, not instead
         return [Hit(i.title or "", i.url or "", i.content or "", i.publishedDate) for i in reply.results]
 
     def _special_status(self, response: httpx.Response, detail: str) -> ProviderError | None:

@@ -151,9 +151,9 @@ def test_the_written_report_has_no_remote_image_raw_html_or_uncited_link(site: S
         search.close()
     text = out.read_text(encoding="utf-8")
     assert "SECRET" not in text.split("## Sources")[0].replace("SECRET-PAYROLL-9F3A:", "")
-    assert "status (link to `localhost` removed: not a cited source)" in text
-    assert "See the official page (link to `localhost` removed: not a cited source) or (link to `localhost` " \
-           "removed: not a cited source)" in text
+    assert "status (link to `localhost` removed: not retrieved by this run)" in text
+    assert "See the official page (link to `localhost` removed: not retrieved by this run) or (link to `localhost` " \
+           "removed: not retrieved by this run)" in text
     assert f"[the benchmark]({site.url('/inject')})" in text  # the cited web source's host keeps its link
     assert "\\<img src=" in text and "<img" not in text.replace("\\<img", "")
     assert "`<b>code</b>` stays." in text

@@ -111,12 +111,15 @@ def test_earlier_messages_reach_the_agent_as_context(live: tuple[str, Any]) -> N
         {"role": "system", "content": "You are helpful."},
         {"role": "user", "content": "Tell me about vector databases."},
         {"role": "assistant", "content": "Milvus is one [1].\n\n## Sources\n\n- /docs/milvus.md: [1]"},
+        {"role": "user", "content": "Und auf Deutsch?"},
+        {"role": "assistant", "content": "Milvus ist eine [1].\n\n## Quellen\n\n- /docs/vektor.md: [1]"},
         {"role": "user", "content": [{"type": "text", "text": QUESTION}]}])
     decompose = next(p for p in llm.prompts[before:] if p.startswith("Break the question"))
     assert QUESTION in decompose
     assert "Earlier in this conversation" in decompose
     assert "User: Tell me about vector databases." in decompose
     assert "Assistant: Milvus is one [1]." in decompose and "/docs/milvus.md" not in decompose
+    assert "Assistant: Milvus ist eine [1]." in decompose and "/docs/vektor.md" not in decompose  # any language
     assert "You are helpful" not in decompose
 
 

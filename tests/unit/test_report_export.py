@@ -52,6 +52,15 @@ def test_html_links_citations_to_sources_and_sources_to_their_files(markdown: st
     assert "<script" not in html and "http" not in html.split("<body>")[0]  # self-contained, nothing remote
 
 
+@pytest.mark.parametrize("language", ["de", "ja"])
+def test_citations_link_to_sources_in_another_report_language(language: str) -> None:
+    sources = [Source(1, chunk("a", "/docs/milvus_lite.md", "Milvus Lite"), "docs")]
+    report = Report(question="q", answer="Milvus Lite [1].", sources=sources, sub_queries=[], iterations=1,
+                    usage=Usage(), agent="deep_search", language=language)
+    html = report_html(report_markdown(report, title=True))
+    assert 'href="#source-1"' in html and '<li><a id="source-1"></a>' in html
+
+
 def test_model_html_and_unsafe_links_stay_inert() -> None:
     html = report_html("# T\n\n<script>alert(1)</script> [x](javascript:alert(1)) [1]\n")
     body = html.split("<body>", 1)[1]

@@ -101,7 +101,9 @@ Knowledge:
 
 OUTLINE = """Plan the table of contents of a long report that answers the question below: from {min_sections} to \
 {max_sections} sections, in reading order. Give each section a short title and one research question that the \
-section will answer. Do not plan an introduction or a conclusion: they are written at the end.
+section will answer. Do not plan an introduction or a conclusion: they are written at the end. A section that only \
+sums up the others (an executive summary, an overview) gets "synthesis": true: it is written from the other sections, \
+not researched.
 
 The documents searched: {where}
 
@@ -123,13 +125,26 @@ or [3][7], right after the statement. Cite only the numbers listed.
 Sources:
 {knowledge}"""
 
+SYNTHESIS = """Write the section "{title}" of a longer report on: {report_question}
+This section sums up the other sections ({purpose}); it is written from their text below, not from new research.
+
+Rules:
+- Use only what the sections below say, and give each statement the citation numbers [n] the sections give it. Cite \
+only numbers that appear in the sections.
+- Where the sections say nothing, do not fill the gap.
+- Write 1 to 3 paragraphs of Markdown without a heading (the heading is added for you).
+- Write in {language}.
+
+Sections:
+{sections}"""
+
 COHERENCE = """Below is the draft of a report on: {question}
 It was written section by section; its citations [n] refer to the numbered sources listed after it. Edit it into one \
 coherent report:
 - remove repetition between sections, and use the same term for the same thing throughout;
 - keep every section heading (the lines starting with "## "), in the same order, and keep the citations with the \
 statements they support; never invent citation numbers;
-- start with a "## {introduction}" section and end the sections with "## {conclusion}";
+- {frame};
 - then add "## {contradictions}": list each point on which sources disagree, citing the sources on each side, then \
 the questions the research left open.{gaps} If no sources disagree, write "{no_contradictions}";
 - write in {language}. Reply with the report in Markdown only.
@@ -217,14 +232,25 @@ def section_prompt(report_question: str, title: str, question: str, knowledge: S
                           knowledge=knowledge_list(knowledge, excerpt_chars))
 
 
+def synthesis_prompt(report_question: str, title: str, purpose: str, sections: str, *, language: str) -> str:
+    """A synthesis section (an executive summary, a conclusion…) written from the other sections' text."""
+    return SYNTHESIS.format(report_question=report_question, title=title, purpose=purpose, sections=sections,
+                            language=language)
+
+
 def coherence_prompt(question: str, draft: str, sources: Mapping[int, str], gaps: Sequence[str], *,
-                     language: str, headings: Mapping[str, str] | None = None) -> str:
+                     language: str, headings: Mapping[str, str] | None = None,
+                     framed_by: Sequence[str] = ()) -> str:
     """The editing pass; ``headings`` are the report language's words for the headings and the no-contradictions
-    line (``agents.scaffold``; English when None)."""
+    line (``agents.scaffold``; English when None); ``framed_by``: the outline's synthesis sections, which take the
+    place of the introduction and conclusion the pass otherwise writes."""
     listed = "\n".join(f"[{n}] {line}" for n, line in sources.items()) or "(none)"
     open_gaps = f" Questions left open by the research:\n{bullet_list(gaps)}\n" if gaps else ""
     words = {"introduction": "Introduction", "conclusion": "Conclusion",
              "contradictions": "Contradictions and open questions",
              "no_contradictions": "No contradictions between the sources were found.", **(headings or {})}
+    frame = (f'start with a "## {words["introduction"]}" section and end the sections with "## {words["conclusion"]}"'
+             if not framed_by else "add no introduction or conclusion: the sections "
+             + ", ".join(f'"{t}"' for t in framed_by) + " already sum up the report")
     return COHERENCE.format(question=question, draft=draft, sources=listed, gaps=open_gaps, language=language,
-                            **words)
+                            frame=frame, **words)

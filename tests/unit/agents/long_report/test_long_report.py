@@ -230,3 +230,160 @@ def test_table_of_contents_slugs() -> None:
     assert slug("Contradictions and open questions") == "contradictions-and-open-questions"
     assert slug("What's new? (2024)") == "whats-new-2024"
     assert table_of_contents("## A\n\ntext\n\n### not listed\n\n## B ##\n") == "## Contents\n\n1. [A](#a)\n2. [B](#b)"
+
+
+# --- issue #20, item 2: sections without evidence, uncited sentences, synthesis sections ---------------------------
+NOTHING_Q = "What does Milvus Lite cost per month?"
+
+
+def nothing_for(question: str, reply: Responder) -> Responder:
+    """``reply``, except that no chunk is relevant to ``question``."""
+
+    def wrapped(messages: Any) -> str:
+        p = prompt_of(messages)
+        if "numbered text chunks" in p and p.startswith(f"Question: {question}\n"):
+            return json.dumps({"relevant": []})
+        return reply(messages)
+
+    return wrapped
+
+
+def test_a_section_without_evidence_says_so_and_its_question_stays_open() -> None:
+    outline = Outline("Milvus Lite", (Section("Running", "How does Milvus Lite run?"),
+                                      Section("Pricing", NOTHING_Q)))
+    seen: dict[str, str] = {}
+
+    def running(p: str) -> str:
+        return (f"Milvus Lite runs in-process [{number_of(p, LITE)}]. It is loved by every developer on earth. "
+                "Yes.")
+
+    def pricing(p: str) -> str:
+        return "Milvus Lite costs 9 dollars per month and is very popular."  # no source: must not survive
+
+    def edit(p: str) -> str:
+        seen["edit"] = p
+        return draft_of(p) + "\n\n## Contradictions and open questions\n\nNone."
+
+    llm = ScriptedChatModel([nothing_for(NOTHING_Q, deep_search_responder({"Running": running, "Pricing": pricing},
+                                                                           edit))] * 12)
+    report = write_long_report(make_ctx(llm, Q), "deep_search", outline)
+    pricing_text = report.answer.split("## Pricing\n\n", 1)[1].split("\n\n", 1)[0]
+    assert pricing_text == f"The sources hold nothing on “{NOTHING_Q}”."
+    assert "9 dollars" not in report.answer
+    statuses = {q.question: q.status for q in report.questions}
+    assert statuses == {"How does Milvus Lite run?": "answered", NOTHING_Q: "nothing_found"}
+    assert NOTHING_Q in report.gaps and f"- {NOTHING_Q}" in seen["edit"]  # listed as open for the editing pass
+    # the uncited sentence of an answered section is marked; a cited one and a one-word one are not
+    running_text = report.answer.split("## Running\n\n", 1)[1].split("\n\n", 1)[0]
+    assert running_text == ("Milvus Lite runs in-process [1]. It is loved by every developer on earth. *(uncited)* "
+                            "Yes.")
+    md = report_markdown(report, title=True)
+    assert "researched, nothing found" in md and NOTHING_Q in md.split("**Questions and verdicts.**")[1]
+
+
+def test_a_german_report_says_nothing_was_found_in_german() -> None:
+    outline = Outline("Milvus Lite", (Section("Betrieb", "Wie läuft Milvus Lite?"), Section("Preise", NOTHING_Q)))
+    llm = ScriptedChatModel([nothing_for(NOTHING_Q, deep_search_responder(
+        {"Betrieb": lambda p: f"Milvus Lite läuft im Prozess [{number_of(p, LITE)}]. Das ist wirklich sehr schön.",
+         "Preise": lambda p: "Kostet nichts."},
+        lambda p: draft_of(p) + "\n\n## Widersprüche und offene Fragen\n\nKeine."))] * 12)
+    report = write_long_report(make_ctx(llm, "Wie funktioniert Milvus Lite und was kostet es?"), "deep_search",
+                               outline)
+    assert f"## Preise\n\nDie Quellen enthalten nichts zu „{NOTHING_Q}“." in report.answer
+    assert "Das ist wirklich sehr schön. *(ohne Quelle)*" in report.answer
+
+
+def test_synthesis_sections_are_written_from_the_others_and_never_researched() -> None:
+    outline = Outline("Milvus Lite", (Section("Executive summary", "Sum up", True),
+                                      Section("Running", "How does Milvus Lite run?"),
+                                      Section("Limits", "Which letters may collection names contain?"),
+                                      Section("Fazit", "Sum up the findings", True)))
+    seen: dict[str, list[str]] = {"synthesis": [], "edit": []}
+
+    def synthesis_or(reply: Responder) -> Responder:
+        def wrapped(messages: Any) -> str:
+            p = prompt_of(messages)
+            if p.startswith("Write the section") and "This section sums up the other sections" in p:
+                seen["synthesis"].append(p)
+                lite = re.search(r"runs in-process \[(\d+)\]", p).group(1)  # type: ignore[union-attr]
+                names = re.search(r"restricted \[(\d+)\]", p).group(1)  # type: ignore[union-attr]
+                return f"Milvus Lite runs in-process [{lite}] and restricts names [{names}], costs nothing [2][7]."
+            return reply(messages)
+        return wrapped
+
+    def edit(p: str) -> str:
+        seen["edit"].append(p)
+        return draft_of(p) + "\n\n## Contradictions and open questions\n\nNone."
+
+    llm = ScriptedChatModel([synthesis_or(deep_search_responder(
+        {"Running": lambda p: f"Milvus Lite runs in-process [{number_of(p, LITE)}].",
+         "Limits": lambda p: f"Names are restricted [{number_of(p, NAMES)}]."}, edit))] * 20)
+    events: list[Event] = []
+    report = write_long_report(make_ctx(llm, Q, events=events), "deep_search", outline)
+    prompts = llm.prompts
+    # no search, relevance or decomposition for the synthesis sections' "questions"
+    assert not [p for p in prompts if "Sum up" in p and not p.startswith(("Write the section", "Below is the draft"))]
+    assert len(seen["synthesis"]) == 2
+    first = seen["synthesis"][0]
+    assert first.startswith('Write the section "Executive summary"') and \
+        "## Running\n\nMilvus Lite runs in-process [" in first and "## Limits\n\nNames are restricted [" in first
+    assert "## Fazit" not in first and "## Executive summary" not in first  # only the researched sections
+    # a number no researched section cites is removed from the synthesis text, and counted
+    summary = report.answer.split("## Executive summary\n\n", 1)[1].split("\n\n", 1)[0]
+    assert summary == "Milvus Lite runs in-process [1] and restricts names [2], costs nothing."
+    assert report.removed_citations == 4  # [2] (a store item no section cites) and [7], in each synthesis section
+    assert [s.chunk.text for s in report.sources] == [LITE, NAMES]
+    # the editing pass is told the synthesis sections frame the report (no second introduction / conclusion)
+    assert 'add no introduction or conclusion: the sections "Executive summary", "Fazit" already sum up' in \
+        seen["edit"][0]
+    assert [q.question for q in report.questions] == ["How does Milvus Lite run?",
+                                                      "Which letters may collection names contain?"]
+    assert [(e["index"], e["status"]) for e in of_kind(events, "query.section")] == [
+        (2, "research"), (2, "written"), (3, "research"), (3, "written"), (1, "synthesis"), (1, "written"),
+        (4, "synthesis"), (4, "written"), (0, "editing")]
+    assert of_kind(events, "query.outline")[0]["sections"][0] == {"title": "Executive summary",
+                                                                   "question": "Sum up", "synthesis": "true"}
+
+
+@pytest.mark.parametrize(("title", "synthesis"), [
+    ("Executive summary", True), ("2. Conclusion", True), ("**Overview**", True), ("Zusammenfassung", True),
+    ("Fazit:", True), ("Résumé", True), ("Conclusiones", True), ("Visão geral", True), ("Введение", True),
+    ("结论", True), ("まとめ", True), ("결론", True), ("الخاتمة", True), ("IV. Summary", True),
+    ("Introduction to Milvus Lite", False), ("Limits", False), ("Summary statistics of the index", False),
+])
+def test_synthesis_titles_in_several_languages(title: str, synthesis: bool) -> None:
+    from deepsearcher.agents.long_report.outline import is_synthesis_title
+
+    assert is_synthesis_title(title) is synthesis
+
+
+def test_outline_files_mark_synthesis_sections() -> None:
+    text = ("# T\n\n## Executive summary\n\n## Basics\nWhat is it?\n\n## Wrap-up\nSynthesis: the findings\n\n"
+            "## Overview\nWhich editions of Milvus exist?\n")
+    outline = parse_outline(text)
+    assert outline.sections == (Section("Executive summary", "Sum up the other sections: Executive summary", True),
+                                Section("Basics", "What is it?"), Section("Wrap-up", "the findings", True),
+                                Section("Overview", "Which editions of Milvus exist?"))  # its author's question
+    assert parse_outline(outline_markdown(outline)) == outline
+    with pytest.raises(ConfigError, match=r"only synthesis sections \(Summary, Fazit\): nothing to research"):
+        parse_outline("## Summary\n\n## Fazit\n")
+
+
+def test_a_planned_outline_marks_synthesis_by_flag_or_title() -> None:
+    from deepsearcher.agents.long_report.outline import plan_outline
+
+    planned = {"title": "T", "sections": [{"title": "Executive summary", "question": "Sum it up"},
+                                          {"title": "Basics", "question": "What is it?"},
+                                          {"title": "Big picture", "question": "How does it fit?",
+                                           "synthesis": True}]}
+    outline, _ = plan_outline(make_ctx(ScriptedChatModel([json.dumps(planned)]), Q))
+    assert [s.synthesis for s in outline.sections] == [True, False, True]
+
+
+def test_an_outline_of_only_synthesis_sections_is_researched() -> None:
+    from deepsearcher.agents.long_report.agent import researchable
+
+    only = Outline("T", (Section("Summary", "What is Milvus Lite?", True), Section("Conclusion", "Limits?", True)))
+    assert [s.synthesis for s in researchable(only).sections] == [False, False]
+    mixed = Outline("T", (Section("Overview", "Sum up", True), Section("Basics", "What is Milvus Lite?")))
+    assert researchable(mixed) == mixed
