@@ -76,6 +76,26 @@ class SearxngOptions(WebSearchOptionsBase):
                                                                                  "month or year.")
     safesearch: Literal[0, 1, 2] | None = Field(None, description="0 off, 1 moderate, 2 strict; None = default.")
 
+    @field_validator("language")
+    @classmethod
+    def _language(cls, value: str | None) -> str | None:
+        if value is not None and not SEARXNG_LANGUAGE.fullmatch(value):
+            raise ValueError(f"language must be all, auto or a locale such as en, de-CH or zh-Hant-TW, got {value!r}")
+        return value
+
+
+#: the ``search_lang`` values of Brave's web search API documentation; anything else is answered HTTP 422
+BRAVE_SEARCH_LANGS = ("ar", "eu", "bn", "bg", "ca", "zh-hans", "zh-hant", "hr", "cs", "da", "nl", "en", "en-gb", "et",
+                      "fi", "fr", "gl", "de", "gu", "he", "hi", "hu", "is", "it", "jp", "kn", "ko", "lv", "lt", "ms",
+                      "ml", "mr", "nb", "pl", "pt-br", "pt-pt", "pa", "ro", "ru", "sr", "sk", "sl", "es", "sv", "ta",
+                      "te", "th", "tr", "uk", "vi")
+#: the usual codes Brave spells otherwise
+BRAVE_LANG_HINTS = {"ja": "jp (Brave's code for Japanese)", "zh": "zh-hans or zh-hant", "zh-cn": "zh-hans",
+                    "zh-tw": "zh-hant", "pt": "pt-br or pt-pt", "no": "nb", "nn": "nb", "en-us": "en",
+                    "iw": "he"}
+#: a SearXNG ``language``: all, auto, or a locale (en, de-CH, zh-Hant-TW)
+SEARXNG_LANGUAGE = re.compile(r"all|auto|[a-z]{2,3}(-[A-Za-z]{4})?(-[A-Za-z]{2}|-\d{3})?", re.IGNORECASE)
+
 
 class BraveOptions(WebSearchOptionsBase):
     """The Brave Search API web endpoint (``GET /res/v1/web/search``, key in ``X-Subscription-Token``)."""
@@ -98,6 +118,15 @@ class BraveOptions(WebSearchOptionsBase):
         if value is not None and not re.fullmatch(r"[A-Za-z]{2}|ALL", value):
             raise ValueError(f"country must be a 2-letter country code (US, DE) or ALL, got {value!r}")
         return value
+
+    @field_validator("search_lang")
+    @classmethod
+    def _search_lang(cls, value: str | None) -> str | None:
+        if value is None or value.lower() in BRAVE_SEARCH_LANGS:
+            return value.lower() if value else value
+        near = BRAVE_LANG_HINTS.get(value.lower())
+        raise ValueError(f"search_lang {value!r} is not a language Brave accepts (it answers 422)"
+                         + (f"; write {near}" if near else "") + f"; accepted: {', '.join(BRAVE_SEARCH_LANGS)}")
 
     @field_validator("freshness")
     @classmethod

@@ -83,6 +83,11 @@ def test_finish_keeps_the_first_of_each_page_and_only_web_urls() -> None:
     ("brave", {"country": "Germany"}, "country must be a 2-letter country code (US, DE) or ALL, got 'Germany'"),
     ("brave", {"freshness": "last week"}, "freshness must be pd, pw, pm, py or YYYY-MM-DDtoYYYY-MM-DD"),
     ("jina", {"gl": "deu"}, "must be a 2-letter code (us, de), got 'deu'"),
+    ("brave", {"search_lang": "ja"}, "search_lang 'ja' is not a language Brave accepts (it answers 422); write jp"),
+    ("brave", {"search_lang": "zh"}, "write zh-hans or zh-hant"),
+    ("brave", {"search_lang": "klingon"}, "accepted: ar, eu, bn"),
+    ("searxng", {"language": "English"}, "language must be all, auto or a locale such as en, de-CH"),
+    ("searxng", {"language": "en_US"}, "got 'en_US'"),
 ])
 def test_documented_value_formats_are_checked_with_the_config(provider, options, message) -> None:
     from deepsearcher.settings import load_settings
@@ -92,3 +97,14 @@ def test_documented_value_formats_are_checked_with_the_config(provider, options,
     assert message in str(info.value)
     assert load_settings(None, {"web_search": {"provider": "brave", "country": "DE", "freshness": "2024-01-01to"
                                                                                            "2024-06-30"}})
+
+
+@pytest.mark.parametrize("provider, options", [
+    ("brave", {"search_lang": "jp"}), ("brave", {"search_lang": "pt-BR"}), ("brave", {"search_lang": "zh-hant"}),
+    ("searxng", {"language": "de"}), ("searxng", {"language": "de-CH"}), ("searxng", {"language": "zh-Hant-TW"}),
+    ("searxng", {"language": "all"}), ("searxng", {"language": "es-419"}),
+])
+def test_documented_language_values_are_accepted(provider, options) -> None:
+    from deepsearcher.settings import load_settings
+
+    assert load_settings(None, {"web_search": {"provider": provider, **options}}).web_search is not None
