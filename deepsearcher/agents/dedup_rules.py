@@ -69,6 +69,8 @@ from typing import Any
 
 import regex
 
+from deepsearcher.unknown_words import maps_to_unknown
+
 log = logging.getLogger(__name__)
 
 THRESHOLDS_FILE = "dedup_thresholds.json"
@@ -207,9 +209,7 @@ def sees(tokenizer: Any | None, text: str) -> bool:
     another. True for a tokenizer that is not known (None: a remote API is trusted)."""
     if tokenizer is None:
         return True
-    unk = getattr(tokenizer, "unk_token", None) or getattr(getattr(tokenizer, "model", None), "unk_token", None) \
-        or "[UNK]"
-    return not any(unk in _tokens(tokenizer, word.group())
+    return not any(maps_to_unknown(tokenizer, word.group())
                    for word in _WORD.finditer(unicodedata.normalize("NFKC", text)))
 
 
@@ -222,14 +222,6 @@ def same_text(a: str, b: str) -> bool:
     def squash(text: str) -> str:
         return _PUNCT.sub("", unicodedata.normalize("NFKC", text).casefold())
     return squash(a) == squash(b)
-
-
-def _tokens(tokenizer: Any, text: str) -> list[str]:
-    tokenize = getattr(tokenizer, "tokenize", None)
-    if callable(tokenize):  # Hugging Face: no special or padding tokens
-        return list(tokenize(text))
-    encoding = tokenizer.encode(text, add_special_tokens=False)  # Rust: may pad (the bundled tokenizer.json does)
-    return [t for t, m in zip(encoding.tokens, encoding.attention_mask) if m]
 
 
 def threshold_for(model_name: str, configured: float | None) -> float:

@@ -18,6 +18,7 @@ from deepsearcher.ingest.ids import chunk_id
 from deepsearcher.ingest.scripts import unrepresented_notice
 from deepsearcher.ingest.sections import HEADINGS, LINE_ROWS, ROWS, SECTION, row_ranges, section_paths
 from deepsearcher.types import Chunk, Document
+from deepsearcher.unknown_words import maps_to_unknown
 
 log = logging.getLogger(__name__)
 
@@ -175,15 +176,8 @@ class TokenCounter:
         return self._cached(text)
 
     def is_unknown(self, word: str) -> bool:
-        """True when the tokenizer turns ``word`` (or part of it) into its unknown token (``[UNK]``; a byte-level
-        tokenizer has none and knows every character)."""
-        if self._rust is not None:
-            unk = getattr(self._rust.model, "unk_token", None)
-            tokens = self._rust.encode(word, add_special_tokens=False).tokens
-        else:
-            unk = getattr(self._python, "unk_token", None)
-            tokens = self._python.tokenize(word)
-        return bool(unk) and unk in tokens
+        """True when the tokenizer turns ``word`` (or part of it) into its unknown token (``unknown_words``)."""
+        return maps_to_unknown(self._rust if self._rust is not None else self._python, word)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"rust": self._rust, "python": self._python}
