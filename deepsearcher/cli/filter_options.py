@@ -19,7 +19,8 @@ def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--where-path", "where_path", multiple=True, metavar="GLOB",
                      help='Only sources matching this path glob (repeatable), e.g. "contracts/2025/**" or "*.pdf"; '
-                          "** spans folders, * stays within one."),
+                          "** spans folders, * stays within one; a glob not starting with / (or a URL scheme) "
+                          "matches the end of the path, so *.pdf finds PDFs in every folder."),
         click.option("--type", "types", multiple=True, metavar="TYPE",
                      help=f"Only files of this type (repeatable): {_TYPES}."),
         click.option("--since", default=None, metavar="YYYY-MM-DD",

@@ -26,6 +26,8 @@ def chunk(source: str, **metadata: object) -> Chunk:
     ("/h/*", "/h/x/y", False),
     ("report-202?.md", "/d/report-2024.md", True),
     ("[ab].md", "/d/c.md", False),
+    ("*.pdf", "/h/contracts/2025/a.pdf", True),  # the help's example: a relative glob matches the path's end
+    ("*.pdf", "/h/contracts/a.pdf.txt", False),
 ])
 def test_path_globs(glob: str, source: str, matches: bool) -> None:
     assert path_matches(glob, source) is matches
