@@ -72,6 +72,10 @@ class _Run:
     description: str
     exists: bool
     drop_first: bool
+    #: the collection was there before this load (so chunks of an interrupted earlier run may be stored already)
+    resumable: bool = False
+    #: chunks found stored at their version and not embedded again (``_unstored``)
+    kept: int = 0
     #: the description is a stand-in (stored marked as generated)
     placeholder: bool = False
     start: float = field(default_factory=time.perf_counter)
@@ -131,6 +135,8 @@ class LoadPipeline:
                                      reason=result.reason, chunks=result.chunks,
                                      skipped_records=result.skipped_records, notice=result.notice))
         self._flush(run, final=True)
+        if run.kept:
+            log.info("%d chunks stored by an earlier, interrupted run were kept, not embedded again", run.kept)
         crash_point("before-seal")
         if run.exists:
             self.store.seal(collection)  # unflushed Milvus Lite data is re-scanned by every search (MilvusStore.seal)
@@ -154,7 +160,8 @@ class LoadPipeline:
         exists = self.store.has_collection(collection)
         if exists and not force_new:
             self.store.check_embedding(collection, self.embedder.model_name, self.embedder.dimension)
-        return _Run(collection, description, exists=exists and not force_new, drop_first=exists and force_new)
+        return _Run(collection, description, exists=exists and not force_new, drop_first=exists and force_new,
+                    resumable=exists and not force_new)
 
     def _process(self, run: _Run, item: SourceItem) -> FileResult:
         """One source: unchanged, skipped with a reason, or split and queued for writing."""
@@ -238,6 +245,8 @@ class LoadPipeline:
     def _write(self, run: _Run, batch: list[Chunk]) -> None:
         """Embed one batch and upsert it, creating (or re-creating) the collection on the first write."""
         batch = [c for c in batch if c.source not in run.refused]
+        if run.resumable:
+            batch = self._unstored(run, batch)
         if not batch:
             return
         t0 = time.perf_counter()
@@ -261,6 +270,24 @@ class LoadPipeline:
             run.pending = [c for c in run.pending if c.source != source]
         self.on_event(LoadBatch(chunks=len(batch), written=run.written, queued=run.queued))
         crash_point("after-upsert")
+
+    def _unstored(self, run: _Run, batch: list[Chunk]) -> list[Chunk]:
+        """The chunks of ``batch`` not yet stored at their version: a load interrupted inside a large source wrote
+        some of its batches, and the re-run embeds only the rest (an 8 MB file stopped half-way embedded all 9,847
+        chunks again). Asked only of a collection that existed before this load, of a store that can say
+        (``stored_ids``); the ones found count as written for the progress, not as written by this run."""
+        stored_ids = getattr(self.store, "stored_ids", None)
+        if stored_ids is None:
+            return batch
+        stored: set[str] = set()
+        for version in {c.doc_hash for c in batch}:
+            stored |= stored_ids(run.collection, [c.id for c in batch if c.doc_hash == version], version)
+        if not stored:
+            return batch
+        run.kept += len(stored)
+        run.queued -= len(stored)
+        self.on_event(LoadBatch(chunks=0, written=run.written, queued=run.queued))
+        return [c for c in batch if c.id not in stored]
 
     def _finish_sources(self, run: _Run) -> None:
         """A source is complete once none of its chunks wait: only then drop the chunks of its old version."""

@@ -147,6 +147,10 @@ class MemoryStore:
         rows = [(c, n) for c, _, n in self._get(name).rows.values() if c.source == source and c.doc_hash == doc_hash]
         return bool(rows) and len(rows) >= rows[0][1]
 
+    def stored_ids(self, name: str, ids: Sequence[str], doc_hash: str) -> set[str]:
+        rows = self._get(name).rows
+        return {cid for cid in ids if cid in rows and rows[cid][0].doc_hash == doc_hash}
+
     def upsert(self, name: str, chunks: Sequence[Chunk], vectors: np.ndarray, doc_chunks: dict[str, int]) -> int:
         col = self._get(name)
         for i, chunk in enumerate(chunks):

@@ -366,6 +366,16 @@ class MilvusStore:
             return False
         return self.count(name, expr) >= int(rows[0]["doc_chunks"])
 
+    def stored_ids(self, name: str, ids: Sequence[str], doc_hash: str) -> set[str]:
+        """Which of ``ids`` are stored at version ``doc_hash`` (a resumed load embeds only the others; an id stored
+        at another version is not counted: its row must be rewritten with the new version)."""
+        if not ids:
+            return set()
+        self._ready(name)
+        expr = f"id in [{', '.join(_quote(i) for i in ids)}] and doc_hash == {_quote(doc_hash)}"
+        rows = self.client.query(name, filter=expr, output_fields=["id"], limit=len(ids), consistency_level=STRONG)
+        return {str(row["id"]) for row in rows}
+
     def upsert(self, name: str, chunks: Sequence[Chunk], vectors: np.ndarray, doc_chunks: dict[str, int]) -> int:
         """Upsert chunks with their vectors (shape (len(chunks), dim)); returns rows written."""
         if not chunks:

@@ -509,10 +509,20 @@ def test_a_large_text_file_is_written_batch_by_batch_with_progress_and_resumes(
     pipeline.crash_hook = None
     counting = [e for e in events if isinstance(e, LoadBatch) and e.chunks == 0]
     assert counting, "no progress while the big file's chunks were counted"
-    summary = app.load([str(folder)], COLLECTION)
+    before = len(_query(app, ["id"]))  # the batches written before the crash
+    embedded: list[str] = []
+    embed = app.embedder.embed_documents
+    app.embedder.embed_documents = lambda texts: (embedded.extend(texts), embed(texts))[1]
+    progress: list[Any] = []
+    summary = app.load([str(folder)], COLLECTION, on_event=progress.append)
     status = {Path(f.source).name: (f.status, f.chunks) for f in summary.files}
     big = status["big.txt"]
     assert big[0] == "loaded" and big[1] > 3 * 4
+    after = len(_query(app, ["id"]))
+    # only what the crash left unwritten is embedded and written again, and the progress still ends complete
+    assert before >= 3 and summary.chunks_written == len(embedded) == after - before
+    last = [e for e in progress if isinstance(e, LoadBatch)][-1]
+    assert last.written == last.queued == summary.chunks_written
     stored = [r for r in _query(app, ["source", "chunk_index", "doc_chunks"]) if r["source"].endswith("big.txt")]
     indexes = sorted(r["chunk_index"] for r in stored)  # one index across the pieces (a duplicate leaves a gap)
     assert indexes[0] == 0 and len(set(indexes)) == len(indexes) == big[1]
