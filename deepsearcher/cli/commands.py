@@ -451,12 +451,12 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
     """
     from deepsearcher.agents.report_markdown import report_markdown
     from deepsearcher.cli.render import QueryProgress, render_usage
-    from deepsearcher.report_export import export_format, write_report
+    from deepsearcher.report_export import check_output
 
     if out_format and not output:
         raise click.UsageError("--format needs --output FILE")
     if output:
-        out_format = export_format(output, out_format)  # a wrong extension fails now, not after the research
+        out_format = check_output(output, out_format)  # a path that cannot be written fails now, not after the research
     outline = outline_source(outline_file, outline_only, report_kind)
     where = build_filter(**filters)
     app = make_app(ctx)
@@ -470,10 +470,10 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
                            save_to=save_to, where=where)
     links = app.settings.query.report_links
     markdown = report_markdown(report, links=links)
-    if output:
-        write_report(report_markdown(report, title=True, links=links), output, out_format)
     if as_json:
         out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
+        if output:
+            save_report(report_markdown(report, title=True, links=links), output, out_format)
         return
     if out.is_terminal:
         from rich.markdown import Markdown
@@ -484,7 +484,25 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
         out.print(plain(markdown, multiline=True), highlight=False, soft_wrap=True)
     render_usage(console, report.usage, report.removed_citations)
     if output:
+        save_report(report_markdown(report, title=True, links=links), output, out_format)
         console.print(plain(f"Report written to {output}"), highlight=False, soft_wrap=True)
+
+
+def save_report(markdown: str, output: str, out_format: str | None) -> None:
+    """Write ``--output`` after the report was printed, so that a write that fails (the folder removed meanwhile, a
+    full disk) loses nothing of the research.
+
+    Raises:
+        ExportError: the file could not be written (the message says the report was printed above).
+    """
+    from deepsearcher.errors import ExportError, first_line
+    from deepsearcher.report_export import write_report
+
+    try:
+        write_report(markdown, output, out_format)
+    except (OSError, ExportError) as exc:
+        raise ExportError(f"the report above was not written to {output}: {first_line(exc)}",
+                          hint="copy it from above, or run the query again with another --output") from exc
 
 
 def outline_source(path: str | None, outline_only: bool, report_kind: str) -> Any:
