@@ -215,9 +215,12 @@ def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, de
                                "exclude": list(base.exclude) + list(exclude)}
     root = ctx.find_root()
 
-    def on_event(event: Any) -> None:
+    def record(event: Any) -> None:
         if isinstance(event, LoadBatch):
             root.meta["load_written"] = event.written  # for the message of a stopped load
+
+    def on_event(event: Any) -> None:
+        record(event)
         progress.on_event(event)
 
     if watch:
@@ -226,7 +229,8 @@ def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, de
         folder = check_watch_inputs(inputs, as_json)
         code = watch_folder(make_app(ctx, overrides), folder, collection, description, console=console, out=out,
                             load_options={"force_new": force_new_collection, "batch_size": batch_size,
-                                          "keep_missing": keep_missing})
+                                          "keep_missing": keep_missing},
+                            on_first_event=record, term_error=Terminated)
         exit_now(ctx, code)  # as an interrupted load: skip the slow interpreter shutdown
     with stop_on_sigterm():
         app = make_app(ctx, overrides)
