@@ -29,10 +29,22 @@ def check_watch_inputs(inputs: Sequence[str], as_json: bool) -> Path:
     if as_json:
         raise ConfigError("--watch prints one line per change batch; it has no --json output",
                           hint="drop --json (or load without --watch)")
-    if len(inputs) != 1 or not Path(inputs[0]).expanduser().is_dir():
-        raise ConfigError(f"--watch keeps one folder in sync; got {', '.join(inputs)}",
-                          hint="give one existing folder: deepsearcher load DIR --watch")
-    return Path(inputs[0]).expanduser()
+    hint = "give one existing folder: deepsearcher load DIR --watch"
+    if len(inputs) != 1:
+        raise ConfigError(f"--watch keeps one folder in sync; got {len(inputs)} inputs: {', '.join(inputs)}",
+                          hint="watch one folder per command (run one per folder), or load the rest without --watch")
+    folder = Path(inputs[0]).expanduser()
+    if folder.is_dir():
+        return folder
+    if "://" in inputs[0]:
+        why = "is a URL; --watch follows a folder's file-system changes"
+    elif folder.exists():
+        why = "is a file, not a folder"
+    elif any(char in inputs[0] for char in "*?["):
+        why = "is a glob pattern, not a folder"
+    else:
+        why = "does not exist"
+    raise ConfigError(f"--watch keeps one folder in sync; {inputs[0]} {why}", hint=hint)
 
 
 def lite_file_filter(uri: str) -> Callable[[str], bool]:

@@ -156,3 +156,28 @@ def test_retrieve_filter_options(runner: CliRunner, cfg: Path, tmp_path: Path):
     assert sources("--since", "2000-01-01") == {"limitations.md", "WhatisMilvus.pdf"}  # dated by modified time
     bad = runner.invoke(main, ["--config", str(cfg), "retrieve", "x", "--since", "yesterday"])
     assert bad.exit_code == 2 and "Invalid value for --since" in bad.output and "YYYY-MM-DD" in bad.output
+
+
+@pytest.mark.parametrize("given, cause", [
+    ("missing", "missing does not exist"),
+    ("a.md", "a.md is a file, not a folder"),
+    ("docs/*.md", "docs/*.md is a glob pattern, not a folder"),
+    ("https://example.com/", "https://example.com/ is a URL"),
+])
+def test_load_watch_names_why_an_input_is_not_a_folder(runner: CliRunner, cfg: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch, given: str, cause: str):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.md").write_text("text\n")
+    result = invoke(runner, cfg, "load", given, "--watch")
+    err = " ".join(result.stderr.split())
+    assert result.exit_code == 1 and f"--watch keeps one folder in sync; {cause}" in err
+    assert "give one existing folder: deepsearcher load DIR --watch" in err and "Traceback" not in result.output
+    assert not (tmp_path / "store").exists()  # nothing opened, nothing written
+
+
+def test_load_watch_of_two_folders_says_one_per_command(runner: CliRunner, cfg: Path, tmp_path: Path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    result = invoke(runner, cfg, "load", str(tmp_path / "x"), str(tmp_path / "y"), "--watch")
+    err = " ".join(result.stderr.split())
+    assert result.exit_code == 1 and "got 2 inputs" in err and "watch one folder per command" in err
