@@ -154,8 +154,13 @@ def test_retrieve_filter_options(runner: CliRunner, cfg: Path, tmp_path: Path):
     assert sources("--where-path", "2025/**") == {"limitations.md"}
     assert sources("--where-path", "2025/**", "--type", "pdf") == set()
     assert sources("--since", "2000-01-01") == {"limitations.md", "WhatisMilvus.pdf"}  # dated by modified time
+    # as a shell completes a folder: ./ in front, / at the end (the store's filter and the exact check agree)
+    assert sources("--where-path", "./2025/**") == sources("--where-path", "2025/") == {"limitations.md"}
     bad = runner.invoke(main, ["--config", str(cfg), "retrieve", "x", "--since", "yesterday"])
     assert bad.exit_code == 2 and "Invalid value for --since" in bad.output and "YYYY-MM-DD" in bad.output
+    swapped = runner.invoke(main, ["--config", str(cfg), "retrieve", "x", "--since", "2025-06-01", "--until",
+                                   "2025-01-01"])
+    assert swapped.exit_code == 2 and "--since 2025-06-01 is after --until 2025-01-01" in swapped.output
 
 
 @pytest.mark.parametrize("given, cause", [
