@@ -404,6 +404,9 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
         out.print_json(json.dumps([{"rank": i + 1, "score": h.score, "collection": h.collection,
                                     **h.chunk.__dict__, "also_in": [o.__dict__ for o in h.also_in]}
                                    for i, h in enumerate(hits)], ensure_ascii=False))
+    elif not hits and where is not None:
+        out.print(plain(f"No results match the filter ({where.describe()}); without it the search may find some."),
+                  highlight=False, soft_wrap=True)
     else:
         render_hits(out, hits)
 

@@ -156,6 +156,9 @@ def test_retrieve_filter_options(runner: CliRunner, cfg: Path, tmp_path: Path):
     assert sources("--since", "2000-01-01") == {"limitations.md", "WhatisMilvus.pdf"}  # dated by modified time
     # as a shell completes a folder: ./ in front, / at the end (the store's filter and the exact check agree)
     assert sources("--where-path", "./2025/**") == sources("--where-path", "2025/") == {"limitations.md"}
+    none = invoke(runner, cfg, "retrieve", "What is Milvus?", "--where-path", "2026/**", "--meta", "status=final")
+    assert none.exit_code == 0 and " ".join(none.stdout.split()) == (
+        "No results match the filter (path 2026/**, status=final); without it the search may find some.")
     bad = runner.invoke(main, ["--config", str(cfg), "retrieve", "x", "--since", "yesterday"])
     assert bad.exit_code == 2 and "Invalid value for --since" in bad.output and "YYYY-MM-DD" in bad.output
     swapped = runner.invoke(main, ["--config", str(cfg), "retrieve", "x", "--since", "2025-06-01", "--until",
