@@ -395,7 +395,9 @@ class DeepSearcher:
         """
         available = self.store.list_collections()
         if not available:
-            raise CollectionError("there are no collections yet", hint="load documents with `deepsearcher load PATH`")
+            raise CollectionError(f"there are no collections yet in {self.store.uri}",
+                                  hint="load documents with `deepsearcher load PATH`, or point vector_db.uri at the "
+                                       "store you loaded (a relative path is relative to the config file's folder)")
         names = list(collections) if collections else available
         unknown = [n for n in names if n not in available]
         if unknown:

@@ -189,3 +189,12 @@ def test_load_watch_of_two_folders_says_one_per_command(runner: CliRunner, cfg: 
     result = invoke(runner, cfg, "load", str(tmp_path / "x"), str(tmp_path / "y"), "--watch")
     err = " ".join(result.stderr.split())
     assert result.exit_code == 1 and "got 2 inputs" in err and "watch one folder per command" in err
+
+
+def test_retrieve_from_an_empty_store_names_the_store(runner: CliRunner, cfg: Path, tmp_path: Path):
+    """A relative vector_db.uri resolves against the config file's folder: the error names the store it opened."""
+    result = invoke(runner, cfg, "retrieve", "anything")
+    err = " ".join(result.stderr.split())
+    assert result.exit_code == 1
+    assert f"there are no collections yet in {tmp_path / 'store' / 'milvus.db'}" in err
+    assert "relative to the config file's folder" in err and "Traceback" not in result.output
