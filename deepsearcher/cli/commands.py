@@ -563,12 +563,40 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     overrides = {"server": {k: v for k, v in {"host": host, "port": port}.items() if v is not None}}
     settings = get_settings(ctx, overrides)
     app = create_app(settings)  # refuses a non-loopback host without a token
+    sock = listening_socket(settings.server.host, settings.server.port)  # a port in use fails before the store opens
     app.state.service.ready()  # open the store now: a Lite file in use fails here, not on the first request
     shown = f"[{settings.server.host}]" if ":" in settings.server.host else settings.server.host
-    console.print(f"Serving deepsearcher on [bold]http://{safe(shown)}:{settings.server.port}/[/] "
+    console.print(f"Serving deepsearcher on [bold]http://{safe(shown)}:{sock.getsockname()[1]}/[/] "
                   f"(API docs at /docs). Ctrl-C stops.", highlight=False, soft_wrap=True)
-    uvicorn.run(app, host=settings.server.host, port=settings.server.port, timeout_graceful_shutdown=5,
-                log_level="debug" if ctx.meta.get("debug") else "info")
+    config = uvicorn.Config(app, timeout_graceful_shutdown=5, log_level="debug" if ctx.meta.get("debug") else "info")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+
+
+def listening_socket(host: str, port: int) -> Any:
+    """The server's socket, bound here rather than by uvicorn, so that a port in use is one line naming the fix
+    instead of uvicorn's log lines and exit 3.
+
+    Raises:
+        click.ClickException: the address cannot be bound (in use, not an address of this machine, no permission).
+    """
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart need not wait
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise click.ClickException(f"port {port} on {host} is already in use (another server is running there): "
+                                       "stop it, or pass --port with a free port") from None
+        raise click.ClickException(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
 
 
 # --- mcp -----------------------------------------------------------------------------------------------------------
