@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NO_LLM_HINT = ("add an llm: block to the config, e.g. provider: openai_compatible, model: gpt-4o-mini, api_key_env: "
+NO_LLM_HINT = ("remove `llm: null` from the config to answer with the bundled local model (extra `model`), or "
+               "add an llm: block, e.g. provider: openai_compatible, model: gpt-4o-mini, api_key_env: "
                "OPENAI_API_KEY; or base_url: http://127.0.0.1:8080/v1 for a local llama.cpp / Ollama / vLLM server. "
                "See docs/llm-providers.md")
 

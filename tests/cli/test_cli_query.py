@@ -100,6 +100,8 @@ def test_query_without_llm_says_how_to_configure(runner: CliRunner, tmp_path: Pa
     result = runner.invoke(main, ["--config", str(cfg), "query", "anything"], catch_exceptions=False)
     assert result.exit_code == 1
     assert "Error: no LLM is configured" in result.stderr
+    assert "remove `llm: null` from the config to answer with the bundled local model" in " ".join(
+        result.stderr.split())
     assert "docs/llm-providers.md" in result.stderr and "Traceback" not in result.output
 
 
