@@ -242,6 +242,9 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
                 loaded = yaml.safe_load(stream)
         except yaml.YAMLError as exc:
             raise ConfigError(f"{cfg_path}: not valid YAML: {exc}") from exc
+        except UnicodeDecodeError as exc:  # e.g. saved as UTF-16 by an editor
+            raise ConfigError(f"{cfg_path}: not UTF-8 text (byte {exc.start} cannot be decoded)",
+                              hint="save the file as UTF-8") from exc
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

@@ -115,3 +115,11 @@ def test_unknown_key_suggests_the_close_key_at_its_place(tmp_path: Path):
             "  server.watch.0.colection: unknown key; did you mean 'collection'?",
             "  agents.deep_research.token_budjet: unknown key; did you mean 'token_budget'?",
             "  web_search.searchlang: unknown key; did you mean 'search_lang'?"} <= lines
+
+
+def test_a_config_that_is_not_utf8_is_named_with_the_fix(tmp_path: Path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_bytes("llm: null\n".encode("utf-16"))  # as some Windows editors save it
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert str(err.value) == f"{cfg}: not UTF-8 text (byte 0 cannot be decoded)\n  hint: save the file as UTF-8"
