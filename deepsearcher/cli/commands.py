@@ -95,12 +95,23 @@ def _close_quietly(ctx: click.Context) -> None:
         logging.getLogger(__name__).debug("closing after a stop failed", exc_info=True)
 
 
+#: the options of ``deepsearcher`` itself, which go before the command (a command that has one of its own, such as
+#: query's --verbose, takes it there)
+GLOBAL_OPTIONS = ("--config", "--debug", "--verbose")
+
+
 class ErrorBoundary(click.Group):
     """Turns library errors into messages; ``--debug`` re-raises."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.NoSuchOption as exc:
+            if exc.option_name in GLOBAL_OPTIONS:  # the usual slip: `deepsearcher retrieve QUERY --config FILE`
+                exc.message = (f"{exc.option_name} is a global option: it goes before the command, e.g. "
+                               f"deepsearcher {exc.option_name}{' FILE' if exc.option_name == '--config' else ''} "
+                               f"{ctx.invoked_subcommand or 'COMMAND'} …")
+            raise
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except DeepSearcherError as exc:

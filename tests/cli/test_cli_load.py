@@ -198,3 +198,16 @@ def test_retrieve_from_an_empty_store_names_the_store(runner: CliRunner, cfg: Pa
     assert result.exit_code == 1
     assert f"there are no collections yet in {tmp_path / 'store' / 'milvus.db'}" in err
     assert "relative to the config file's folder" in err and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["retrieve", "x", "--config", "c.yaml"], "--config is a global option: it goes before the command, e.g. "
+                                              "deepsearcher --config FILE retrieve …"),
+    (["load", "docs", "--debug"], "--debug is a global option: it goes before the command, e.g. deepsearcher "
+                                  "--debug load …"),
+])
+def test_a_global_option_after_the_command_says_where_it_goes(runner: CliRunner, args: list[str], hint: str):
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2 and f"Error: {hint}" in result.output
+    unknown = runner.invoke(main, ["retrieve", "x", "--bogus"])
+    assert unknown.exit_code == 2 and "No such option '--bogus'" in unknown.output
