@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NO_LLM_HINT = ("add an llm: block to the config, e.g. provider: openai_compatible, model: gpt-4o-mini, api_key_env: "
+NO_LLM_HINT = ("remove `llm: null` from the config to answer with the bundled local model (extra `model`), or "
+               "add an llm: block, e.g. provider: openai_compatible, model: gpt-4o-mini, api_key_env: "
                "OPENAI_API_KEY; or base_url: http://127.0.0.1:8080/v1 for a local llama.cpp / Ollama / vLLM server. "
                "See docs/llm-providers.md")
 
@@ -395,7 +396,9 @@ class DeepSearcher:
         """
         available = self.store.list_collections()
         if not available:
-            raise CollectionError("there are no collections yet", hint="load documents with `deepsearcher load PATH`")
+            raise CollectionError(f"there are no collections yet in {self.store.uri}",
+                                  hint="load documents with `deepsearcher load PATH`, or point vector_db.uri at the "
+                                       "store you loaded (a relative path is relative to the config file's folder)")
         names = list(collections) if collections else available
         unknown = [n for n in names if n not in available]
         if unknown:

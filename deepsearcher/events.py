@@ -173,7 +173,15 @@ class QueryStart(Event):
 
     def describe(self) -> list[str]:
         web = f"; web search: {self.web}" if self.web else ""
-        return [f"Researching in {', '.join(self.collections)} (max {self.max_iter} rounds){web}"]
+        return [f"Researching in {', '.join(self.collections)} ({self._plan()}){web}"]
+
+    def _plan(self) -> str:
+        """How far the agent goes: ``max_iter`` is a number of rounds only for the agents that search in rounds."""
+        if self.agent == "naive":
+            return "one search"
+        if self.agent == "deep_research":
+            return "steps within its token budget"
+        return f"max {self.max_iter} round{'' if self.max_iter == 1 else 's'}"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import fnmatch
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from deepsearcher.types import Chunk
 
@@ -67,7 +67,7 @@ class SearchFilter(BaseModel):
         for glob in paths:
             if not glob.strip() or "\x00" in glob:
                 raise ValueError(f"empty or NUL path glob {glob!r}: give a glob such as 'contracts/2025/**'")
-        return paths
+        return tuple(_plain_glob(glob) for glob in paths)
 
     @field_validator("types")
     @classmethod
@@ -88,6 +88,13 @@ class SearchFilter(BaseModel):
             if not _META_KEY.fullmatch(key):
                 raise ValueError(f"front-matter key {key!r} is not a plain name (letters, digits, _ . -, up to 64)")
         return meta
+
+    @model_validator(mode="after")
+    def _check_range(self) -> "SearchFilter":
+        if self.since and self.until and self.since > self.until:
+            raise ValueError(f"since {self.since} is after until {self.until}, so no document can match: "
+                             "swap the two days")
+        return self
 
     @property
     def empty(self) -> bool:
@@ -138,6 +145,16 @@ def parse_meta(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
             raise ValueError(f"--meta {pair!r} is not key=value (e.g. --meta status=final)")
         out[key.strip()] = value.strip()
     return out
+
+
+def _plain_glob(glob: str) -> str:
+    """A glob as the user meant it: a leading ``./`` (the current folder, as a shell completes it) dropped, since
+    a relative glob already matches the end of a path; a trailing ``/`` (a folder) as everything below it."""
+    while glob.startswith("./"):
+        glob = glob[2:]
+    if glob.endswith("/") and glob.strip("/"):
+        glob += "**"
+    return glob or "**"
 
 
 def meta_text(value: Any) -> str:

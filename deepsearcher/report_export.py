@@ -17,6 +17,7 @@ or URL and carries the anchors the citations point to.
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -80,6 +81,26 @@ def export(markdown: str, fmt: str) -> bytes:
     if fmt == "docx":
         return report_docx(markdown)
     return report_pdf(markdown)
+
+
+def check_output(path: str | Path, fmt: str | None = None) -> str:
+    """The format ``path`` will be written in, checked before the research whose report it will hold, so that a
+    path that cannot be written fails in a second, not after minutes of research.
+
+    Raises:
+        ExportError: an unknown format, a folder that does not exist or cannot be written, or PDF without WeasyPrint.
+    """
+    name = export_format(path, fmt)
+    folder = Path(path).expanduser().parent
+    if not folder.is_dir():
+        raise ExportError(f"cannot write the report to {path}: the folder {folder} does not exist",
+                          hint="create the folder first, or give --output a path in an existing folder")
+    if not os.access(folder, os.W_OK):
+        raise ExportError(f"cannot write the report to {path}: the folder {folder} is not writable",
+                          hint="give --output a path in a folder you may write to")
+    if name == "pdf":
+        _weasyprint_html()
+    return name
 
 
 def write_report(markdown: str, path: str | Path, fmt: str | None = None) -> str:
@@ -217,17 +238,27 @@ def report_pdf(markdown: str) -> bytes:
     Raises:
         ExportError: WeasyPrint (or the Pango library it needs) is not installed.
     """
+    HTML = _weasyprint_html()
+
+    def refuse(url: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise ValueError(f"not fetched: {url}")  # a report never loads anything; WeasyPrint logs and goes on
+
+    return HTML(string=report_html(markdown), url_fetcher=refuse).write_pdf()
+
+
+def _weasyprint_html() -> Any:
+    """WeasyPrint's ``HTML`` class.
+
+    Raises:
+        ExportError: WeasyPrint (or the Pango library it needs) is not installed.
+    """
     try:
         from weasyprint import HTML
     except (ImportError, OSError) as exc:  # OSError: the Pango shared library is missing
         raise ExportError(f"PDF export needs WeasyPrint and Pango ({exc})",
                           hint="pip install 'deepsearcher[export]' (Debian/Ubuntu: apt install libpango-1.0-0 "
                                "fonts-noto-cjk), or export .html or .docx") from exc
-
-    def refuse(url: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        raise ValueError(f"not fetched: {url}")  # a report never loads anything; WeasyPrint logs and goes on
-
-    return HTML(string=report_html(markdown), url_fetcher=refuse).write_pdf()
+    return HTML
 
 
 # --- DOCX ------------------------------------------------------------------------------------------------------------

@@ -242,6 +242,9 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
                 loaded = yaml.safe_load(stream)
         except yaml.YAMLError as exc:
             raise ConfigError(f"{cfg_path}: not valid YAML: {exc}") from exc
+        except UnicodeDecodeError as exc:  # e.g. saved as UTF-16 by an editor
+            raise ConfigError(f"{cfg_path}: not UTF-8 text (byte {exc.start} cannot be decoded)",
+                              hint="save the file as UTF-8") from exc
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
@@ -271,7 +274,7 @@ def _error_lines(exc: ValidationError) -> list[str]:
             loc.pop(1)  # the discriminated union's tag
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key"
+            msg = "unknown key" + _did_you_mean(loc)
         elif section in PROVIDER_SECTIONS and (
                 err["type"] == "union_tag_invalid" or (err["type"] == "literal_error" and loc[-1:] == ["provider"])):
             kind = PROVIDER_SECTIONS[section]
@@ -281,6 +284,31 @@ def _error_lines(exc: ValidationError) -> list[str]:
             loc = [section, "provider"]
         lines.append(f"  {'.'.join(loc)}: {msg}")
     return lines
+
+
+def _did_you_mean(loc: list[str]) -> str:
+    """``; did you mean 'x'?`` for an unknown key close to a key allowed at the same place (any provider's options
+    in a provider section), else ``""``: a typo is then one glance from its fix."""
+    import difflib
+
+    models: list[type[BaseModel]] = [settings_model()]
+    for name in loc[:-1]:
+        if name.isdigit():  # an item of a list: its model is the list's
+            continue
+        fields = [model.model_fields[name] for model in models if name in model.model_fields]
+        models = [m for field in fields for m in _models_in(field.annotation)]
+    known = sorted({key for model in models for key in model.model_fields})
+    close = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.6) if loc else []
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation may hold (through Optional, unions and Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    from typing import get_args
+
+    return [model for arg in get_args(annotation) for model in _models_in(arg)]
 
 
 # --- the validation model, assembled from the registry -----------------------------------------------------------

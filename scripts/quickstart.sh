@@ -7,10 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh dev,model
 export HF_HUB_OFFLINE=1
+echo "==> loading the sample corpus data/ into the collection 'sample'" >&2
 .venv/bin/deepsearcher --config config.yaml load data \
   --collection sample --description "Milvus documentation, the 'What is Milvus' PDF, the Wikipedia article on ducks, and two office samples"
 .venv/bin/deepsearcher --config config.yaml collections
 .venv/bin/deepsearcher --config config.yaml retrieve "What consistency levels does Milvus offer?" -k 3
 # One search and one cited answer (the naive agent: one LLM call). The first run assembles the model (1.1 GB) into the
 # cache (seconds); the answer then needs about 75 CPU seconds (docs/benchmarks.md, "The bundled model").
+echo "==> asking the bundled model (minutes on a busy CPU; the answer streams as it is written)" >&2
 .venv/bin/deepsearcher --config config.yaml query "What consistency levels does Milvus offer?" -c sample --agent naive

@@ -95,12 +95,23 @@ def _close_quietly(ctx: click.Context) -> None:
         logging.getLogger(__name__).debug("closing after a stop failed", exc_info=True)
 
 
+#: the options of ``deepsearcher`` itself, which go before the command (a command that has one of its own, such as
+#: query's --verbose, takes it there)
+GLOBAL_OPTIONS = ("--config", "--debug", "--verbose")
+
+
 class ErrorBoundary(click.Group):
     """Turns library errors into messages; ``--debug`` re-raises."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.NoSuchOption as exc:
+            if exc.option_name in GLOBAL_OPTIONS:  # the usual slip: `deepsearcher retrieve QUERY --config FILE`
+                exc.message = (f"{exc.option_name} is a global option: it goes before the command, e.g. "
+                               f"deepsearcher {exc.option_name}{' FILE' if exc.option_name == '--config' else ''} "
+                               f"{ctx.invoked_subcommand or 'COMMAND'} …")
+            raise
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except DeepSearcherError as exc:
@@ -215,9 +226,12 @@ def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, de
                                "exclude": list(base.exclude) + list(exclude)}
     root = ctx.find_root()
 
-    def on_event(event: Any) -> None:
+    def record(event: Any) -> None:
         if isinstance(event, LoadBatch):
             root.meta["load_written"] = event.written  # for the message of a stopped load
+
+    def on_event(event: Any) -> None:
+        record(event)
         progress.on_event(event)
 
     if watch:
@@ -226,7 +240,8 @@ def load(ctx: click.Context, inputs: tuple[str, ...], collection: str | None, de
         folder = check_watch_inputs(inputs, as_json)
         code = watch_folder(make_app(ctx, overrides), folder, collection, description, console=console, out=out,
                             load_options={"force_new": force_new_collection, "batch_size": batch_size,
-                                          "keep_missing": keep_missing})
+                                          "keep_missing": keep_missing},
+                            on_first_event=record, term_error=Terminated)
         exit_now(ctx, code)  # as an interrupted load: skip the slow interpreter shutdown
     with stop_on_sigterm():
         app = make_app(ctx, overrides)
@@ -400,6 +415,9 @@ def retrieve(ctx: click.Context, query: str, collection_names: tuple[str, ...], 
         out.print_json(json.dumps([{"rank": i + 1, "score": h.score, "collection": h.collection,
                                     **h.chunk.__dict__, "also_in": [o.__dict__ for o in h.also_in]}
                                    for i, h in enumerate(hits)], ensure_ascii=False))
+    elif not hits and where is not None:
+        out.print(plain(f"No results match the filter ({where.describe()}); without it the search may find some."),
+                  highlight=False, soft_wrap=True)
     else:
         render_hits(out, hits)
 
@@ -451,12 +469,12 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
     """
     from deepsearcher.agents.report_markdown import report_markdown
     from deepsearcher.cli.render import QueryProgress, render_usage
-    from deepsearcher.report_export import export_format, write_report
+    from deepsearcher.report_export import check_output
 
     if out_format and not output:
         raise click.UsageError("--format needs --output FILE")
     if output:
-        out_format = export_format(output, out_format)  # a wrong extension fails now, not after the research
+        out_format = check_output(output, out_format)  # a path that cannot be written fails now, not after the research
     outline = outline_source(outline_file, outline_only, report_kind)
     where = build_filter(**filters)
     app = make_app(ctx)
@@ -470,10 +488,10 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
                            save_to=save_to, where=where)
     links = app.settings.query.report_links
     markdown = report_markdown(report, links=links)
-    if output:
-        write_report(report_markdown(report, title=True, links=links), output, out_format)
     if as_json:
         out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
+        if output:
+            save_report(report_markdown(report, title=True, links=links), output, out_format)
         return
     if out.is_terminal:
         from rich.markdown import Markdown
@@ -484,7 +502,25 @@ def query(ctx: click.Context, question: str, collection_names: tuple[str, ...], 
         out.print(plain(markdown, multiline=True), highlight=False, soft_wrap=True)
     render_usage(console, report.usage, report.removed_citations)
     if output:
+        save_report(report_markdown(report, title=True, links=links), output, out_format)
         console.print(plain(f"Report written to {output}"), highlight=False, soft_wrap=True)
+
+
+def save_report(markdown: str, output: str, out_format: str | None) -> None:
+    """Write ``--output`` after the report was printed, so that a write that fails (the folder removed meanwhile, a
+    full disk) loses nothing of the research.
+
+    Raises:
+        ExportError: the file could not be written (the message says the report was printed above).
+    """
+    from deepsearcher.errors import ExportError, first_line
+    from deepsearcher.report_export import write_report
+
+    try:
+        write_report(markdown, output, out_format)
+    except (OSError, ExportError) as exc:
+        raise ExportError(f"the report above was not written to {output}: {first_line(exc)}",
+                          hint="copy it from above, or run the query again with another --output") from exc
 
 
 def outline_source(path: str | None, outline_only: bool, report_kind: str) -> Any:
@@ -538,12 +574,40 @@ def serve(ctx: click.Context, host: str | None, port: int | None) -> None:
     overrides = {"server": {k: v for k, v in {"host": host, "port": port}.items() if v is not None}}
     settings = get_settings(ctx, overrides)
     app = create_app(settings)  # refuses a non-loopback host without a token
+    sock = listening_socket(settings.server.host, settings.server.port)  # a port in use fails before the store opens
     app.state.service.ready()  # open the store now: a Lite file in use fails here, not on the first request
     shown = f"[{settings.server.host}]" if ":" in settings.server.host else settings.server.host
-    console.print(f"Serving deepsearcher on [bold]http://{safe(shown)}:{settings.server.port}/[/] "
+    console.print(f"Serving deepsearcher on [bold]http://{safe(shown)}:{sock.getsockname()[1]}/[/] "
                   f"(API docs at /docs). Ctrl-C stops.", highlight=False, soft_wrap=True)
-    uvicorn.run(app, host=settings.server.host, port=settings.server.port, timeout_graceful_shutdown=5,
-                log_level="debug" if ctx.meta.get("debug") else "info")
+    config = uvicorn.Config(app, timeout_graceful_shutdown=5, log_level="debug" if ctx.meta.get("debug") else "info")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+
+
+def listening_socket(host: str, port: int) -> Any:
+    """The server's socket, bound here rather than by uvicorn, so that a port in use is one line naming the fix
+    instead of uvicorn's log lines and exit 3.
+
+    Raises:
+        click.ClickException: the address cannot be bound (in use, not an address of this machine, no permission).
+    """
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart need not wait
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise click.ClickException(f"port {port} on {host} is already in use (another server is running there): "
+                                       "stop it, or pass --port with a free port") from None
+        raise click.ClickException(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
 
 
 # --- mcp -----------------------------------------------------------------------------------------------------------

@@ -47,10 +47,13 @@ def build_filter(where_path: tuple[str, ...], types: tuple[str, ...], since: str
     except ValidationError as exc:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else ""
-        option = {"paths": "--where-path", "types": "--type", "meta": "--meta"}.get(field, f"--{field}")
+        option = {"paths": "--where-path", "types": "--type", "meta": "--meta", "": "--since/--until"}.get(
+            field, f"--{field}")
         message = str(error["msg"]).removeprefix("Value error, ")
         if field in ("since", "until"):
-            message = f"{message}: give a day as YYYY-MM-DD, e.g. 2025-01-01"
+            message = f"{error['input']!r} is not a day: give YYYY-MM-DD, e.g. 2025-01-01"
+        elif not field:
+            message = message.replace("since ", "--since ").replace("until ", "--until ")
         raise click.BadParameter(message, param_hint=option) from None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--meta") from None

@@ -29,10 +29,22 @@ def check_watch_inputs(inputs: Sequence[str], as_json: bool) -> Path:
     if as_json:
         raise ConfigError("--watch prints one line per change batch; it has no --json output",
                           hint="drop --json (or load without --watch)")
-    if len(inputs) != 1 or not Path(inputs[0]).expanduser().is_dir():
-        raise ConfigError(f"--watch keeps one folder in sync; got {', '.join(inputs)}",
-                          hint="give one existing folder: deepsearcher load DIR --watch")
-    return Path(inputs[0]).expanduser()
+    hint = "give one existing folder: deepsearcher load DIR --watch"
+    if len(inputs) != 1:
+        raise ConfigError(f"--watch keeps one folder in sync; got {len(inputs)} inputs: {', '.join(inputs)}",
+                          hint="watch one folder per command (run one per folder), or load the rest without --watch")
+    folder = Path(inputs[0]).expanduser()
+    if folder.is_dir():
+        return folder
+    if "://" in inputs[0]:
+        why = "is a URL; --watch follows a folder's file-system changes"
+    elif folder.exists():
+        why = "is a file, not a folder"
+    elif any(char in inputs[0] for char in "*?["):
+        why = "is a glob pattern, not a folder"
+    else:
+        why = "does not exist"
+    raise ConfigError(f"--watch keeps one folder in sync; {inputs[0]} {why}", hint=hint)
 
 
 def lite_file_filter(uri: str) -> Callable[[str], bool]:
@@ -50,14 +62,15 @@ def store_uri(settings: Any) -> str:
 
 
 @contextmanager
-def signal_kind() -> Iterator[list[int]]:
+def signal_kind(term_error: type[KeyboardInterrupt] = KeyboardInterrupt) -> Iterator[list[int]]:
     """Record the signals that stop the watch: a SIGTERM that arrives while the watcher waits is seen by it only as
-    "a signal" (it ends the wait with KeyboardInterrupt), so the exit code comes from this record."""
+    "a signal" (it ends the wait with KeyboardInterrupt), so the exit code comes from this record. A SIGTERM raises
+    ``term_error`` (the CLI's ``Terminated``, a KeyboardInterrupt) where it lands."""
     seen: list[int] = []
 
     def on_term(signum: int, frame: Any) -> None:
         seen.append(signum)
-        raise KeyboardInterrupt  # stops a batch where it is, as Ctrl-C does
+        raise term_error()  # stops a batch where it is, as Ctrl-C does
 
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
@@ -67,20 +80,35 @@ def signal_kind() -> Iterator[list[int]]:
 
 
 def watch_folder(app: Any, folder: Path, collection: str | None, description: str | None, *,
-                 console: Console, out: Console, load_options: dict[str, Any]) -> int:
+                 console: Console, out: Console, load_options: dict[str, Any],
+                 on_first_event: Callable[[Any], None] = ignore_event,
+                 term_error: type[KeyboardInterrupt] = KeyboardInterrupt) -> int:
     """Load ``folder``, then keep it in sync until interrupted; prints the totals and returns the exit code (130 on
-    Ctrl-C, 143 on SIGTERM), for the caller to end the process with."""
+    Ctrl-C, 143 on SIGTERM), for the caller to end the process with.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (or ``term_error``: SIGTERM) during the first load, before any watching: the caller
+            says what a stopped load kept (``on_first_event`` sees that load's events), as for a load without --watch.
+    """
     from deepsearcher.cli.render import LoadProgress, render_load_summary
+
+    watching = False
 
     def sync(only: Optional[Sequence[str]]) -> LoadSummary:
         if only is not None:  # a change batch: its own line says what it did
             return app.load([str(folder)], collection, description, on_event=ignore_event, only=only,
                             **{**load_options, "force_new": False})
         with LoadProgress(console) as progress:
-            return app.load([str(folder)], collection, description, on_event=progress.on_event,
+            def on_event(event: Any) -> None:
+                on_first_event(event)
+                progress.on_event(event)
+
+            return app.load([str(folder)], collection, description, on_event=on_event,
                             only=[str(folder)], **load_options)
 
     def ready(summary: LoadSummary) -> None:
+        nonlocal watching
+        watching = True
         render_load_summary(out, summary)
         out.print(Text(f"Watching {one_line(str(folder))} for changes (Ctrl-C to stop)."), highlight=False)
 
@@ -90,10 +118,14 @@ def watch_folder(app: Any, folder: Path, collection: str | None, description: st
         out.print(Text.assemble((stamp, style), f" {one_line(batch.describe())}"), highlight=False)
 
     watch = FolderWatch(folder, sync, on_batch=batch_line, ignore=lite_file_filter(store_uri(app.settings)))
-    with signal_kind() as seen:
+    with signal_kind(term_error) as seen:
         try:
             watch.run(on_ready=ready)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            if not watching:
+                if seen and not isinstance(exc, term_error):
+                    raise term_error() from exc
+                raise
             console.print(Text(f"Stopped watching {one_line(str(folder))}: {watch.totals.describe()}. Everything "
                                "written is kept; a batch cut short is finished by the next load or watch."),
                           highlight=False)

@@ -191,7 +191,10 @@ class FolderWatch:
             summary = self.sync(sorted({display_path(Path(p)) for p in pending}))
         except Exception as exc:  # the store or the load queue, not a file (files fail as skipped results)
             log.debug("watch batch of %s failed", root, exc_info=True)
-            self._report(WatchBatch(root, error=first_line(exc), seconds=time.perf_counter() - start))
+            error = first_line(exc)
+            if not Path(root).is_dir():  # the load's "not found" says less than this
+                error = f"the watched folder {root} is gone (moved or deleted); its chunks are kept"
+            self._report(WatchBatch(root, error=error, seconds=time.perf_counter() - start))
             self._failures += 1
             delay = min(self.retry_ms * 2 ** (self._failures - 1), RETRY_MAX_MS) / 1000
             return pending, time.monotonic() + delay

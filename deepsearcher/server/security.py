@@ -57,6 +57,8 @@ def configured_endpoints(settings: Settings) -> tuple[tuple[str, str], ...]:
         section_value = getattr(settings, section, None)
         if section_value is not None:
             visit(section, section_value.model_dump())
+    if getattr(settings, "vector_db", None) is not None:  # a Lite file as the store names it: its resolved path
+        found.append(("vector_db.uri", str(settings.vector_db.resolved(settings.resolve_path).uri)))
     return tuple(sorted(set(found), key=lambda item: -len(item[1])))
 
 

@@ -154,5 +154,60 @@ def test_retrieve_filter_options(runner: CliRunner, cfg: Path, tmp_path: Path):
     assert sources("--where-path", "2025/**") == {"limitations.md"}
     assert sources("--where-path", "2025/**", "--type", "pdf") == set()
     assert sources("--since", "2000-01-01") == {"limitations.md", "WhatisMilvus.pdf"}  # dated by modified time
+    # as a shell completes a folder: ./ in front, / at the end (the store's filter and the exact check agree)
+    assert sources("--where-path", "./2025/**") == sources("--where-path", "2025/") == {"limitations.md"}
+    none = invoke(runner, cfg, "retrieve", "What is Milvus?", "--where-path", "2026/**", "--meta", "status=final")
+    assert none.exit_code == 0 and " ".join(none.stdout.split()) == (
+        "No results match the filter (path 2026/**, status=final); without it the search may find some.")
     bad = runner.invoke(main, ["--config", str(cfg), "retrieve", "x", "--since", "yesterday"])
     assert bad.exit_code == 2 and "Invalid value for --since" in bad.output and "YYYY-MM-DD" in bad.output
+    swapped = runner.invoke(main, ["--config", str(cfg), "retrieve", "x", "--since", "2025-06-01", "--until",
+                                   "2025-01-01"])
+    assert swapped.exit_code == 2 and "--since 2025-06-01 is after --until 2025-01-01" in swapped.output
+
+
+@pytest.mark.parametrize("given, cause", [
+    ("missing", "missing does not exist"),
+    ("a.md", "a.md is a file, not a folder"),
+    ("docs/*.md", "docs/*.md is a glob pattern, not a folder"),
+    ("https://example.com/", "https://example.com/ is a URL"),
+])
+def test_load_watch_names_why_an_input_is_not_a_folder(runner: CliRunner, cfg: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch, given: str, cause: str):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.md").write_text("text\n")
+    result = invoke(runner, cfg, "load", given, "--watch")
+    err = " ".join(result.stderr.split())
+    assert result.exit_code == 1 and f"--watch keeps one folder in sync; {cause}" in err
+    assert "give one existing folder: deepsearcher load DIR --watch" in err and "Traceback" not in result.output
+    assert not (tmp_path / "store").exists()  # nothing opened, nothing written
+
+
+def test_load_watch_of_two_folders_says_one_per_command(runner: CliRunner, cfg: Path, tmp_path: Path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    result = invoke(runner, cfg, "load", str(tmp_path / "x"), str(tmp_path / "y"), "--watch")
+    err = " ".join(result.stderr.split())
+    assert result.exit_code == 1 and "got 2 inputs" in err and "watch one folder per command" in err
+
+
+def test_retrieve_from_an_empty_store_names_the_store(runner: CliRunner, cfg: Path, tmp_path: Path):
+    """A relative vector_db.uri resolves against the config file's folder: the error names the store it opened."""
+    result = invoke(runner, cfg, "retrieve", "anything")
+    err = " ".join(result.stderr.split())
+    assert result.exit_code == 1
+    assert f"there are no collections yet in {tmp_path / 'store' / 'milvus.db'}" in err
+    assert "relative to the config file's folder" in err and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["retrieve", "x", "--config", "c.yaml"], "--config is a global option: it goes before the command, e.g. "
+                                              "deepsearcher --config FILE retrieve …"),
+    (["load", "docs", "--debug"], "--debug is a global option: it goes before the command, e.g. deepsearcher "
+                                  "--debug load …"),
+])
+def test_a_global_option_after_the_command_says_where_it_goes(runner: CliRunner, args: list[str], hint: str):
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2 and f"Error: {hint}" in result.output
+    unknown = runner.invoke(main, ["retrieve", "x", "--bogus"])
+    assert unknown.exit_code == 2 and "No such option '--bogus'" in unknown.output

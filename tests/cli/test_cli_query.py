@@ -100,6 +100,8 @@ def test_query_without_llm_says_how_to_configure(runner: CliRunner, tmp_path: Pa
     result = runner.invoke(main, ["--config", str(cfg), "query", "anything"], catch_exceptions=False)
     assert result.exit_code == 1
     assert "Error: no LLM is configured" in result.stderr
+    assert "remove `llm: null` from the config to answer with the bundled local model" in " ".join(
+        result.stderr.split())
     assert "docs/llm-providers.md" in result.stderr and "Traceback" not in result.output
 
 
@@ -179,3 +181,32 @@ def test_an_unknown_output_format_fails_before_the_research(runner: CliRunner, s
     err = " ".join(result.stderr.split())
     assert "cannot export a report as extension of" in err and "r.odt" in err and "--format md|html|docx|pdf" in err
     assert scripted.history == [] and not (tmp_path / "r.odt").exists()
+
+
+def test_an_output_in_a_missing_folder_fails_before_the_research(runner: CliRunner, scripted: ScriptedChatModel,
+                                                                 tmp_path: Path):
+    target = tmp_path / "no such folder" / "r.html"
+    result = runner.invoke(main, ["query", "What is Milvus Lite?", "-o", str(target)], catch_exceptions=False)
+    assert result.exit_code == 1
+    err = " ".join(result.stderr.split())
+    assert f"cannot write the report to {target}: the folder {target.parent} does not exist" in err
+    assert "create the folder first" in err and "Traceback" not in result.output
+    assert scripted.history == []  # no LLM call was spent
+
+
+def test_a_failed_output_write_keeps_the_printed_report(runner: CliRunner, scripted: ScriptedChatModel,
+                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The file is written after the report is printed: a write that fails then loses nothing of the research."""
+    from deepsearcher import report_export
+
+    def disk_full(markdown: str, path: str, fmt: str | None = None) -> str:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(report_export, "write_report", disk_full)
+    target = tmp_path / "r.md"
+    result = runner.invoke(main, ["query", "What is Milvus Lite?", "-o", str(target)], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "Milvus Lite keeps data in a local file" in result.stdout and "## Sources" in result.stdout
+    err = " ".join(result.stderr.split())
+    assert f"the report above was not written to {target}: [Errno 28] No space left on device" in err
+    assert "Traceback" not in result.output and not target.exists()

@@ -65,7 +65,7 @@ def test_deep_research_shows_steps_verdicts_and_the_checks(llm: ScriptedChatMode
     result = run("--agent", "deep_research", "-c", "milvus", Q)
     assert result.exit_code == 0, result.output
     err, out = result.stderr, result.stdout
-    assert "Researching in milvus (max 3 rounds)\n" in err  # no web search configured: nothing said about it
+    assert "Researching in milvus (steps within its token budget)\n" in err  # no web search configured: nothing said about it
     assert "Step 1: search — I need facts." in err and "Step 2: answer" in err
     assert "✓ kept 3 of 3 new chunks for: Milvus Lite" in err
     assert "evaluator (definitive ✓, attribution ✓): accepted" in err

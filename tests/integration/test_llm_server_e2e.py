@@ -75,7 +75,7 @@ def test_query_against_a_real_llama_cpp_server(llama_server: LlamaServer, tmp_pa
     assert "Traceback" not in result.output and "Unexpected error" not in result.output
 
     out, err = result.stdout, result.stderr
-    assert "Researching in samples (max 1 rounds)" in err
+    assert "Researching in samples (max 1 round)" in err
     assert "Round 1: searching" in err and "Research done after 1 round(s)" in err
     assert "## Sources" in out  # "## Sources" / "## Sources consulted (the answer cites none)" / "No sources"
     source_lines = [line for line in out.splitlines() if line.startswith(f"- {DATA}")]
@@ -110,7 +110,7 @@ def test_small_window_top_k_10_two_collections_ends_with_a_report(llama_server: 
     assert result.exit_code == 0, result.output
     out, err = result.stdout, result.stderr
     assert "Traceback" not in result.output and "Error:" not in err
-    assert "Researching in milvus_docs, samples (max 1 rounds)" in err
+    assert "Researching in milvus_docs, samples (max 1 round)" in err
     assert "prompt fitted to the" in err  # 20 chunks of ~240 tokens cannot fit 2,048 tokens whole
     assert "## Sources" in out
     assert next(line for line in err.splitlines() if line.startswith("Usage: "))

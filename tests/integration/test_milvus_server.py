@@ -401,7 +401,7 @@ query:
         assert result.exit_code == 0, result.output
         out, err = result.stdout, " ".join(result.stderr.split())
         assert "Traceback" not in result.output and "Error:" not in err
-        assert "Researching in answers (max 1 rounds)" in err and "## Sources" in out
+        assert "Researching in answers (max 1 round)" in err and "## Sources" in out
         assert err.count("search ran as dense") == (0 if full_text else 1)
         assert next(line for line in result.stderr.splitlines() if line.startswith("Usage: "))
         assert llama.log.read_text(errors="replace").count("POST /v1/chat/completions") >= 3

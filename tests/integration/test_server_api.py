@@ -408,6 +408,27 @@ def test_cli_serve_refuses_a_public_host_without_a_token(monkeypatch: pytest.Mon
     assert "refusing to serve on 0.0.0.0" in result.output and "DEEPSEARCHER_API_TOKEN" in result.output
 
 
+def test_cli_serve_on_a_port_in_use_says_so_in_one_line(tmp_path: Path) -> None:
+    """The port is bound before the store opens: a second server on it is one line naming the fix, no uvicorn log."""
+    import socket
+
+    from click.testing import CliRunner
+
+    from deepsearcher.cli import main
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"llm: null\nvector_db: {{uri: {tmp_path / 'milvus.db'}}}\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["--config", str(cfg), "serve", "--port", str(port)])
+    assert result.exit_code == 1, result.output
+    assert " ".join(result.output.split()) == (f"Error: port {port} on 127.0.0.1 is already in use (another server "
+                                               "is running there): stop it, or pass --port with a free port")
+    assert not (tmp_path / "milvus.db").exists()  # failed before the store was opened
+
+
 def test_loopback_server_refuses_foreign_host_headers(live: Live) -> None:
     with live.client() as client:
         reply = client.get("/api/collections", headers={"Host": "attacker.example:8000"})

@@ -166,11 +166,23 @@ def test_a_batch_that_fails_as_a_whole_is_reported_and_tried_again(tmp_path: Pat
 
     for w in start_watch(tmp_path, failing_once, retry_ms=50):
         put(w.folder / "later.md", "A later ledger.\n")
-        w.until(lambda: "later.md" in w.stored())
+        w.until(lambda: any(b.added for b in w.seen))  # on the reports: the retry may be done before this looks
+        assert "later.md" in w.stored()
         assert w.seen[0].error == "the vector store failed: connection refused"
         assert w.seen[0].describe().startswith("batch failed, tried again later")
         assert w.seen[-1].added == (str((w.folder / "later.md").resolve()),)
         assert w.watch.totals.failed == 1 and calls[1] == calls[2]  # the same paths, tried again
+
+
+def test_a_watched_folder_that_goes_away_is_named_and_its_chunks_kept(watching: Watching, tmp_path: Path) -> None:
+    moved = tmp_path / "moved-away"
+    os.rename(watching.folder, moved)
+    failed = watching.until(lambda: any(b.error for b in watching.seen))[-1]
+    root = str(watching.folder.resolve())
+    assert failed.describe() == (f"batch failed, tried again later: the watched folder {root} is gone (moved or "
+                                 "deleted); its chunks are kept")
+    os.rename(moved, watching.folder)
+    assert watching.stored() == {"first.md": "The first ledger names the lantern archive."}
 
 
 # --- server.watch -----------------------------------------------------------------------------------------------------

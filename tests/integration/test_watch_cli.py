@@ -170,3 +170,17 @@ def test_ctrl_c_inside_a_batch_ends_cleanly_and_a_plain_load_finishes_it(tmp_pat
         assert again.returncode == 0, again.stderr
         statuses = {Path(f["source"]).name: f["status"] for f in json.loads(again.stdout)["files"]}
         assert statuses == {"first.md": "unchanged", "new.md": "unchanged"}  # the batch's write was whole
+
+
+def test_ctrl_c_in_the_first_load_is_said_as_a_stopped_load(tmp_path: Path, env: dict[str, str]) -> None:
+    """Cut before any watching began, the run says what a stopped load says (what it kept, how to resume), not
+    "Stopped watching … 0 change batches"."""
+    marker = tmp_path / "paused"
+    for process, _, _ in start_cli(tmp_path, pause_env(env, marker, after_batch=1)):  # 1: the first load's batch
+        wait_until_paused(marker, process)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=FAILURE_TIMEOUT_S)
+        err = " ".join(err.split())
+        assert process.returncode == 130, err
+        assert "Interrupted." in err and "Re-run the same command to resume; nothing is duplicated." in err
+        assert "Stopped watching" not in err and "Traceback" not in err

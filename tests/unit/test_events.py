@@ -185,3 +185,15 @@ def test_kinds_group_names() -> None:
     assert events.kinds("query")[0] == "query.start" and events.kinds("query")[-1] == "query.report"
     assert set(events.kinds()) == {cls.kind for cls in events.event_classes()}
     assert Path(events.__file__).name == "events.py"
+
+
+@pytest.mark.parametrize(("agent", "max_iter", "line"), [
+    ("naive", 3, "Researching in docs (one search)"),
+    ("deep_research", 3, "Researching in docs (steps within its token budget)"),
+    ("deep_search", 1, "Researching in docs (max 1 round)"),
+    ("chain_of_rag", 3, "Researching in docs (max 3 rounds)"),
+])
+def test_query_start_says_how_far_the_agent_goes(agent: str, max_iter: int, line: str) -> None:
+    """Rounds are said only for the agents that search in rounds: a naive query makes one search."""
+    start = events.QueryStart(question="q", agent=agent, collections=["docs"], max_iter=max_iter)
+    assert start.describe() == [line]

@@ -80,3 +80,22 @@ def test_cli_options_build_the_filter_or_say_what_is_wrong() -> None:
     with pytest.raises(click.BadParameter, match="unknown file type") as bad_type:
         build_filter((), ("exe",), None, None, ())
     assert bad_type.value.param_hint == "--type"
+
+
+def test_a_folder_glob_is_taken_as_a_shell_completes_it() -> None:
+    """``./docs/**`` and ``docs/`` (what tab completion gives) mean the folder, not nothing."""
+    assert SearchFilter(paths=("./docs/**", "docs/", "././a/*.md", "./")).paths == ("docs/**", "docs/**", "a/*.md",
+                                                                                   "**")
+    assert SearchFilter(paths=("docs/",)).admits(chunk("/h/docs/x/y.md"))
+    assert not SearchFilter(paths=("docs/",)).admits(chunk("/h/olddocs/y.md"))
+
+
+def test_a_date_range_that_cannot_match_is_an_error() -> None:
+    with pytest.raises(click.BadParameter, match="--since 2025-06-01 is after --until 2025-01-01") as swapped:
+        build_filter((), (), "2025-06-01", "2025-01-01", ())
+    assert swapped.value.param_hint == "--since/--until"
+    assert build_filter((), (), "2025-01-01", "2025-01-01", ()) is not None  # one day is a range
+    with pytest.raises(click.BadParameter) as bad_date:
+        build_filter((), (), None, "2025/01/31", ())
+    assert bad_date.value.message == "'2025/01/31' is not a day: give YYYY-MM-DD, e.g. 2025-01-01"
+    assert bad_date.value.param_hint == "--until"

@@ -96,3 +96,30 @@ def test_llm_may_be_disabled(tmp_path: Path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("llm: null\n")
     assert load_settings(cfg).llm is None
+
+
+def test_unknown_key_suggests_the_close_key_at_its_place(tmp_path: Path):
+    """A typo gets the allowed key it is closest to, at the same place (a provider's options, a list item);
+    a key close to nothing gets no guess."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("lmm: null\nvector_db: {defualt_collection: x, xyz: 1}\nquery: {topk: 3}\n"
+                   "server: {watch: [{path: /x, colection: a}]}\nagents: {deep_research: {token_budjet: 9}}\n"
+                   "web_search: {provider: brave, searchlang: jp}\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    lines = set(str(err.value).splitlines())
+    assert {"  lmm: unknown key; did you mean 'llm'?",
+            "  vector_db.defualt_collection: unknown key; did you mean 'default_collection'?",
+            "  vector_db.xyz: unknown key",
+            "  query.topk: unknown key; did you mean 'top_k'?",
+            "  server.watch.0.colection: unknown key; did you mean 'collection'?",
+            "  agents.deep_research.token_budjet: unknown key; did you mean 'token_budget'?",
+            "  web_search.searchlang: unknown key; did you mean 'search_lang'?"} <= lines
+
+
+def test_a_config_that_is_not_utf8_is_named_with_the_fix(tmp_path: Path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_bytes("llm: null\n".encode("utf-16"))  # as some Windows editors save it
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert str(err.value) == f"{cfg}: not UTF-8 text (byte 0 cannot be decoded)\n  hint: save the file as UTF-8"

@@ -236,6 +236,16 @@ def test_redact_hides_every_configured_endpoint(tmp_path: Path, monkeypatch: pyt
                               "at <embedding.base_url>/embeddings failed; store <vector_db.uri> down")
 
 
+def test_redact_hides_a_lite_file_by_its_resolved_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Errors name the store by the path it opened ("no collections yet in /srv/x/milvus.db"), not as written."""
+    monkeypatch.delenv("DS_UNIT_TOKEN", raising=False)
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm: null\nvector_db: {uri: ./store/milvus.db}\nserver: {token_env: DS_UNIT_TOKEN}\n")
+    p = AccessPolicy.from_settings(load_settings(cfg))
+    assert p.redact(f"there are no collections yet in {tmp_path / 'store' / 'milvus.db'}") == (
+        "there are no collections yet in <vector_db.uri>")
+
+
 def test_stream_error_events_are_redacted_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from deepsearcher.errors import ProviderError
     from deepsearcher.server.streaming import error_payload
