@@ -108,9 +108,10 @@ class ErrorBoundary(click.Group):
             return super().invoke(ctx)
         except click.NoSuchOption as exc:
             if exc.option_name in GLOBAL_OPTIONS:  # the usual slip: `deepsearcher retrieve QUERY --config FILE`
-                exc.message = (f"{exc.option_name} is a global option: it goes before the command, e.g. "
-                               f"deepsearcher {exc.option_name}{' FILE' if exc.option_name == '--config' else ''} "
-                               f"{ctx.invoked_subcommand or 'COMMAND'} …")
+                raise click.NoSuchOption(exc.option_name, ctx=exc.ctx, message=(
+                    f"{exc.option_name} is a global option: it goes before the command, e.g. deepsearcher "
+                    f"{exc.option_name}{' FILE' if exc.option_name == '--config' else ''} "
+                    f"{ctx.invoked_subcommand or 'COMMAND'} …")) from None
             raise
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise

@@ -58,7 +58,9 @@ def configured_endpoints(settings: Settings) -> tuple[tuple[str, str], ...]:
         if section_value is not None:
             visit(section, section_value.model_dump())
     if getattr(settings, "vector_db", None) is not None:  # a Lite file as the store names it: its resolved path
-        found.append(("vector_db.uri", str(settings.vector_db.resolved(settings.resolve_path).uri)))
+        uri = getattr(settings.vector_db.resolved(settings.resolve_path), "uri", None)
+        if isinstance(uri, str) and uri:
+            found.append(("vector_db.uri", uri))
     return tuple(sorted(set(found), key=lambda item: -len(item[1])))
 
 
