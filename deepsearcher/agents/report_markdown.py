@@ -166,6 +166,18 @@ def web_note(report: Report) -> str:
     return "**Web search.** Not every web search went through:\n" + "\n".join(lines)
 
 
+_CITATIONS = re.compile(r"\[\d+(?:\s*[,;–-]\s*\d+)*\]")
+_NOT_WORDS = re.compile(r"[\W_]+")
+
+
+def same_words(answer: str, short: str) -> bool:
+    """True when ``answer`` says no more than ``short``: the same words once citations, punctuation, emphasis and
+    case are set aside (a one-sentence answer whose short answer repeats it)."""
+    def words(text: str) -> str:
+        return _NOT_WORDS.sub(" ", _CITATIONS.sub(" ", text)).casefold().strip()
+    return bool(words(short)) and words(answer) == words(short)
+
+
 def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "cited") -> str:
     """The whole report as Markdown: the short answer (bold label ``Answer:``), the answer, how it was checked
     (DeepResearch), then a Sources section listing each cited file or URL once with the citation numbers (and pages)
@@ -178,9 +190,13 @@ def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "c
         links: which links of the model-written answer stay links (``query.report_links``; ``safe_report_answer``).
     """
     parts = [f"# {md_inline(report.title or report.question)}"] if title else []
-    if report.short_answer:
-        parts.append(f"**Answer:** {escape_markdown(report.short_answer)}")
-    parts.append(safe_report_answer(report, links).strip())
+    body = safe_report_answer(report, links).strip()
+    if report.short_answer and same_words(body, report.short_answer):
+        parts.append(f"**Answer:** {body}")  # the answer is its short answer: said once, with its citations
+    else:
+        if report.short_answer:
+            parts.append(f"**Answer:** {escape_markdown(report.short_answer)}")
+        parts.append(body)
     if research_note(report):
         parts.append(research_note(report))
     if questions_note(report):

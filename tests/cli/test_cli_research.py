@@ -69,9 +69,8 @@ def test_deep_research_shows_steps_verdicts_and_the_checks(llm: ScriptedChatMode
     assert "Step 1: search — I need facts." in err and "Step 2: answer" in err
     assert "✓ kept 3 of 3 new chunks for: Milvus Lite" in err
     assert "evaluator (definitive ✓, attribution ✓): accepted" in err
-    # the short answer first (#19), then the cited answer
-    assert out.startswith("**Answer:** Milvus Lite runs in your Python process.\n\nMilvus Lite runs in your Python "
-                          "process [1].")
+    # the short answer first (#19); an answer that only repeats it is said once, with its citation
+    assert out.startswith("**Answer:** Milvus Lite runs in your Python process [1].\n\n")
     assert "*Evaluator checks: definitive passed, attribution passed.*" in out
     assert "## Sources\n\n- /d/lite.md: [1]" in out
     assert "Usage: 4 LLM calls" in err

@@ -11,6 +11,7 @@ from deepsearcher.agents import deep_search, naive_rag, prompts
 from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.agents.short_answer import first_sentence, short_answer_of, split_short_answer, strip_leaked_label
 from deepsearcher.testing.scripted import ScriptedChatModel
+from deepsearcher.types import Chunk, Source
 from tests.unit.query_fakes import make_ctx
 
 BODY = "Milvus Lite stores data in a local file [1]."
@@ -143,3 +144,23 @@ def test_statements_with_citations_and_parentheses_are_kept() -> None:
              "session, eventual) [1][2].\n\nSources: the docs.")
     report, _ = short_answer_of(reply)
     assert report == reply.split("\n", 2)[2]
+
+
+@pytest.mark.parametrize("answer, short, once", [
+    ("Ducks belong to the family Anatidae [1].", "Ducks belong to the family Anatidae.", True),
+    ("**Anatidae** [1][2]", "Anatidae", True),
+    ("Anatidae [1, 2].", "anatidae", True),
+    ("Ducks belong to the family Anatidae [1]. They dive [2].", "Anatidae", False),
+    ("Strong, bounded, session and eventually [1].", "four levels", False),
+])
+def test_an_answer_that_only_repeats_its_short_answer_is_said_once_with_its_citations(answer, short, once) -> None:
+    from deepsearcher.types import Report, Usage
+
+    chunk = Chunk(id="c1", text="t", source="/d/duck.md", title="Duck", page=None, chunk_index=0, doc_hash="h")
+    report = Report(question="q", answer=answer, sources=[Source(1, chunk, "docs")], sub_queries=[], iterations=1,
+                    usage=Usage(), agent="naive", short_answer=short)
+    markdown = report_markdown(report)
+    if once:
+        assert markdown.startswith(f"**Answer:** {answer}\n\n## Sources"), markdown
+    else:
+        assert markdown.startswith(f"**Answer:** {short}\n\n{answer}\n\n"), markdown
