@@ -222,17 +222,17 @@ def run_ours(dataset: Path, corpus: Path, agent: str, limit: int, llm: dict[str,
 def read_ours(out: Path) -> list[dict[str, Any]]:
     """Our eval rows (``rows.jsonl`` of one agent) in this script's shape: the short answer scored, the whole
     answer kept for cover-EM, the cited sources' titles and every kept chunk's title."""
-    rows = []
+    rows: dict[str, dict[str, Any]] = {}  # a question run again (after an error) keeps its last row
     path = out / "rows.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
     for line in lines:
         row = json.loads(line)
-        rows.append({"id": row["id"], "answer": row.get("short_answer") or row["answer"],
-                     "full_answer": row["answer"], "error": row["error"], "cited_titles": row["retrieved_titles"],
-                     "kept_titles": row.get("kept_titles") or None, "fallbacks": row.get("fallbacks", []),
-                     "llm_calls": row["llm_calls"], "prompt_tokens": row["prompt_tokens"],
-                     "completion_tokens": row["completion_tokens"], "seconds": row["seconds"]})
-    return rows
+        rows[row["id"]] = {"id": row["id"], "answer": row.get("short_answer") or row["answer"],
+                           "full_answer": row["answer"], "error": row["error"], "cited_titles": row["retrieved_titles"],
+                           "kept_titles": row.get("kept_titles") or None, "fallbacks": row.get("fallbacks", []),
+                           "llm_calls": row["llm_calls"], "prompt_tokens": row["prompt_tokens"],
+                           "completion_tokens": row["completion_tokens"], "seconds": row["seconds"]}
+    return list(rows.values())
 
 
 def run_reference(ref_python: str, corpus: Path, questions: Sequence[Any], agent: str,
@@ -282,7 +282,8 @@ def render(results: dict[str, Any]) -> str:
     lines += ["", f"{results['dataset']}, first {results['questions']} questions asked; corpus: "
               f"{results['passages']} passages; model `{llm['model']}` at {llm['base_url']}; decoding: temperature "
               f"{llm['temperature']}, max_tokens {llm['max_tokens']} (both sides); {results['date']}; load average "
-              f"(1 min) per side: " + ", ".join(f"{k} {v[0]:.1f}→{v[1]:.1f}" for k, v in results["load"].items())]
+              f"(1 min) per side: " + (", ".join(f"{k} {v[0]:.1f}→{v[1]:.1f}" for k, v in results["load"].items())
+                                       or "not recorded (scored from saved rows)")]
     return "\n".join(lines)
 
 
@@ -320,6 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_out", default=None, help="results and per-question rows, rewritten "
                         "after every side")
     parser.add_argument("--markdown", default=None, help="the table, rewritten after every side")
+    parser.add_argument("--score-only", action="store_true", help="run nothing: score the rows already in --work "
+                        "(a partial run, or cells run by several invocations)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from deepsearcher.eval.datasets import load_dataset
@@ -343,6 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                "distractors": args.distractors, "date": time.strftime("%Y-%m-%dT%H:%M:%S"),
                                "table": {}, "load": {}, "rows": {}}
     with tempfile.TemporaryDirectory(prefix="bench_answers-") as tmp:
+        if args.score_only and not args.work:
+            parser.error("--score-only needs --work")
         work = Path(args.work or tmp)
         work.mkdir(parents=True, exist_ok=True)
         corpus = work / "corpus_slice.json"
@@ -358,6 +363,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if side == "reference" and agent not in REF_AGENTS:
                     cells[side] = "the reference has no such agent"
                     continue
+                if args.score_only:
+                    rows = (read_reference(work / f"ref-{agent}.jsonl", corpus) if side == "reference"
+                            else read_ours(work / f"ours-{agent}"))
+                    rows = [r for r in rows if r["id"] in by_id]
+                    cells[side] = score(rows, by_id) if rows else "not run (time)"
+                    results["rows"][f"{agent}/{side}"] = per_question(rows, by_id)
+                    continue
                 start = os.getloadavg()[0]
                 rows = (run_reference(args.ref_python, corpus, questions, agent, llm, work, args.max_iter)
                         if side == "reference" else run_ours(Path(args.dataset), corpus, agent, len(questions),
@@ -367,6 +379,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 cells[side] = score(rows, by_id)
                 results["rows"][f"{agent}/{side}"] = per_question(rows, by_id)
                 write_outputs(results, args.json_out, args.markdown)
+        if args.score_only:
+            write_outputs(results, args.json_out, args.markdown)
     print(render(results))
     return 0
 

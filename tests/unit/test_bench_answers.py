@@ -83,3 +83,11 @@ def test_the_table_says_which_cells_did_not_run(bench):
     text = bench.render(results)
     assert "| deep_research | reference | 0 | the reference has no such agent |" in text
     assert "temperature 0.0, max_tokens 512 (both sides)" in text and "naive/ours 1.0→2.0" in text
+
+
+def test_a_question_run_again_keeps_its_last_row(bench, tmp_path: Path):
+    base = {"id": "1", "short_answer": "", "retrieved_titles": [], "llm_calls": 1, "prompt_tokens": 1,
+            "completion_tokens": 1, "seconds": 1.0}
+    lines = [{**base, "answer": "[1][2]", "error": "rerun"}, {**base, "answer": "Paris", "error": ""}]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    assert [(r["answer"], r["error"]) for r in bench.read_ours(tmp_path)] == [("Paris", "")]
