@@ -21,8 +21,15 @@ Metrics per agent and side (computed here, the same code for both, ``deepsearche
 normalisation) of the answer, cover-EM (a normalised gold answer appears in the normalised answer), recall@2/@5 of
 the gold titles over the sources the answer cites (ours: the report's sources; the reference cites none, so its
 retrieved chunks in order are used, which is what its own evaluation scores) and over every chunk kept (the
-reference's retrieved results; ours: not exposed by the eval rows yet, "n/a"), LLM calls, tokens and seconds per
-question. Our EM/F1 use the report's short answer when the eval rows carry one, else the whole answer text.
+reference's retrieved results; ours: the eval rows' ``kept_titles``, from the agent's ``query.accepted`` events),
+LLM calls, tokens and seconds per question. Our EM/F1 use the report's short answer when the eval rows carry one,
+else the whole answer text; cover-EM looks in the short and the whole answer.
+
+Agents: naive, deep_search, chain_of_rag on both sides, deep_research on ours only (0.0.2 has none). One agent and
+side runs at a time (reference first); rows are written as each question ends, and with ``--work DIR`` a second run
+resumes from them (the corpus slice in DIR is kept, so later cells search the same haystack). ``--score-only``
+scores the rows in DIR without running anything. The reference's python: ``--ref-python``, else
+``$DEEPSEARCHER_REF_PYTHON``, else ``/work/refvenv-lock/bin/python``.
 """
 
 from __future__ import annotations
