@@ -21,8 +21,15 @@ Metrics per agent and side (computed here, the same code for both, ``deepsearche
 normalisation) of the answer, cover-EM (a normalised gold answer appears in the normalised answer), recall@2/@5 of
 the gold titles over the sources the answer cites (ours: the report's sources; the reference cites none, so its
 retrieved chunks in order are used, which is what its own evaluation scores) and over every chunk kept (the
-reference's retrieved results; ours: not exposed by the eval rows yet, "n/a"), LLM calls, tokens and seconds per
-question. Our EM/F1 use the report's short answer when the eval rows carry one, else the whole answer text.
+reference's retrieved results; ours: the eval rows' ``kept_titles``, from the agent's ``query.accepted`` events),
+LLM calls, tokens and seconds per question. Our EM/F1 use the report's short answer when the eval rows carry one,
+else the whole answer text; cover-EM looks in the short and the whole answer.
+
+Agents: naive, deep_search, chain_of_rag on both sides, deep_research on ours only (0.0.2 has none). One agent and
+side runs at a time (reference first); rows are written as each question ends, and with ``--work DIR`` a second run
+resumes from them (the corpus slice in DIR is kept, so later cells search the same haystack). ``--score-only``
+scores the rows in DIR without running anything. The reference's python: ``--ref-python``, else
+``$DEEPSEARCHER_REF_PYTHON``, else ``/work/refvenv-lock/bin/python``.
 """
 
 from __future__ import annotations
@@ -38,7 +45,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
-AGENTS = ("naive", "deep_search", "chain_of_rag")
+AGENTS = ("naive", "deep_search", "chain_of_rag", "deep_research")
+#: the reference's agents (0.0.2 has no deep_research)
+REF_AGENTS = ("naive", "deep_search", "chain_of_rag")
+#: where the reference's venv is when neither --ref-python nor DEEPSEARCHER_REF_PYTHON says
+DEFAULT_REF_PYTHON = "/work/refvenv-lock/bin/python"
 
 REF_ANSWER_DRIVER = r'''
 import json, os, sys, time
@@ -88,37 +99,42 @@ def metered_create(*a, **kw):
 
 llm.client.chat.completions.create = metered_create
 
-t = time.perf_counter()
-load_from_local_files(args["corpus"], force_new_collection=True)
-load_s = time.perf_counter() - t
+marker = os.path.join(args["work"], "ref_loaded.json")
+if not os.path.exists(marker):  # one load per work folder: every agent searches the same collection
+    t = time.perf_counter()
+    load_from_local_files(args["corpus"], force_new_collection=True)
+    json.dump({"load_seconds": time.perf_counter() - t}, open(marker, "w"))
 
-agents = {"naive": configuration.naive_rag}
-try:
+agent = args["agent"]
+if agent == "naive":
+    runner = configuration.naive_rag
+else:
     from deepsearcher.agent import ChainOfRAG, DeepSearch
     common = dict(llm=llm, embedding_model=emb, vector_db=configuration.vector_db)
-    agents["deep_search"] = DeepSearch(max_iter=args.get("max_iter", 3), **common)
-    agents["chain_of_rag"] = ChainOfRAG(max_iter=args.get("max_iter", 3), **common)
-except Exception as exc:  # an API this version lacks: those agents are reported as not run
-    print(f"agents: {exc!r}", file=sys.stderr)
+    runner = {"deep_search": DeepSearch, "chain_of_rag": ChainOfRAG}[agent](max_iter=args["max_iter"], **common)
 
-rows = []
-for agent in args["agents"]:
+done = set()
+if os.path.exists(args["out"]):  # resume: a row per line, written as each question ends
+    done = {json.loads(line)["id"] for line in open(args["out"], encoding="utf-8") if line.strip()}
+with open(args["out"], "a", encoding="utf-8") as out:
     for q in args["questions"]:
+        if q["id"] in done:
+            continue
         before = dict(meter)
         t = time.perf_counter()
         row = {"agent": agent, "id": q["id"], "answer": "", "chunks": [], "error": ""}
         try:
-            answer, retrieved, _tokens = agents[agent].query(q["question"])
+            answer, retrieved, _tokens = runner.query(q["question"])
             row["answer"] = answer or ""
             row["chunks"] = [r.text for r in retrieved or []]
         except Exception as exc:
             row["error"] = f"{type(exc).__name__}: {exc}"[:300]
         row["seconds"] = time.perf_counter() - t
         row.update({k: meter[k] - before[k] for k in meter})
-        rows.append(row)
+        out.write(json.dumps(row) + "\n")
+        out.flush()
         print(json.dumps({"agent": agent, "id": q["id"], "seconds": round(row["seconds"], 1),
                           "error": row["error"]}), file=sys.stderr, flush=True)
-json.dump({"load_seconds": load_s, "rows": rows}, open(args["out"], "w"))
 '''
 
 
@@ -152,7 +168,8 @@ def score(rows: Sequence[dict[str, Any]], questions: dict[str, Any]) -> dict[str
     golds = [questions[r["id"]] for r in done]
     table["em"] = avg([exact_match(r["answer"], q.answers) for r, q in zip(done, golds)])
     table["f1"] = avg([token_f1(r["answer"], q.answers) for r, q in zip(done, golds)])
-    table["cover_em"] = avg([cover_em(r["answer"], q.answers) for r, q in zip(done, golds)])
+    table["cover_em"] = avg([max(cover_em(r["answer"], q.answers), cover_em(r.get("full_answer", ""), q.answers))
+                             for r, q in zip(done, golds)])
     for where in ("cited", "kept"):
         for k in (2, 5):
             values = [recall_at_k(r[f"{where}_titles"], q.gold_titles, k) if r.get(f"{where}_titles") is not None
@@ -195,100 +212,192 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 def run_ours(dataset: Path, corpus: Path, agent: str, limit: int, llm: dict[str, Any],
              work: Path) -> list[dict[str, Any]]:
-    """``deepsearcher eval`` for one agent; its rows in this script's shape."""
+    """``deepsearcher eval`` for one agent (resuming the rows already in ``work``); its rows in this script's shape."""
     cfg = work / f"ours-{agent}.yaml"
     cfg.write_text(json.dumps({"llm": {"provider": "openai_compatible", "base_url": llm["base_url"],
                                        "model": llm["model"], "api_key_env": None, "temperature": llm["temperature"],
-                                       "max_tokens": llm["max_tokens"], "timeout_s": 600},
+                                       "max_tokens": llm["max_tokens"], "timeout_s": 1800},
                                "vector_db": {"uri": str(work / "ours.db")}}), encoding="utf-8")
     out = work / f"ours-{agent}"
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "DO_NOT_TRACK": "1"}
     subprocess.run([sys.executable, "-m", "deepsearcher.cli", "--config", str(cfg), "eval", str(dataset), "--mode",
-                    agent, "--limit", str(limit), "--out", str(out), "--force", "--corpus", str(corpus)],
+                    agent, "--limit", str(limit), "--out", str(out), "--corpus", str(corpus)],
                    check=True, env=env)
-    rows = []
-    for line in (out / "rows.jsonl").read_text(encoding="utf-8").splitlines():
+    return read_ours(out)
+
+
+def read_ours(out: Path) -> list[dict[str, Any]]:
+    """Our eval rows (``rows.jsonl`` of one agent) in this script's shape: the short answer scored, the whole
+    answer kept for cover-EM, the cited sources' titles and every kept chunk's title."""
+    rows: dict[str, dict[str, Any]] = {}  # a question run again (after an error) keeps its last row
+    path = out / "rows.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    for line in lines:
         row = json.loads(line)
-        rows.append({"id": row["id"], "answer": row.get("short_answer") or row["answer"], "error": row["error"],
-                     "cited_titles": row["retrieved_titles"], "kept_titles": None, "llm_calls": row["llm_calls"],
-                     "prompt_tokens": row["prompt_tokens"], "completion_tokens": row["completion_tokens"],
-                     "seconds": row["seconds"]})
-    return rows
+        rows[row["id"]] = {"id": row["id"], "answer": row.get("short_answer") or row["answer"],
+                           "full_answer": row["answer"], "error": row["error"], "cited_titles": row["retrieved_titles"],
+                           "kept_titles": row.get("kept_titles") or None, "fallbacks": row.get("fallbacks", []),
+                           "llm_calls": row["llm_calls"], "prompt_tokens": row["prompt_tokens"],
+                           "completion_tokens": row["completion_tokens"], "seconds": row["seconds"]}
+    return list(rows.values())
 
 
-def run_reference(ref_python: str, corpus: Path, questions: Sequence[Any], agents: Sequence[str],
-                  llm: dict[str, Any], work: Path) -> dict[str, list[dict[str, Any]]]:
-    """The reference driver in its venv; its rows by agent, with chunk titles from the corpus."""
+def run_reference(ref_python: str, corpus: Path, questions: Sequence[Any], agent: str,
+                  llm: dict[str, Any], work: Path, max_iter: int) -> list[dict[str, Any]]:
+    """The reference driver in its venv for one agent (resuming the rows already in ``work``); its rows."""
     driver = work / "ref_answers.py"
     driver.write_text(REF_ANSWER_DRIVER, encoding="utf-8")
-    out = work / "ref_rows.json"
-    args = {**llm, "corpus": str(corpus), "work": str(work), "out": str(out), "agents": list(agents),
+    out = work / f"ref-{agent}.jsonl"
+    args = {**llm, "corpus": str(corpus), "work": str(work), "out": str(out), "agent": agent, "max_iter": max_iter,
             "questions": [{"id": q.id, "question": q.question} for q in questions]}
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "DO_NOT_TRACK": "1"}
     env.pop("PYTHONPATH", None)
-    subprocess.run([ref_python, str(driver), json.dumps(args)], check=True, env=env, cwd=work)
-    data = json.loads(out.read_text(encoding="utf-8"))
+    with open(work / f"ref-{agent}.log", "a", encoding="utf-8") as log:  # it prints every prompt and vector
+        subprocess.run([ref_python, str(driver), json.dumps(args)], check=True, env=env, cwd=work, stdout=log)
+    return read_reference(out, corpus)
+
+
+def read_reference(out: Path, corpus: Path) -> list[dict[str, Any]]:
+    """The reference's rows of one agent, with the corpus title of each retrieved chunk (cited = kept: it cites
+    nothing, and its own evaluation scores the retrieved chunks)."""
     passages = {r["text"]: r["title"] for r in read_records(corpus)}
-    by_agent: dict[str, list[dict[str, Any]]] = {a: [] for a in agents}
-    for row in data["rows"]:
+    rows = []
+    lines = out.read_text(encoding="utf-8").splitlines() if out.is_file() else []
+    for line in lines:
+        row = json.loads(line)
         titles = titles_of_chunks(row.pop("chunks"), passages)
         row.update({"cited_titles": titles, "kept_titles": titles, "llm_calls": row.pop("calls")})
-        by_agent[row["agent"]].append(row)
-    return by_agent
+        rows.append(row)
+    return rows
+
+
+COLS = ["em", "f1", "cover_em", "recall@2_cited", "recall@5_cited", "recall@2_kept", "recall@5_kept",
+        "llm_calls", "prompt_tokens", "completion_tokens", "seconds", "errors"]
 
 
 def render(results: dict[str, Any]) -> str:
-    cols = ["em", "f1", "cover_em", "recall@2_cited", "recall@5_cited", "recall@2_kept", "recall@5_kept",
-            "llm_calls", "prompt_tokens", "completion_tokens", "seconds", "errors"]
-    lines = [f"| agent | side | n | {' | '.join(cols)} |", "|---|---|---|" + "---|" * len(cols)]
+    """The Markdown table: a row per agent and side; a cell not run says so."""
+    lines = [f"| agent | side | n | {' | '.join(COLS)} |", "|---|---|---|" + "---|" * len(COLS)]
     for agent, sides in results["table"].items():
         for side, t in sides.items():
-            cells = ["n/a" if t.get(c) is None else f"{t[c]:g}" for c in cols]
+            if isinstance(t, str):
+                lines.append(f"| {agent} | {side} | 0 | {t} |" + " |" * (len(COLS) - 1))
+                continue
+            cells = ["n/a" if t.get(c) is None else f"{t[c]:g}" for c in COLS]
             lines.append(f"| {agent} | {side} | {t['questions']} | {' | '.join(cells)} |")
+    llm = results["llm"]
+    lines += ["", f"{results['dataset']}, first {results['questions']} questions asked; corpus: "
+              f"{results['passages']} passages; model `{llm['model']}` at {llm['base_url']}; decoding: temperature "
+              f"{llm['temperature']}, max_tokens {llm['max_tokens']} (both sides); {results['date']}; load average "
+              f"(1 min) per side: " + (", ".join(f"{k} {v[0]:.1f}→{v[1]:.1f}" for k, v in results["load"].items())
+                                       or "not recorded (scored from saved rows)")]
     return "\n".join(lines)
+
+
+def per_question(rows: Sequence[dict[str, Any]], questions: dict[str, Any]) -> list[dict[str, Any]]:
+    """One line per question for reading losses: the answer, cover-EM, whether a gold title was kept."""
+    out = []
+    for r in rows:
+        q = questions[r["id"]]
+        kept = r.get("kept_titles") or []
+        out.append({"id": r["id"], "question": q.question, "gold": q.answers, "answer": r["answer"][:300],
+                    "cover_em": max(cover_em(r["answer"], q.answers), cover_em(r.get("full_answer", ""), q.answers)),
+                    "gold_kept": sum(t in kept for t in q.gold_titles), "gold_titles": len(q.gold_titles),
+                    "fallbacks": r.get("fallbacks", []), "llm_calls": r.get("llm_calls"), "error": r.get("error")})
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dataset", help="a dataset folder of ../shared/data/qa/ (questions + *_corpus.json)")
-    parser.add_argument("--ref-python", required=True, help="python of the reference's venv")
+    parser.add_argument("--ref-python", default=os.environ.get("DEEPSEARCHER_REF_PYTHON", DEFAULT_REF_PYTHON),
+                        help="python of the reference's venv (default: $DEEPSEARCHER_REF_PYTHON, else "
+                             f"{DEFAULT_REF_PYTHON})")
     parser.add_argument("--base-url", required=True, help="the local model server, …/v1")
     parser.add_argument("--model", required=True, help="the model name the server knows")
     parser.add_argument("--agents", default="naive,deep_search")
+    parser.add_argument("--sides", default="reference,ours", help="reference, ours or both (in this order)")
     parser.add_argument("--limit", type=int, default=5, help="questions per agent")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--max-iter", type=int, default=3, help="the reference's deep_search/chain_of_rag rounds "
+                        "(its own configuration's default is 3)")
     parser.add_argument("--distractors", type=int, default=None,
                         help="load only the gold passages of the questions and this many others (default: all)")
-    parser.add_argument("--json", dest="json_out", default=None)
+    parser.add_argument("--work", default=None, help="keep rows here and resume from them (default: a temp folder)")
+    parser.add_argument("--json", dest="json_out", default=None, help="results and per-question rows, rewritten "
+                        "after every side")
+    parser.add_argument("--markdown", default=None, help="the table, rewritten after every side")
+    parser.add_argument("--score-only", action="store_true", help="run nothing: score the rows already in --work "
+                        "(a partial run, or cells run by several invocations)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from deepsearcher.eval.datasets import load_dataset
 
     dataset = load_dataset(args.dataset)
-    assert dataset.corpus is not None, "the dataset folder has no *_corpus.json"
+    if dataset.corpus is None:
+        parser.error("the dataset folder has no *_corpus.json")
     questions = dataset.questions[: args.limit]
     by_id = {q.id: q for q in questions}
     agents = [a for a in args.agents.split(",") if a]
     unknown = set(agents) - set(AGENTS)
     if unknown:
         parser.error(f"unknown agents {sorted(unknown)}; choose from {AGENTS}")
+    sides = [s for s in args.sides.split(",") if s]
+    if "reference" in sides and not Path(args.ref_python).is_file():
+        parser.error(f"no reference python at {args.ref_python}: install it (recipe in bench_vs_reference.py) and "
+                     "pass --ref-python or set DEEPSEARCHER_REF_PYTHON")
     llm = {"base_url": args.base_url, "model": args.model, "temperature": args.temperature,
            "max_tokens": args.max_tokens}
     results: dict[str, Any] = {"dataset": dataset.name, "questions": len(questions), "llm": llm,
-                               "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "table": {}}
+                               "distractors": args.distractors, "date": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                               "table": {}, "load": {}, "rows": {}}
     with tempfile.TemporaryDirectory(prefix="bench_answers-") as tmp:
-        work = Path(tmp)
-        corpus = slice_corpus(dataset.corpus, questions, args.distractors, work)
+        if args.score_only and not args.work:
+            parser.error("--score-only needs --work")
+        work = Path(args.work or tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        corpus = work / "corpus_slice.json"
+        if not corpus.is_file():  # resuming keeps the corpus both sides loaded
+            corpus = slice_corpus(dataset.corpus, questions, args.distractors, work)
         results["passages"] = len(json.loads(corpus.read_text(encoding="utf-8")))
-        reference = run_reference(args.ref_python, corpus, questions, agents, llm, work)
         for agent in agents:
-            ours = run_ours(Path(args.dataset), corpus, agent, len(questions), llm, work)
-            results["table"][agent] = {"reference": score(reference[agent], by_id), "ours": score(ours, by_id)}
+            cells = results["table"].setdefault(agent, {})
+            for side in ("reference", "ours"):
+                if side not in sides:
+                    cells[side] = "not run"
+                    continue
+                if side == "reference" and agent not in REF_AGENTS:
+                    cells[side] = "the reference has no such agent"
+                    continue
+                if args.score_only:
+                    rows = (read_reference(work / f"ref-{agent}.jsonl", corpus) if side == "reference"
+                            else read_ours(work / f"ours-{agent}"))
+                    rows = [r for r in rows if r["id"] in by_id]
+                    cells[side] = score(rows, by_id) if rows else "not run (time)"
+                    results["rows"][f"{agent}/{side}"] = per_question(rows, by_id)
+                    continue
+                start = os.getloadavg()[0]
+                rows = (run_reference(args.ref_python, corpus, questions, agent, llm, work, args.max_iter)
+                        if side == "reference" else run_ours(Path(args.dataset), corpus, agent, len(questions),
+                                                             llm, work))
+                rows = [r for r in rows if r["id"] in by_id]
+                results["load"][f"{agent}/{side}"] = (start, os.getloadavg()[0])
+                cells[side] = score(rows, by_id)
+                results["rows"][f"{agent}/{side}"] = per_question(rows, by_id)
+                write_outputs(results, args.json_out, args.markdown)
+        if args.score_only:
+            write_outputs(results, args.json_out, args.markdown)
     print(render(results))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(results, indent=2), encoding="utf-8")
     return 0
+
+
+def write_outputs(results: dict[str, Any], json_out: str | None, markdown: str | None) -> None:
+    """The results so far (an interrupted run keeps every side that finished)."""
+    if json_out:
+        Path(json_out).write_text(json.dumps(results, indent=2), encoding="utf-8")
+    if markdown:
+        Path(markdown).write_text(render(results) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ seconds per question, per agent, both sides on the same model server and decodin
 
     HF_HUB_OFFLINE=1 DO_NOT_TRACK=1 .venv/bin/python scripts/bench_vs_reference.py --answers \
         /work/shared/data/qa/hotpotqa_hipporag_train100 --ref-python /work/refvenv-lock/bin/python \
-        --base-url http://127.0.0.1:8080/v1 --model qwen --agents naive,deep_search --limit 50
+        --base-url http://127.0.0.1:8080/v1 --model qwen --agents naive,deep_search --limit 50 --work DIR
 
 Usage (with OUR venv)::
 

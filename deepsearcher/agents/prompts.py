@@ -89,6 +89,10 @@ The research searched for:
 Sources:
 {chunks}"""
 
+#: the follow-up turn after a report reply that held only source numbers (``short_answer.only_citations``)
+IN_WORDS = """Write the answer in words, not only source numbers: first the line "Answer: " with the short answer, \
+then the report."""
+
 CHAIN_NOTES = """- Findings of earlier research steps (question → intermediate answer), for orientation:
 {steps}
 """

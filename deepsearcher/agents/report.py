@@ -23,14 +23,15 @@ from typing import Sequence
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import cited_sources, consulted_sources, verify_citations
-from deepsearcher.agents.short_answer import short_answer_of
+from deepsearcher.agents.short_answer import only_citations, short_answer_of
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
 from deepsearcher.errors import ContextWindowError
 from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
 from deepsearcher.llm.output import TextReply, ask_text, reasoning_used_up
 from deepsearcher.llm.window import MIN_REPLY_TOKENS, Fit
-from deepsearcher.types import Hit, Source
+from deepsearcher.protocols import ChatModel
+from deepsearcher.types import Hit, Message, Source, TokenCallback
 from deepsearcher.vectordb.fusion import fused_priority, top_ranked
 
 log = logging.getLogger(__name__)
@@ -151,8 +152,8 @@ def write_report(ctx: QueryContext, evidence: Evidence, notes: str = "") -> Writ
 
 
 def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequence[Item],
-                 priority: Sequence[float] | None, *, final: bool = True,
-                 stream: bool = True) -> tuple[TextReply, list[Item]]:
+                 priority: Sequence[float] | None, *, final: bool = True, stream: bool = True,
+                 in_words: bool = False) -> tuple[TextReply, list[Item]]:
     """Write free text (a report, DeepResearch's forced answer, a long report's section or editing pass) from a
     prompt holding ``items``, fitted to the window **and** to what the budget leaves: the prompt gets at most
     ``left - MIN_REPORT_TOKENS`` tokens, so a tight budget shortens excerpts and leaves out the items of worst
@@ -161,6 +162,8 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
 
     Args:
         final: the call writes a final text and may use the budget's reserve (``ctx.model(step, final=True)``).
+        in_words: a reply of source numbers only ("[1][2][4]") is answered once with ``prompts.IN_WORDS`` in a
+            follow-up turn and the second reply used (``ask_in_words``).
 
     Returns:
         ``(reply, items kept)``; a reply cut at its limit has ``cut_off`` set (the caller adds ``cut_off_note``).
@@ -187,10 +190,28 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
         ctx.emit(QueryFallback(step=step, error="the prompt exceeds the model's context window",
                                fallback=f"fitting the prompt to {ctx.window.describe()}"))
 
-    reply, fit = call_fitted(ctx, fit_to_budget, lambda fit: ask_text(gate, fit.messages, on_token=on_token), refused)
+    def ask(fit: Fit[Item]) -> TextReply:
+        reply = ask_text(gate, fit.messages, on_token=on_token)
+        return ask_in_words(ctx, step, gate, fit.messages, reply, on_token) if in_words else reply
+
+    reply, fit = call_fitted(ctx, fit_to_budget, ask, refused)
     if reply.reasoning:
         ctx.emit(QueryReasoning(step=step, text=reply.reasoning))
     return reply, fit.items
+
+
+def ask_in_words(ctx: QueryContext, step: str, gate: ChatModel, messages: Sequence[Message], reply: TextReply,
+                 on_token: TokenCallback | None) -> TextReply:
+    """``reply``, or when it held only source numbers, the reply to one follow-up turn asking for the answer in
+    words. Why: small models (Qwen2.5-Coder-0.5B) answer the report prompt's "a source number after every
+    statement" with the numbers alone for about a third of multi-hop questions; asked again in a second turn they
+    write the answer (a line in the prompt itself did not help: measured in docs/benchmarks.md)."""
+    if not only_citations(reply.text):
+        return reply
+    ctx.emit(QueryFallback(step=step, error="the reply held only source numbers, no answer in words",
+                           fallback="asked once more for the answer in words"))
+    again = [*messages, Message(role="assistant", content=reply.text), Message(role="user", content=prompts.IN_WORDS)]
+    return ask_text(gate, again, on_token=on_token)
 
 
 def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequence[Hit]] = (),
@@ -212,7 +233,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
                                          sub_queries=queries, chunks=prompts.chunk_list([h.chunk for h in kept], cap))
 
     try:
-        reply, shown = write_fitted(ctx, "synthesise", render, hits, priority)
+        reply, shown = write_fitted(ctx, "synthesise", render, hits, priority, in_words=True)
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
     text, short = short_answer_of(reply.text)

@@ -46,6 +46,14 @@ def strip_echoed_sources(text: str) -> str:
     return "\n".join(kept).strip() if len(kept) != len(lines) else text
 
 
+def only_citations(text: str) -> bool:
+    """The reply holds source numbers and nothing else ("[1][2][4]", "Answer: [1][3]"): what Qwen2.5-Coder-0.5B
+    writes for about a third of the 2Wiki questions when the report prompt asks for a source number after every
+    statement (docs/benchmarks.md, answers vs the reference). Such a reply answers nothing."""
+    body = strip_citations(strip_leaked_label(text.strip()))
+    return bool(text.strip()) and body != text.strip() and not re.search(r"\w", body)
+
+
 def strip_leaked_label(text: str) -> str:
     """``text`` without a prompt label at its start ("A short direct answer:", "**Short Direct Answer:**" on its
     own line or before the answer, "## Direct answer"); other text is returned unchanged."""

@@ -61,6 +61,10 @@ class EvalRow:
         seconds: wall time of the question (embed + search in retrieve mode).
         citation_share: share of the answer's citations that resolve to a source (None with no citation).
         error: "" or the error that stopped the question (then it is run again on resume).
+        kept_titles: titles of every chunk the agent kept (its ``QueryAccepted`` events, in order, each chunk once),
+            cited or not: what recall "over every chunk kept" scores (empty in retrieve mode).
+        fallbacks: the steps that used their fallback (``QueryFallback``: "step: error"), to tell a failing JSON
+            step or an empty relevance verdict from a bad answer.
     """
 
     id: str
@@ -84,6 +88,8 @@ class EvalRow:
     short_answer: str = ""
     report_f1: float | None = None
     cover_em: float | None = None
+    kept_titles: list[str] = field(default_factory=list)
+    fallbacks: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,6 +149,27 @@ class EvalSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class QueryTrail:
+    """An ``on_event`` callback that records what a query kept and where it fell back, then passes every event on
+    (the app's own callback keeps its progress display)."""
+
+    def __init__(self, forward: EventCallback) -> None:
+        self.forward = forward
+        self.kept_ids: list[str] = []
+        self.kept_titles: list[str] = []
+        self.fallbacks: list[str] = []
+
+    def __call__(self, event: events.Event) -> None:
+        if isinstance(event, events.QueryAccepted):
+            for ref in event.chunks:
+                if ref.id not in self.kept_ids:
+                    self.kept_ids.append(ref.id)
+                    self.kept_titles.append(ref.title)
+        elif isinstance(event, events.QueryFallback):
+            self.fallbacks.append(f"{event.step}: {event.error}")
+        self.forward(event)
 
 
 def eval_modes(registry: Any) -> list[str]:
@@ -281,7 +308,9 @@ class EvalHarness:
             seconds = time.perf_counter() - start
             titles = [h.chunk.title for h in hits]
             return EvalRow(**base, retrieved_titles=titles, recall=self._recall(titles, q), seconds=seconds)
-        report = self.app.query(q.question, collections=[self.collection], agent=self.mode, report=self.report)
+        trail = QueryTrail(getattr(self.app, "on_event", ignore_event))
+        report = self.app.query(q.question, collections=[self.collection], agent=self.mode, report=self.report,
+                                on_event=trail)
         seconds = time.perf_counter() - start
         sources = sorted(report.sources, key=lambda s: s.number)
         titles = [s.chunk.title for s in sources]
@@ -297,6 +326,7 @@ class EvalHarness:
                        cover_em=max(cover_match(scored, q.answers), cover_match(plain, q.answers)) if gold else None,
                        llm_calls=usage.llm_calls, prompt_tokens=usage.prompt_tokens,
                        completion_tokens=usage.completion_tokens, seconds=usage.seconds or seconds,
+                       kept_titles=trail.kept_titles, fallbacks=trail.fallbacks,
                        citation_share=citation_share(report.answer, [s.number for s in report.sources],
                                                      report.removed_citations))
 
@@ -425,14 +455,14 @@ def write_csv(path: Path, rows: Sequence[EvalRow], ks: Sequence[int]) -> None:
     columns = ["id", "dataset", "question_type", "question", "gold_titles", "gold_complete", "gold_answers",
                "retrieved_titles", *[f"recall@{k}" for k in ks], "answer", "short_answer", "em", "f1",
                "report_f1", "cover_em", "llm_calls", "prompt_tokens", "completion_tokens", "seconds",
-               "citation_share", "error"]
+               "citation_share", "error", "kept_titles", "fallbacks"]
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
         for row in rows:
             data = row.to_dict()
             recall = data.pop("recall")
-            for key in ("gold_titles", "gold_answers", "retrieved_titles"):
+            for key in ("gold_titles", "gold_answers", "retrieved_titles", "kept_titles", "fallbacks"):
                 data[key] = " | ".join(data[key])
             for k in ks:
                 data[f"recall@{k}"] = recall.get(k)

@@ -62,3 +62,32 @@ def test_scores_are_means_over_the_rows_without_error(bench):
     assert (got["questions"], got["errors"], got["em"], got["cover_em"]) == (3, 1, 0.5, 1.0)
     assert got["recall@2_cited"] == 0.75 and got["recall@5_cited"] == 1.0 and got["recall@5_kept"] is None
     assert (got["llm_calls"], got["seconds"]) == (3.0, 4.0)
+
+
+def test_our_rows_score_the_short_answer_and_keep_every_kept_title(bench, tmp_path: Path):
+    row = {"id": "1", "answer": "Paris is the capital [1].", "short_answer": "Lyon", "error": "",
+           "retrieved_titles": ["A"], "kept_titles": ["A", "B", "C"], "fallbacks": ["relevance: no JSON"],
+           "llm_calls": 2, "prompt_tokens": 10, "completion_tokens": 5, "seconds": 1.0}
+    (tmp_path / "rows.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    rows = bench.read_ours(tmp_path)
+    assert rows[0]["answer"] == "Lyon" and rows[0]["kept_titles"] == ["A", "B", "C"]
+    got = bench.score(rows, {"1": question("1", ["Paris"], ["B"])})
+    assert got["em"] == 0.0 and got["cover_em"] == 1.0  # the gold is in the whole answer
+    assert got["recall@2_cited"] == 0.0 and got["recall@2_kept"] == 1.0
+
+
+def test_the_table_says_which_cells_did_not_run(bench):
+    results = {"dataset": "2wiki", "questions": 2, "passages": 10, "date": "d", "load": {"naive/ours": (1.0, 2.0)},
+               "llm": {"model": "m", "base_url": "u", "temperature": 0.0, "max_tokens": 512},
+               "table": {"deep_research": {"reference": "the reference has no such agent", "ours": "not run"}}}
+    text = bench.render(results)
+    assert "| deep_research | reference | 0 | the reference has no such agent |" in text
+    assert "temperature 0.0, max_tokens 512 (both sides)" in text and "naive/ours 1.0→2.0" in text
+
+
+def test_a_question_run_again_keeps_its_last_row(bench, tmp_path: Path):
+    base = {"id": "1", "short_answer": "", "retrieved_titles": [], "llm_calls": 1, "prompt_tokens": 1,
+            "completion_tokens": 1, "seconds": 1.0}
+    lines = [{**base, "answer": "[1][2]", "error": "rerun"}, {**base, "answer": "Paris", "error": ""}]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    assert [(r["answer"], r["error"]) for r in bench.read_ours(tmp_path)] == [("Paris", "")]

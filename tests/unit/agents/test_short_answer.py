@@ -164,3 +164,33 @@ def test_an_answer_that_only_repeats_its_short_answer_is_said_once_with_its_cita
         assert markdown.startswith(f"**Answer:** {answer}\n\n## Sources"), markdown
     else:
         assert markdown.startswith(f"**Answer:** {short}\n\n{answer}\n\n"), markdown
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[1][2][3][4]", True), ("Answer: [1][2][4]", True), ("**Answer:** [1] [3].", True),
+    ("Answer: Phoolwari [2]", False), ("Phoolwari", False), ("", False), ("Answer: yes", False),
+])
+def test_a_reply_of_source_numbers_only_is_recognised(text: str, expected: bool):
+    from deepsearcher.agents.short_answer import only_citations
+
+    assert only_citations(text) is expected
+
+
+def test_a_report_reply_of_source_numbers_only_is_asked_again_in_words():
+    """Qwen2.5-Coder-0.5B answers the report prompt with "[1][2][3]" for a third of 2Wiki questions (measured)."""
+    events: list = []
+    llm = ScriptedChatModel(["Answer: [1][2]", "Answer: a local file\n\nMilvus Lite stores data in a local file [1]."])
+    report = naive_rag.run(make_ctx(llm, "Where does Milvus Lite store data?", events=events))
+    first, second = llm.history
+    assert [m["role"] for m in second.messages][-3:] == ["user", "assistant", "user"]
+    assert second.messages[:-2] == first.messages  # the same fitted prompt, then the reply and the follow-up
+    assert second.messages[-2]["content"] == "Answer: [1][2]" and second.prompt == prompts.IN_WORDS
+    assert report.short_answer == "a local file" and report.answer == "Milvus Lite stores data in a local file [1]."
+    fallbacks = [e for e in events if e.kind == "query.fallback"]
+    assert [(e.step, e.fallback) for e in fallbacks] == [("synthesise", "asked once more for the answer in words")]
+
+
+def test_a_report_in_words_is_not_asked_again():
+    llm = ScriptedChatModel(["Answer: a local file\n\nIt is a local file [1]."])
+    naive_rag.run(make_ctx(llm, "Where does Milvus Lite store data?"))
+    assert llm.remaining == 0 and len(llm.history) == 1

@@ -134,3 +134,20 @@ def test_long_reports_follow_the_agents_declaration(dataset: EvalDataset, tmp_pa
         with pytest.raises(ConfigError, match="by deep_research, deep_search or sectioner, not mode 'naive'") as no:
             EvalHarness(app, dataset, tmp_path / "o2", mode="naive", report="long")
     assert no.value.hint == "use --mode deep_research (or deep_search, sectioner) with --report long"
+
+
+def test_rows_keep_every_kept_chunk_and_the_fallbacks(dataset: EvalDataset, tmp_path: Path) -> None:
+    """recall "over every chunk kept" needs the chunks the agent kept, not only the ones its answer cites."""
+    llm = ScriptedChatModel([reply] * 3)
+    seen: list[str] = []
+    app = memory_app(llm)
+    app.on_event = lambda event: seen.append(event.kind)  # the app's own callback still gets every event
+    EvalHarness(app, dataset, tmp_path / "out", mode="naive", retrieval="dense", collection="milvus").run()
+    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "out/rows.jsonl").read_text().splitlines())}
+
+    assert rows["q1"]["retrieved_titles"] == ["lite"]  # the one cited source
+    assert len(rows["q1"]["kept_titles"]) == 3 and rows["q1"]["kept_titles"][0] == "lite"  # top_k 3, all kept
+    assert rows["q1"]["fallbacks"] == []
+    assert "query.accepted" in seen and "query.report" in seen
+    header = (tmp_path / "out/rows.csv").read_text().splitlines()[0]
+    assert header.endswith("kept_titles,fallbacks")
