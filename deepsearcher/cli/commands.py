@@ -344,6 +344,10 @@ def config_check(ctx: click.Context) -> None:
     import yaml
 
     settings = get_settings(ctx)
+    if settings.server.watch:  # the folders `serve` would watch: checked as serve checks them
+        from deepsearcher.server.security import AccessPolicy
+
+        AccessPolicy.from_settings(settings).watched_folders(settings)
     where = settings.config_path or "built-in defaults (no config file found)"
     console.print(f"[green]OK[/] configuration from {safe(where)}")
     out.print(plain(yaml.safe_dump(settings.masked(), sort_keys=False, allow_unicode=True), multiline=True),

@@ -170,6 +170,23 @@ class AccessPolicy:
                           hint=f"allowed roots: {', '.join(map(str, self.roots))}")
         return fixed.resolve() / Path(*path.parts[wildcard:]) if wildcard is not None else fixed.resolve()
 
+    def watched_folders(self, settings: Settings) -> list[Path]:
+        """``server.watch``'s paths, resolved and checked (before the server starts, and by ``config check``).
+
+        Raises:
+            ConfigError: a watched path is not a folder, or lies outside ``server.allowed_roots``.
+        """
+        folders = []
+        for entry in settings.server.watch:
+            path = settings.resolve_path(entry.path).resolve()
+            if not path.is_dir():
+                raise ConfigError(f"server.watch: {path} is not a folder", hint="give existing folders to watch")
+            if not self.inside_roots(path):
+                raise ConfigError(f"server.watch: {path} is outside server.allowed_roots",
+                                  hint="add it (or a folder above it) to server.allowed_roots, or stop watching it")
+            folders.append(path)
+        return folders
+
     def inside_roots(self, path: Path) -> bool:
         """True when ``path`` with symlinks and ``..`` resolved is an allowed root or lies below one."""
         real = Path(os.path.realpath(path))

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from deepsearcher.errors import ConfigError, DeepSearcherError
+from deepsearcher.errors import DeepSearcherError
 from deepsearcher.ingest.watch import FolderWatch, WatchBatch
 from deepsearcher.server.service import Service
 from deepsearcher.settings import WatchedFolder
@@ -24,21 +24,13 @@ STOP_WAIT_S = 30.0
 
 
 def check_folders(service: Service) -> list[tuple[Path, WatchedFolder]]:
-    """``server.watch`` with each path resolved, checked before the server starts.
+    """``server.watch`` with each path resolved, checked before the server starts (``AccessPolicy.watched_folders``).
 
     Raises:
         ConfigError: a watched path is not a folder, or lies outside ``server.allowed_roots``.
     """
-    folders = []
-    for entry in service.settings.server.watch:
-        path = service.settings.resolve_path(entry.path).resolve()
-        if not path.is_dir():
-            raise ConfigError(f"server.watch: {path} is not a folder", hint="give existing folders to watch")
-        if not service.policy.inside_roots(path):
-            raise ConfigError(f"server.watch: {path} is outside server.allowed_roots",
-                              hint="add it (or a folder above it) to server.allowed_roots, or stop watching it")
-        folders.append((path, entry))
-    return folders
+    paths = service.policy.watched_folders(service.settings)
+    return list(zip(paths, service.settings.server.watch))
 
 
 class ServerWatches:

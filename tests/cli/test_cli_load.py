@@ -211,3 +211,25 @@ def test_a_global_option_after_the_command_says_where_it_goes(runner: CliRunner,
     assert result.exit_code == 2 and f"Error: {hint}" in result.output
     unknown = runner.invoke(main, ["retrieve", "x", "--bogus"])
     assert unknown.exit_code == 2 and "No such option '--bogus'" in unknown.output
+
+
+@pytest.mark.parametrize("watch, allowed, message", [
+    ("gone", "docs", "server.watch: {tmp}/gone is not a folder"),
+    ("file.md", ".", "server.watch: {tmp}/file.md is not a folder"),
+    ("other", "docs", "server.watch: {tmp}/other is outside server.allowed_roots"),
+])
+def test_config_check_refuses_the_folders_serve_would_refuse_to_watch(runner: CliRunner, tmp_path: Path, watch: str,
+                                                                     allowed: str, message: str) -> None:
+    for folder in ("docs", "other"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "file.md").write_text("x")
+    path = tmp_path / "config.yaml"
+    path.write_text(f"llm: null\nserver:\n  allowed_roots: [{tmp_path / allowed}]\n"
+                    f"  watch:\n    - {{path: {tmp_path / watch}, collection: notes}}\n")
+    result = runner.invoke(main, ["--config", str(path), "config", "check"])
+    assert result.exit_code == 1 and "OK" not in result.output
+    assert message.format(tmp=tmp_path) in " ".join(result.output.split())
+    good = tmp_path / "good.yaml"
+    good.write_text(f"llm: null\nserver:\n  allowed_roots: [{tmp_path}]\n  watch:\n"
+                    f"    - {{path: {tmp_path / 'docs'}, collection: notes}}\n")
+    assert runner.invoke(main, ["--config", str(good), "config", "check"]).exit_code == 0
