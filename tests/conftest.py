@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["DO_NOT_TRACK"] = "1"
 os.environ.pop("DEEPSEARCHER_CONFIG", None)
+# A suite started in the background of a script (`cmd &` without job control) has SIGINT ignored, and a child process
+# inherits an ignored signal through exec: its Python then installs no Ctrl-C handler, so the tests that press Ctrl-C
+# on a CLI child saw it finish (exit 0) or wait forever at its pause point. Children get the default back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"

