@@ -129,6 +129,11 @@ class GuardedClient:
         self._db_name = db_name
         self._token_set = token_set
 
+    @property
+    def uri(self) -> str:
+        """The URI the client was opened with (as configured)."""
+        return self._uri
+
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.raw, name)
         if not callable(attr):

@@ -31,7 +31,7 @@ from deepsearcher.vectordb.filters import quote_literal as _quote
 from deepsearcher.vectordb.fusion import HYBRID_DEPTH, fuse_hybrid
 from deepsearcher.vectordb.milvus_lite import (
     PROP_DESC, PROP_DESC_GENERATED, PROP_DIM, PROP_MODEL, collection_props, lite_engine_major, lite_version,
-    open_lite_client, read_descriptions, write_description,
+    close_lite_client, open_lite_client, read_descriptions, write_description,
 )
 from deepsearcher.vectordb.names import validate_collection_name
 from deepsearcher.vectordb.schema import (OUTPUT_FIELDS, HnswParams, build_indexes, build_schema, chunk_row,
@@ -117,7 +117,10 @@ class MilvusStore:
     def close(self) -> None:
         if self._client is not None:
             try:
-                self._client.raw.close()
+                if self.is_lite:
+                    close_lite_client(self._client)
+                else:
+                    self._client.raw.close()
             finally:
                 self._client = None
 

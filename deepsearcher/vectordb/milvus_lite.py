@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import os
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,8 @@ from deepsearcher.quiet_logs import quiet_libraries
 from deepsearcher.vectordb.connection import GuardedClient
 from deepsearcher.vectordb.names import lacks_scheme
 
+log = logging.getLogger(__name__)
+
 PROP_MODEL = "deepsearcher.embedding_model"
 PROP_DIM = "deepsearcher.embedding_dim"
 PROP_DESC = "deepsearcher.description"
@@ -32,6 +37,11 @@ PROP_DESC_GENERATED = "deepsearcher.description_generated"
 #: Lite files this process opened: milvus-lite keeps their lock for the life of the process, and a probe from the
 #: same process would see its own lock as "another process".
 OPENED_IN_THIS_PROCESS: set[str] = set()
+#: Open clients per Lite file (absolute path) in this process. milvus-lite 3.x serves each file from an in-process
+#: gRPC server (a thread pool, sockets, the file's lock) that lives until the process ends unless released; the
+#: last close releases it, so a long-lived process (serve, the MCP server, a test suite) does not gather one
+#: server per file it ever opened, and the file is free for other processes again.
+LITE_HOLDERS: Counter[str] = Counter()
 
 
 @functools.cache
@@ -193,4 +203,37 @@ def open_lite_client(uri: str) -> GuardedClient:
         raise ProviderError(f"cannot open Milvus Lite at {uri}: {exc}",
                             hint="check vector_db.uri") from exc
     OPENED_IN_THIS_PROCESS.add(uri)
+    LITE_HOLDERS[os.path.abspath(uri)] += 1
     return GuardedClient(client, uri)
+
+
+def close_lite_client(client: GuardedClient) -> None:
+    """Close a client from ``open_lite_client``; the file's last client also stops milvus-lite's server for it.
+
+    The stop releases the file's lock and lets a later open in this process start a fresh server (milvus-lite's
+    ``release_server``; a milvus-lite without it keeps the server, as before).
+    """
+    try:
+        client.raw.close()
+    finally:
+        path = os.path.abspath(client.uri)
+        LITE_HOLDERS[path] -= 1
+        if LITE_HOLDERS[path] <= 0:
+            del LITE_HOLDERS[path]
+            _release_server(path)
+
+
+def _release_server(path: str) -> None:
+    try:
+        from milvus_lite.server_manager import server_manager_instance
+    except ImportError:
+        return
+    release = getattr(server_manager_instance, "release_server", None)
+    if release is None:
+        return
+    try:
+        release(path)
+    except Exception as exc:  # a failing stop must not turn a finished command into an error
+        log.debug("milvus-lite did not release %s: %s", path, exc)
+        return
+    OPENED_IN_THIS_PROCESS.difference_update({u for u in OPENED_IN_THIS_PROCESS if os.path.abspath(u) == path})
