@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Sequence
 
 from deepsearcher.errors import CollectionError, ConfigError, DeepSearcherError, without_hint
@@ -457,6 +458,7 @@ class DeepSearcher:
                                   where)
         tools = ctx.research or ResearchTools()
         try:
+            started = datetime.now().astimezone().date()  # the date every prompt of the run carries
             result = self._run_agent(ctx, plan, outline)
             if not result.language:
                 from deepsearcher.agents.scaffold import language_code
@@ -467,6 +469,10 @@ class DeepSearcher:
 
             read = tools.pages.pages_read if tools.pages is not None else []
             result = with_checked_links(result, read, ctx.settings.report_links)
+            # and the run's own date given as a fact that no source or the question holds is said to be one
+            from deepsearcher.agents.run_dates import with_checked_dates
+
+            result = with_checked_dates(result, {started, datetime.now().astimezone().date()})
             if save_to is not None:
                 compose.save_pages(self.load, tools, save_to, emit)
         finally:

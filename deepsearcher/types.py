@@ -362,6 +362,9 @@ class Report:
         unretrieved_urls: URLs (each once) the answer or the short answer linked to that this run neither
             retrieved nor read: removed from the text (or marked "not retrieved by this run" with
             ``query.report_links: all``), never in ``sources`` (``agents.safe_markdown``).
+        unsourced_dates: dates (as written, each once) the answer or the short answer gives that fall on a day of
+            the run and that neither the question nor a cited source contains: the date every prompt carries,
+            copied as a fact (``agents.run_dates``); the report says so.
     """
 
     question: str
@@ -384,6 +387,7 @@ class Report:
     language: str = ""
     pages_read: list[str] = field(default_factory=list)
     unretrieved_urls: list[str] = field(default_factory=list)
+    unsourced_dates: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data, the question and the short answer first."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from deepsearcher.agents.citations import cites_any, location, place
+from deepsearcher.agents.run_dates import dates_note
 from deepsearcher.agents.safe_markdown import LinkRule, check_links, known_urls, md_inline, md_source, safe_answer
 from deepsearcher.agents.scaffold import word
 from deepsearcher.types import OtherSource, Report, Source
@@ -205,6 +206,8 @@ def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "c
         parts.append(web_note(report))
     if links_note(report):
         parts.append(links_note(report))
+    if dates_note(report):
+        parts.append(dates_note(report))
     lang = report.language or "en"  # the headings follow the report language (agents.scaffold)
     if report.sources:
         heading = f"## {word(lang, 'sources' if cites_any(report.answer) else 'sources_consulted')}"

@@ -65,6 +65,8 @@ class EvalRow:
             cited or not: what recall "over every chunk kept" scores (empty in retrieve mode).
         fallbacks: the steps that used their fallback (``QueryFallback``: "step: error"), to tell a failing JSON
             step or an empty relevance verdict from a bad answer.
+        unsourced_dates: dates the answer gives that are the run's own date and in no source or the question
+            (``Report.unsourced_dates``: the date of the prompt, copied).
     """
 
     id: str
@@ -90,6 +92,7 @@ class EvalRow:
     cover_em: float | None = None
     kept_titles: list[str] = field(default_factory=list)
     fallbacks: list[str] = field(default_factory=list)
+    unsourced_dates: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -327,6 +330,7 @@ class EvalHarness:
                        llm_calls=usage.llm_calls, prompt_tokens=usage.prompt_tokens,
                        completion_tokens=usage.completion_tokens, seconds=usage.seconds or seconds,
                        kept_titles=trail.kept_titles, fallbacks=trail.fallbacks,
+                       unsourced_dates=report.unsourced_dates,
                        citation_share=citation_share(report.answer, [s.number for s in report.sources],
                                                      report.removed_citations))
 
@@ -455,14 +459,15 @@ def write_csv(path: Path, rows: Sequence[EvalRow], ks: Sequence[int]) -> None:
     columns = ["id", "dataset", "question_type", "question", "gold_titles", "gold_complete", "gold_answers",
                "retrieved_titles", *[f"recall@{k}" for k in ks], "answer", "short_answer", "em", "f1",
                "report_f1", "cover_em", "llm_calls", "prompt_tokens", "completion_tokens", "seconds",
-               "citation_share", "error", "kept_titles", "fallbacks"]
+               "citation_share", "error", "kept_titles", "fallbacks", "unsourced_dates"]
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
         for row in rows:
             data = row.to_dict()
             recall = data.pop("recall")
-            for key in ("gold_titles", "gold_answers", "retrieved_titles", "kept_titles", "fallbacks"):
+            for key in ("gold_titles", "gold_answers", "retrieved_titles", "kept_titles", "fallbacks",
+                        "unsourced_dates"):
                 data[key] = " | ".join(data[key])
             for k in ks:
                 data[f"recall@{k}"] = recall.get(k)

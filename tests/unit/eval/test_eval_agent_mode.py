@@ -150,4 +150,4 @@ def test_rows_keep_every_kept_chunk_and_the_fallbacks(dataset: EvalDataset, tmp_
     assert rows["q1"]["fallbacks"] == []
     assert "query.accepted" in seen and "query.report" in seen
     header = (tmp_path / "out/rows.csv").read_text().splitlines()[0]
-    assert header.endswith("kept_titles,fallbacks")
+    assert header.endswith("kept_titles,fallbacks,unsourced_dates")
