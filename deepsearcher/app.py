@@ -19,7 +19,7 @@ from deepsearcher.registry import Registry
 from deepsearcher.registry import registry as default_registry
 from deepsearcher.settings import ProviderOptions, QuerySettings, Settings
 from deepsearcher.types import CollectionDescription, CollectionInfo, Hit, LoadSummary, Report, SearchPlan
-from deepsearcher.vectordb.names import validate_collection_name
+from deepsearcher.vectordb.names import no_such_collection, validate_collection_name
 
 if TYPE_CHECKING:
     from deepsearcher.agents.long_report.outline import Outline
@@ -249,7 +249,7 @@ class DeepSearcher:
         from deepsearcher.agents.describe import describe_collection
 
         if not self.store.has_collection(name):
-            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+            raise no_such_collection(name, self.store.list_collections())
         if text is not None:
             text = " ".join(text.split())
             if not text:
@@ -403,8 +403,7 @@ class DeepSearcher:
         names = list(collections) if collections else available
         unknown = [n for n in names if n not in available]
         if unknown:
-            raise CollectionError(f"no collection named {', '.join(map(repr, unknown))}",
-                                  hint=f"available: {', '.join(available)}")
+            raise no_such_collection(unknown, available)
         dim = self.embedder.dimension
         for name in names:
             self.store.check_embedding(name, self.embedder.model_name, dim)

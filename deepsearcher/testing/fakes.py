@@ -27,7 +27,7 @@ from deepsearcher.filters import SearchFilter
 from deepsearcher.testing.scripted import ScriptedCall, ScriptedChatModel, ScriptExhaustedError
 from deepsearcher.types import Chunk, CollectionInfo, Hit, SearchMode, SearchPlan, StoreCapabilities
 from deepsearcher.vectordb.capabilities import plan_search
-from deepsearcher.vectordb.names import validate_collection_name
+from deepsearcher.vectordb.names import no_such_collection, validate_collection_name
 
 __all__ = ["HashEmbedder", "MemoryStore", "ScriptedCall", "ScriptedChatModel", "ScriptExhaustedError"]
 
@@ -97,7 +97,7 @@ class MemoryStore:
     def _get(self, name: str) -> _Collection:
         validate_collection_name(name)
         if name not in self._collections:
-            raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
+            raise no_such_collection(name, self.list_collections())
         return self._collections[name]
 
     def list_collections(self) -> list[str]:

@@ -33,7 +33,7 @@ from deepsearcher.vectordb.milvus_lite import (
     PROP_DESC, PROP_DESC_GENERATED, PROP_DIM, PROP_MODEL, collection_props, lite_engine_major, lite_version,
     close_lite_client, open_lite_client, read_descriptions, write_description,
 )
-from deepsearcher.vectordb.names import validate_collection_name
+from deepsearcher.vectordb.names import no_such_collection, validate_collection_name
 from deepsearcher.vectordb.schema import (OUTPUT_FIELDS, HnswParams, build_indexes, build_schema, chunk_row,
                                           dense_search_params, has_full_text, hit_from_result, stored_source,
                                           text_analyzer)
@@ -203,7 +203,7 @@ class MilvusStore:
 
     def drop_collection(self, name: str) -> None:
         if not self.has_collection(name):
-            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+            raise no_such_collection(name, self.list_collections())
         self.client.drop_collection(name)
         self._loaded.discard(name)
         self._modes.pop(name, None)
@@ -221,7 +221,7 @@ class MilvusStore:
         """
         if name not in self._modes:
             if not self.has_collection(name):
-                raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+                raise no_such_collection(name, self.list_collections())
             desc = self.client.describe_collection(name)
             self._modes[name] = FULL_MODES if has_full_text(desc) else DENSE_ONLY
         return self._modes[name]
@@ -241,7 +241,7 @@ class MilvusStore:
             CollectionError: no such collection.
         """
         if not self.has_collection(name):
-            raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
+            raise no_such_collection(name, self.list_collections())
         desc = self.client.describe_collection(name)
         props = collection_props(desc)
         if self._legacy_lite:
@@ -262,7 +262,7 @@ class MilvusStore:
             CollectionError: no such collection.
         """
         if not self.has_collection(name):
-            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+            raise no_such_collection(name, self.list_collections())
         props = {PROP_DESC: description, PROP_DESC_GENERATED: "1" if generated else "0"}
         if self._legacy_lite:
             write_description(self.uri, name, props)
@@ -276,7 +276,7 @@ class MilvusStore:
             CollectionError: no such collection.
         """
         if not self.has_collection(name):
-            raise CollectionError(f"no collection named {name!r}", hint="see `deepsearcher collections`")
+            raise no_such_collection(name, self.list_collections())
         self._ready(name)
         rows = self.client.query(name, filter="chunk_index == 0", output_fields=OUTPUT_FIELDS, limit=limit)
         return [hit_from_result(row, name).chunk for row in rows]
@@ -292,7 +292,7 @@ class MilvusStore:
         if window < 0:
             raise ValueError(f"window must be >= 0, got {window}")
         if not self.has_collection(name):
-            raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
+            raise no_such_collection(name, self.list_collections())
         self._ready(name)
         page = -1 if chunk.page is None else int(chunk.page)
         expr = (f"source == {_quote(stored_source(chunk.source))} and page == {page} and "
@@ -315,7 +315,7 @@ class MilvusStore:
         """
         # properties only: describe() also counts rows, which costs a scan on every query
         if not self.has_collection(name):
-            raise CollectionError(f"no collection named {name!r}", hint="load documents with `deepsearcher load`")
+            raise no_such_collection(name, self.list_collections())
         props = collection_props(self.client.describe_collection(name))
         stored_model, stored_dim = props.get(PROP_MODEL, "?"), int(props.get(PROP_DIM, 0) or 0)
         if stored_model != model_name or (stored_dim and stored_dim != dim):

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+from typing import Sequence
 
 from deepsearcher.errors import CollectionError
 
@@ -20,6 +22,20 @@ def validate_collection_name(name: str) -> str:
     if not _NAME_RE.match(name or ""):
         raise CollectionError(f"invalid collection name {name!r}: use {NAME_RULE}")
     return name
+
+
+def no_such_collection(names: str | Sequence[str], existing: Sequence[str]) -> CollectionError:
+    """The error for collection name(s) not among ``existing`` (every store and command uses it): the hint names
+    the closest existing names, lists what there is, or says nothing is loaded yet."""
+    missing = [names] if isinstance(names, str) else list(names)
+    what = f"no collection named {', '.join(map(repr, missing))}"
+    if not existing:
+        return CollectionError(f"{what}: this store has no collections yet",
+                               hint="load documents with `deepsearcher load PATH -c NAME`")
+    close = list(dict.fromkeys(c for n in missing for c in difflib.get_close_matches(n, existing, n=3, cutoff=0.6)))
+    shown = ", ".join(existing[:10]) + (f" and {len(existing) - 10} more" if len(existing) > 10 else "")
+    hint = (f"did you mean {' or '.join(close)}? " if close else "") + f"collections here: {shown}"
+    return CollectionError(what, hint=hint)
 
 
 _HOST_PORT_RE = re.compile(r"[\w.-]+:\d+(/.*)?")

@@ -56,9 +56,16 @@ def test_load_list_retrieve_drop(runner: CliRunner, cfg: Path, tmp_path: Path):
                              "--json").stdout)
     assert len(hits) == 2 and hits[0]["source"].endswith("limitations.md")
 
+    typo = runner.invoke(main, ["--config", str(cfg), "collections", "drop", "milvus_doc", "--yes"])
+    assert typo.exit_code == 1 and "no collection named 'milvus_doc'" in typo.output
+    assert "did you mean milvus_docs? collections here: milvus_docs" in typo.output
+
     dropped = invoke(runner, cfg, "collections", "drop", "milvus_docs", "--yes")
     assert dropped.exit_code == 0
     assert "No collections yet" in invoke(runner, cfg, "collections").output
+    again = runner.invoke(main, ["--config", str(cfg), "collections", "drop", "milvus_docs", "--yes"])
+    assert again.exit_code == 1 and "this store has no collections yet" in again.output
+    assert "deepsearcher load PATH -c NAME" in again.output
 
 
 def test_missing_path_is_a_message_not_a_traceback(runner: CliRunner, cfg: Path, tmp_path: Path):

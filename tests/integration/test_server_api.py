@@ -217,7 +217,7 @@ def test_invalid_json_and_unknown_collection_are_4xx_not_500(live: Live) -> None
     assert broken.status_code == 422 and "JSON" in broken.json()["detail"]
     assert plain.status_code == 415 and "application/json" in plain.json()["detail"]
     assert unknown.status_code == 400 and "no collection named 'nope'" in unknown.json()["detail"]
-    assert unknown.json()["hint"] == "available: docs"
+    assert unknown.json()["hint"] == "collections here: docs"
     assert retrieve_unknown.status_code == 400
 
 
