@@ -31,6 +31,7 @@ from typing import Callable, Iterator
 from deepsearcher.errors import SkipSource
 from deepsearcher.ingest.formats import HTML_SUFFIXES, JSONL_SUFFIXES, MARKDOWN_SUFFIXES, decode_html, extract
 from deepsearcher.ingest.options import LoaderOptions
+from deepsearcher.ingest.sources import file_title
 from deepsearcher.ingest.formats.text import BLOCK_BYTES, STREAM_BYTES, stream_text
 from deepsearcher.types import Document, Extraction
 
@@ -74,7 +75,7 @@ class BuiltinLoader:
             return None  # ``load`` reports why
         if sniff(head, suffix=path.suffix.lower()) != "text":
             return None
-        return functools.partial(stream_text, path, path.resolve().as_posix(), path.stem)
+        return functools.partial(stream_text, path, path.resolve().as_posix(), file_title(path))
 
 
 def load_path(path: Path, options: LoaderOptions) -> Extraction:
@@ -94,7 +95,7 @@ def load_path(path: Path, options: LoaderOptions) -> Extraction:
     if not data.strip():
         raise SkipSource("empty file")
     source = path.resolve().as_posix()
-    return load_bytes(data, source, suffix=path.suffix.lower(), title=path.stem, options=options)
+    return load_bytes(data, source, suffix=path.suffix.lower(), title=file_title(path), options=options)
 
 
 def load_bytes(data: bytes, source: str, *, suffix: str = "", content_type: str | None = None,

@@ -263,8 +263,18 @@ def _match(rel: Path, pattern: str) -> bool:
 def display_path(path: Path) -> str:
     """The id of a local source: its real absolute POSIX path; bytes that are not UTF-8 in a name are shown as
     ``\\xNN`` (so the id can be stored and printed, and is the same on every run)."""
-    real = os.path.realpath(path).replace(os.sep, "/")
-    return real.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return readable_name(os.path.realpath(path).replace(os.sep, "/"))
+
+
+def readable_name(name: str) -> str:
+    """A file name (or path) as text: bytes that are not UTF-8 (Python holds them as lone surrogates) shown as
+    ``\\xNN``, the way ``display_path`` shows them in the source id."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def file_title(path: Path) -> str:
+    """The title a file gets when its content names none: its name without the suffix (``readable_name``)."""
+    return readable_name(path.stem)
 
 
 def file_items(files: Iterable[Path], loader: Loader, split_signature: str) -> Iterator[SourceItem]:

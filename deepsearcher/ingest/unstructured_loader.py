@@ -15,6 +15,7 @@ from pathlib import Path
 
 from deepsearcher.errors import ProviderError, SkipSource
 from deepsearcher.ingest.options import LoaderOptions
+from deepsearcher.ingest.sources import file_title
 from deepsearcher.types import Document
 
 log = logging.getLogger(__name__)
@@ -97,5 +98,5 @@ def load_with_unstructured(path: Path, source: str, options: LoaderOptions) -> l
             pages.setdefault(page, []).append(text)
     if not pages:
         raise SkipSource("no text extracted")
-    return [Document(text="\n\n".join(parts), source=source, title=path.stem, page=page,
+    return [Document(text="\n\n".join(parts), source=source, title=file_title(path), page=page,
                      metadata={"loader": "unstructured"}) for page, parts in pages.items()]

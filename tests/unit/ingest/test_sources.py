@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from deepsearcher.errors import IngestError
+from deepsearcher.ingest.loaders import load_path
 from deepsearcher.ingest.sources import display_path, expand_paths, file_items
 from deepsearcher.ingest.options import LoaderOptions
 
@@ -118,6 +119,19 @@ def test_non_utf8_names_get_a_stable_printable_id(tmp_path: Path) -> None:
     [path] = expand_paths([str(tmp_path)], OPTIONS).files
     assert display_path(path).endswith("/caf\\xe9.md")
     display_path(path).encode("utf-8")  # storable
+
+
+@pytest.mark.parametrize("name, title", [(b"caf\xe9 notes.txt", "caf\\xe9 notes"), (b"\xff\xfe.md", "\\xff\\xfe"),
+                                         (b"r\xc3\xa9sum\xc3\xa9.txt", "r\u00e9sum\u00e9")])
+def test_a_file_name_that_is_not_utf8_gives_a_title_written_like_its_id(tmp_path: Path, name: bytes,
+                                                                        title: str) -> None:
+    raw = os.path.join(os.fsencode(tmp_path), name)
+    with open(raw, "wb") as fh:
+        fh.write(b"The blue kettle has product code QX-7781.")
+    [path] = expand_paths([str(tmp_path)], OPTIONS).files
+    [document] = load_path(path, OPTIONS)
+    assert document.title == title  # once shown as "caf\udce9 notes" (a lone surrogate, escaped by the terminal)
+    document.title.encode("utf-8")  # storable
 
 
 def test_an_unreadable_or_vanished_file_becomes_an_item_with_a_reason(tmp_path: Path) -> None:
