@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any
 
 import pytest
@@ -136,6 +137,56 @@ def test_the_prompt_offers_only_the_allowed_actions_and_the_schema_refuses_other
     first = steps_of(events)[0]
     assert first["allowed"] == ["search", "reflect"] and first["disabled"]["answer"] == "no knowledge yet"
     assert report.checks == {"definitive": True, "attribution": True} and not report.beast_mode
+
+
+def test_the_schema_sent_requires_the_chosen_actions_own_field() -> None:
+    """Measured with Qwen2.5-Coder-0.5B on llama-cpp-python (grammar from the schema): with only "action" required
+    the model wrote {"action": "answer", "think": "<the answer>"} — 6 of 7 steps unusable, twice each."""
+    from deepsearcher.llm.base import json_schema
+
+    llm = ScriptedChatModel([search("Milvus Lite"), answer("Milvus Lite runs inside the Python process [1]."),
+                             CHECKS, PASS])
+    run_agent(llm)
+    sent = json_schema(llm.history[0].schema)  # type: ignore[arg-type]
+    branches = {b["properties"]["action"]["const"]: b for b in sent["anyOf"]}
+    assert list(branches) == ["search", "reflect"]  # the allowed actions of step 1, nothing else
+    assert branches["search"]["required"] == ["action", "think", "queries"]
+    assert branches["search"]["properties"]["queries"]["minItems"] == 1
+    assert branches["search"]["properties"]["queries"]["items"]["minLength"] == 1
+    assert branches["reflect"]["required"] == ["action", "think", "questions"]
+    last = {b["properties"]["action"]["const"]: b for b in json_schema(llm.history[1].schema)["anyOf"]}  # type: ignore[arg-type]
+    assert last["answer"]["properties"]["answer"]["minLength"] == 1 and last["read"]["properties"]["items"][
+        "minItems"] == 1
+    assert all(b["additionalProperties"] is False for b in sent["anyOf"])
+
+
+@pytest.mark.parametrize("reply, error", [
+    ({"action": "answer", "think": "Milvus Lite runs in-process.", "answer": "<answer with [n] citations>"},
+     "only repeats the example '<answer with [n] citations>': write the answer itself"),
+    ({"action": "answer", "think": "Milvus Lite runs in-process.", "answer": "  "},
+     'the "answer" action needs a non-empty "answer" field'),
+    ({"action": "answer", "think": "Milvus Lite runs in-process."}, 'needs a non-empty "answer" field'),
+    ({"action": "reflect", "think": "What is missing?", "questions": ["<question>"]},
+     'the "reflect" action needs a non-empty "questions" field'),
+])
+def test_a_step_that_leaves_its_field_empty_or_copies_the_example_is_refused(reply: dict[str, Any],
+                                                                              error: str) -> None:
+    from pydantic import ValidationError
+
+    from deepsearcher.agents.deep_research.schemas import step_model
+
+    with pytest.raises(ValidationError, match=re.escape(error)):
+        step_model(("search", "read", "reflect", "answer")).model_validate(reply)
+
+
+def test_llama_cpp_builds_a_grammar_from_every_step_schema() -> None:
+    from deepsearcher.agents.deep_research.schemas import step_model
+    from deepsearcher.llm.base import json_schema
+
+    grammar = pytest.importorskip("llama_cpp.llama_grammar", reason="needs llama-cpp-python (extra `local`)")
+    for allowed in (("search", "reflect"), ("search", "read", "reflect", "answer"), ("answer",), ("reflect",)):
+        gbnf = grammar.json_schema_to_gbnf(json.dumps(json_schema(step_model(allowed))))  # type: ignore[arg-type]
+        assert all(f'\\"{a}\\"' in gbnf for a in allowed), gbnf
 
 
 def test_search_is_switched_off_after_searches_found_nothing_new() -> None:
