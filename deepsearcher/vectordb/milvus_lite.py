@@ -34,13 +34,14 @@ PROP_MODEL = "deepsearcher.embedding_model"
 PROP_DIM = "deepsearcher.embedding_dim"
 PROP_DESC = "deepsearcher.description"
 PROP_DESC_GENERATED = "deepsearcher.description_generated"
-#: Lite files this process opened: milvus-lite keeps their lock for the life of the process, and a probe from the
-#: same process would see its own lock as "another process".
+#: Lite files this process opened: a lock probe from the same process would see its own lock (held by milvus-lite's
+#: server in this process, ours or a pymilvus client's of the caller) as "another process".
 OPENED_IN_THIS_PROCESS: set[str] = set()
 #: Open clients per Lite file (absolute path) in this process. milvus-lite 3.x serves each file from an in-process
 #: gRPC server (a thread pool, sockets, the file's lock) that lives until the process ends unless released; the
 #: last close releases it, so a long-lived process (serve, the MCP server, a test suite) does not gather one
-#: server per file it ever opened, and the file is free for other processes again.
+#: server per file it ever opened, and the file is free for other processes again. (milvus-lite keeps one server
+#: per file per process: a pymilvus client the caller opened on the same file shares it and loses it then too.)
 LITE_HOLDERS: Counter[str] = Counter()
 
 
@@ -198,7 +199,7 @@ def open_lite_client(uri: str) -> GuardedClient:
         client = MilvusClient(uri=uri)
     except Exception as exc:  # pymilvus raises MilvusException / ConnectionConfigException / RuntimeError
         text = str(exc).lower()
-        if "lock" in text or "in use" in text or "opened" in text:
+        if "lock" in text or "in use" in text or "opened" in text or lite_file_locked(Path(uri)):
             raise in_use from exc
         raise ProviderError(f"cannot open Milvus Lite at {uri}: {exc}",
                             hint="check vector_db.uri") from exc
@@ -235,5 +236,6 @@ def _release_server(path: str) -> None:
         release(path)
     except Exception as exc:  # a failing stop must not turn a finished command into an error
         log.debug("milvus-lite did not release %s: %s", path, exc)
-        return
-    OPENED_IN_THIS_PROCESS.difference_update({u for u in OPENED_IN_THIS_PROCESS if os.path.abspath(u) == path})
+    # the file stays in OPENED_IN_THIS_PROCESS: a pymilvus client of the caller's own on the same file (it starts
+    # its own server, which holds the lock) is this process, not another; were another process to take the file
+    # meanwhile, the open fails and the probe after the failure names it

@@ -93,3 +93,45 @@ def test_opening_and_closing_many_files_leaves_no_servers_behind(tmp_path: Path)
     # without the release: +60 threads and +80 descriptors (3 and 4 per file); a margin for unrelated threads
     assert threading.active_count() <= threads + 6, threading.enumerate()
     assert _descriptors() <= descriptors + 8
+
+
+def test_a_pymilvus_client_of_the_callers_own_is_this_process_not_another(tmp_path: Path):
+    from pymilvus import MilvusClient
+
+    uri = str(tmp_path / "own.db")
+    store = MilvusStore(uri)
+    written = _fill(store)
+    store.close()
+    client = MilvusClient(uri)  # starts milvus-lite's server for the file again, which takes the lock
+    try:
+        assert client.has_collection("docs")
+        again = MilvusStore(uri)  # found "in use by another process" before
+        assert again.count("docs") == written
+        again.close()
+    finally:
+        client.close()
+
+
+def test_a_file_another_process_took_after_the_close_is_named_in_use(tmp_path: Path):
+    from deepsearcher.errors import StoreInUseError
+
+    uri = str(tmp_path / "taken.db")
+    store = MilvusStore(uri)
+    _fill(store)
+    store.close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            from deepsearcher.vectordb.milvus import MilvusStore
+            store = MilvusStore({uri!r})
+            store.list_collections()
+            print("ready", flush=True)
+            input()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()})
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreInUseError, match="in use by another process"):
+            MilvusStore(uri).list_collections()
+    finally:
+        holder.kill()
+        holder.wait()
