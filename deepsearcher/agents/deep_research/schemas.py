@@ -77,7 +77,8 @@ class StepBase(BaseModel):
                                                        "description": action.get("description", "")},
                                             "think": think, ACTION_FIELD[name]: field},
                              "required": ["action", "think", ACTION_FIELD[name]], "additionalProperties": False})
-        return {"title": base.get("title", cls.__name__), "anyOf": branches}
+        # the root says "object" too: OpenAI refuses a response_format schema whose root has no type "object"
+        return {"title": base.get("title", cls.__name__), "type": "object", "anyOf": branches}
 
     @model_validator(mode="after")
     def _field_of_the_action(self) -> "StepBase":

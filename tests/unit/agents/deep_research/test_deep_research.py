@@ -158,6 +158,7 @@ def test_the_schema_sent_requires_the_chosen_actions_own_field() -> None:
     assert last["answer"]["properties"]["answer"]["minLength"] == 1 and last["read"]["properties"]["items"][
         "minItems"] == 1
     assert all(b["additionalProperties"] is False for b in sent["anyOf"])
+    assert sent["type"] == "object"  # OpenAI refuses a root without it
 
 
 @pytest.mark.parametrize("reply, error", [
