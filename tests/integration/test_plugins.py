@@ -102,12 +102,18 @@ def install_plugin(site: Path, module: str, source: str, entry_point: str) -> No
     (info / "entry_points.txt").write_text(f"[deepsearcher.providers]\n{entry_point} = {module}:register\n")
 
 
+def env_with_plugin(tmp_path: Path, module: str, source: str, entry_point: str, columns: int) -> dict[str, str]:
+    """The environment of a deepsearcher subprocess that sees one plugin installed in ``tmp_path/site`` (offline,
+    ``columns`` wide)."""
+    site = tmp_path / "site"
+    install_plugin(site, module, source, entry_point)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "HF_HUB_OFFLINE": "1",
+            "DO_NOT_TRACK": "1", "COLUMNS": str(columns)}
+
+
 @pytest.fixture
 def plugin_env(tmp_path: Path) -> dict[str, str]:
-    site = tmp_path / "site"
-    install_plugin(site, "ds_demo_plugin", PLUGIN, "demo")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "HF_HUB_OFFLINE": "1",
-            "DO_NOT_TRACK": "1", "COLUMNS": "200"}
+    return env_with_plugin(tmp_path, "ds_demo_plugin", PLUGIN, "demo", columns=200)
 
 
 def cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

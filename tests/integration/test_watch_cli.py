@@ -22,10 +22,9 @@ from typing import Callable, Iterator
 import pytest
 
 from deepsearcher.testing import HashEmbedder
-from tests.conftest import REPO
 from tests.integration.pausing import pause_env, wait_until_paused
 from tests.integration.server_support import FAILURE_TIMEOUT_S
-from tests.integration.test_plugins import install_plugin
+from tests.integration.test_plugins import env_with_plugin
 
 pytestmark = pytest.mark.integration
 
@@ -76,10 +75,7 @@ class Lines:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    site = tmp_path / "site"
-    install_plugin(site, "ds_watch_hash", PLUGIN, "watch_hash")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), "HF_HUB_OFFLINE": "1",
-            "DO_NOT_TRACK": "1", "COLUMNS": "300"}
+    return env_with_plugin(tmp_path, "ds_watch_hash", PLUGIN, "watch_hash", columns=300)
 
 
 @pytest.fixture
