@@ -466,9 +466,7 @@ def write_csv(path: Path, rows: Sequence[EvalRow], ks: Sequence[int]) -> None:
         for row in rows:
             data = row.to_dict()
             recall = data.pop("recall")
-            for key in ("gold_titles", "gold_answers", "retrieved_titles", "kept_titles", "fallbacks",
-                        "unsourced_dates"):
-                data[key] = " | ".join(data[key])
+            data = {key: " | ".join(value) if isinstance(value, list) else value for key, value in data.items()}
             for k in ks:
                 data[f"recall@{k}"] = recall.get(k)
             writer.writerow({key: _cell(value) for key, value in data.items()})
