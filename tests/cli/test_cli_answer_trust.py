@@ -15,6 +15,7 @@ from deepsearcher.cli import commands as cli
 from deepsearcher.cli import main
 from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.testing import HashEmbedder
+from tests.scripted_research import research_script
 from tests.unit.query_fakes import DIM, memory_app, memory_store
 
 ANSWER = ("<think>Plan: cite the file.</think>\n\nReasoning models wrap their thoughts in <think> tags [1]. "
@@ -155,21 +156,10 @@ def test_an_editing_pass_that_exchanges_citations_keeps_the_draft_and_says_so(mo
 # --- per-question status and evaluator verdicts in --json and the saved report ----------------------------------------
 def research_reply(messages: Any) -> str:
     """DeepResearch: reflect two gap questions, search one, answer twice (both rejected), then an empty forced answer."""
-    p = messages[-1]["content"]
-    if p.startswith("You are researching"):
-        if "(cite an item as [n]):\n(nothing yet)" in p and "reflected" not in p:
-            return json.dumps({"action": "reflect", "questions": ["Where does Milvus Lite store data?",
-                                                                  "Which names may collections have?"]})
-        if '"answer":' in p:
-            return json.dumps({"action": "answer", "answer": "Milvus Lite runs in your Python process [1]."})
-        return json.dumps({"action": "search", "queries": ["Milvus Lite"]})
-    if p.startswith("Decide which checks"):
-        return json.dumps({"definitive": True, "attribution": True})
-    if p.startswith("You are a strict reviewer"):
-        return json.dumps({"definitive": False, "attribution": True, "critique": "Too vague.", "plan": "Be exact."})
-    if p.startswith("Research time is over"):
-        return ""
-    raise AssertionError(p[:120])
+    return RESEARCH(messages[-1]["content"])
+
+
+RESEARCH = research_script("Milvus Lite", lambda prompt: 1)
 
 
 def test_json_and_saved_report_list_question_statuses_and_verdicts(monkeypatch: pytest.MonkeyPatch,

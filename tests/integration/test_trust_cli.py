@@ -28,6 +28,7 @@ import pytest
 
 from tests.integration.http_site import Request, Route, Site, json_route
 from tests.integration.scripted_openai import ScriptedOpenAI
+from tests.scripted_research import GAPS, research_script
 
 pytestmark = pytest.mark.integration
 
@@ -262,26 +263,17 @@ def test_urls_the_run_never_retrieved_are_removed_counted_and_never_sources(sear
 
 
 # --- 4. statuses, verdicts, the best rejected answer ------------------------------------------------------------------
-GAPS = ["Where does Milvus Lite store data?", "Which names may collections have?"]
+def cite_lite(prompt: str) -> int | None:
+    """The knowledge item holding the Milvus Lite passage, once one is there."""
+    return number_of(prompt.split("(cite an item as [n]):\n", 1)[1], LITE) if LITE in prompt else None
+
+
+RESEARCH = research_script("Milvus Lite Python process", cite_lite)
 
 
 def research_reply(messages: Sequence[Any]) -> str:
     """DeepResearch: reflect two gap questions, search, answer (rejected), …, then an empty forced answer."""
-    p = last(messages)
-    if p.startswith("You are researching"):
-        if "(cite an item as [n]):\n(nothing yet)" in p and "reflected" not in p:
-            return json.dumps({"action": "reflect", "questions": GAPS})
-        if '"answer":' in p and LITE in p:
-            n = number_of(p.split("(cite an item as [n]):\n", 1)[1], LITE)
-            return json.dumps({"action": "answer", "answer": f"Milvus Lite runs in your Python process [{n}]."})
-        return json.dumps({"action": "search", "queries": ["Milvus Lite Python process"]})
-    if p.startswith("Decide which checks"):
-        return json.dumps({"definitive": True, "attribution": True})
-    if p.startswith("You are a strict reviewer"):
-        return json.dumps({"definitive": False, "attribution": True, "critique": "Too vague.", "plan": "Be exact."})
-    if p.startswith("Research time is over"):
-        return ""
-    raise AssertionError(f"unexpected prompt: {p[:300]}")
+    return RESEARCH(last(messages))
 
 
 def test_statuses_verdicts_and_the_best_rejected_answer_reach_json_and_the_saved_report(searcher: Searcher) -> None:
