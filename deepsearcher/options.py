@@ -67,6 +67,10 @@ class QuerySettings(StrictModel):
                                 "prompt).")
     concurrency: int = Field(4, gt=0, description="Sub-queries of one round routed, retrieved and judged at once "
                                                   "(threads); 1 = one after the other.")
+    relevance_check: bool = Field(
+        True, description="Show a check passage, unrelated to the question, among the chunks of every relevance "
+                          "prompt; a model that marks it helpful is not reading them, and the run keeps every "
+                          "retrieved chunk from then on (agents/relevance_check.py).")
     long_report_budget_runs: float = Field(
         2.0, gt=0, le=20, description="A long report (every section, the outline and the editing pass together) may "
                                       "use at most this many times agents.deep_research.token_budget tokens per "

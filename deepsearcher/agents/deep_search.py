@@ -33,6 +33,7 @@ from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding, write_section
+from deepsearcher.agents.relevance_check import check_passage, check_position, chunk_numbers_without, with_check
 from deepsearcher.agents.replies import Decomposition, Reflection, Relevance, no_placeholders
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.report_markdown import gaps_note
@@ -41,7 +42,7 @@ from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
     ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, in_parallel,
 )
-from deepsearcher.events import QueryAccepted, QueryBudget, QueryGaps, QuerySubQueries
+from deepsearcher.events import QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QuerySubQueries
 from deepsearcher.types import Hit, Report
 from deepsearcher.vectordb.fusion import fused_priority, hit_key
 
@@ -64,23 +65,44 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple
     """Keep the hits the model marks as helpful: one call for all of them (fallback: keep all).
 
     The prompt is fitted to the window: when the chunks do not all fit, excerpts are shortened, then the chunks of
-    worst rank in their collection's list are left out (and count as not kept).
+    worst rank in their collection's list are left out (and count as not kept). With ``query.relevance_check`` the
+    prompt also shows a check passage unrelated to the question (``relevance_check``): a model that marks it is not
+    reading the chunks, so that call and every later one of the run keep every chunk (the later ones without a call).
 
     Returns:
         ``(kept hits in retrieval order, fell_back)``; no call and ``([], False)`` for no hits.
     """
     if not hits:
         return [], False
+    checking = ctx.settings.relevance_check
+    if checking and ctx.relevance_check.failed:
+        return list(hits), True
+    passage = check_passage(ctx.question, query)
 
     def render(shown: Sequence[Hit], cap: int | None) -> str:
-        return prompts.RELEVANCE.format(question=ctx.question, query=query, count=len(shown),
-                                        chunks=prompts.chunk_list([h.chunk for h in shown], cap))
+        chunks = [h.chunk for h in shown]
+        if checking:
+            chunks = with_check(chunks, passage, check_position(query, len(shown)))
+        return prompts.RELEVANCE.format(question=ctx.question, query=query, count=len(chunks),
+                                        chunks=prompts.chunk_list(chunks, cap))
 
     reply, shown = ask_fitted(ctx, "relevance", render, hits, fused_priority(hits, by_collection(hits)), Relevance,
                               lambda kept: Relevance(relevant=list(range(1, len(kept) + 1))),
                               "keeping every retrieved chunk")
+    if reply.fell_back:
+        return list(shown), True
     chosen = set(reply.value.relevant)
-    return [h for i, h in enumerate(shown, start=1) if i in chosen], reply.fell_back
+    if checking:
+        position = check_position(query, len(shown))
+        if position in chosen:
+            if ctx.relevance_check.fail():
+                ctx.emit(QueryFallback(step="relevance", error=f"the model marked the check passage [{position}] "
+                                       f"(“{passage.title}”, unrelated to the question) as helpful, so it is not "
+                                       "judging the chunks",
+                                       fallback="keeping every retrieved chunk for the rest of this run"))
+            return list(shown), True
+        chosen = chunk_numbers_without(chosen, position)
+    return [h for i, h in enumerate(shown, start=1) if i in chosen], False
 
 
 @dataclass

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import CallGate, TokenBudget
 from deepsearcher.agents.dedup_rules import threshold_for
+from deepsearcher.agents.relevance_check import RelevanceCheck
 from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.errors import QuestionError
 from deepsearcher.events import EventCallback
@@ -60,6 +61,8 @@ class QueryContext:
             None = the collections only.
         embed_sees: whether ``embed`` can represent every word of a text (``dedup_rules.sees``); sub-queries it
             cannot are deduplicated as text only.
+        relevance_check: whether the model failed the relevance step's check passage in this run (shared by the
+            run's threads and sections; ``agents.relevance_check``); None = a new one.
     """
 
     question: str
@@ -77,6 +80,7 @@ class QueryContext:
     now: datetime = None  # type: ignore[assignment]
     research: ResearchTools | None = None
     embed_sees: Callable[[str], bool] = field(default=lambda text: True)
+    relevance_check: RelevanceCheck = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.window is None:
@@ -85,6 +89,8 @@ class QueryContext:
             object.__setattr__(self, "budget", TokenBudget(self.settings.token_budget, self.llm))
         if self.now is None:
             object.__setattr__(self, "now", datetime.now().astimezone())
+        if self.relevance_check is None:
+            object.__setattr__(self, "relevance_check", RelevanceCheck())
 
     @property
     def language(self) -> str:

@@ -1,0 +1,79 @@
+"""A check passage in the relevance prompt: is the model reading the chunks it judges?
+
+The relevance step (``deep_search.filter_relevant``) asks the model which of the numbered chunks help. A model too
+small for the task answers with a fixed pattern whatever the chunks say — measured with Qwen2.5-Coder-0.5B on
+2WikiMultihopQA (docs/benchmarks.md, "The relevance step with a small model"): ``[1, 3]`` (the prompt's example) for
+every question, ``[1, 2, 4]`` once the example had no numbers, ``{"2": true}`` alone when asked chunk by chunk, and
+"helpful" for every chunk when asked one chunk per call. Its choice then drops gold passages at random, and the
+research is worse than one plain search.
+
+So every relevance prompt shows one **check passage** among the chunks: fluent text on a subject unrelated to the
+question (the one of ``PASSAGES`` that shares the fewest words with the question and the search query), at a
+position that varies with the search query (a fixed pattern meets it sooner or later). A model that marks it as
+helpful is not judging the chunks: that call keeps every chunk, and so does every later relevance call of the run
+(``RelevanceCheck.failed``; one ``query.fallback`` event says so). A model that reads never picks it, and the check
+costs it about 50 prompt tokens. ``query.relevance_check: false`` turns it off.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import zlib
+from dataclasses import dataclass, field
+
+from deepsearcher.types import Chunk
+
+#: (title, source, text): everyday subjects no research question is likely to need
+PASSAGES = (
+    ("Sourdough starter", "kitchen/sourdough.md",
+     "Feed the starter with equal weights of flour and water every twelve hours, and keep it at room temperature "
+     "until it has doubled in size and smells pleasantly sour."),
+    ("Tide pools", "nature/tide-pools.md",
+     "Sea anemones in tide pools close their tentacles at low tide to keep moisture in, and open them again when "
+     "the water returns."),
+    ("Bicycle chain care", "workshop/bicycle-chain.md",
+     "After a wet ride, wipe the chain with a dry rag, put one drop of oil on each roller and wipe off the excess "
+     "so that dust does not stick to it."),
+)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.lower()) if len(w) > 3}
+
+
+def check_passage(question: str, query: str) -> Chunk:
+    """The passage of ``PASSAGES`` sharing the fewest words (of 4+ letters) with the question and the query."""
+    asked = _words(question) | _words(query)
+    title, source, text = min(PASSAGES, key=lambda p: len(asked & (_words(p[0]) | _words(p[2]))))
+    return Chunk(id="relevance-check", text=text, source=source, title=title, page=None, chunk_index=0,
+                 doc_hash="")
+
+
+def check_position(query: str, count: int) -> int:
+    """Where the check passage goes among ``count`` chunks (1-based, 1..count+1), varying with the query."""
+    return 1 + zlib.crc32(query.encode("utf-8")) % (count + 1)
+
+
+def with_check(chunks: list[Chunk], passage: Chunk, position: int) -> list[Chunk]:
+    """``chunks`` with ``passage`` inserted so that it is number ``position``."""
+    return [*chunks[:position - 1], passage, *chunks[position - 1:]]
+
+
+def chunk_numbers_without(numbers: set[int], position: int) -> set[int]:
+    """The reply's numbers as numbers of the chunks without the check passage (the passage's own number dropped)."""
+    return {n - 1 if n > position else n for n in numbers if n != position}
+
+
+@dataclass
+class RelevanceCheck:
+    """Whether the model failed the check in this run (shared by the run's threads and long-report sections)."""
+
+    failed: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def fail(self) -> bool:
+        """Record a failed check; True the first time (the caller says so once)."""
+        with self._lock:
+            first, self.failed = not self.failed, True
+            return first

@@ -1,0 +1,109 @@
+"""The relevance step's check passage (agents/relevance_check.py): a model that picks it keeps every chunk for the
+rest of the run; a model that reads is unaffected and its numbers still name the right chunks."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from deepsearcher.agents import deep_search
+from deepsearcher.agents.relevance_check import PASSAGES, check_passage, check_position, chunk_numbers_without
+from deepsearcher.events import Event
+from deepsearcher.testing.scripted import ScriptedChatModel
+from tests.unit.query_fakes import make_ctx, of_kind
+
+Q = "What is Milvus Lite and what are its limits?"
+SUBS = ["Milvus Lite local file", "collection name rules"]
+
+
+def j(**value: object) -> str:
+    return json.dumps(value)
+
+
+def blocks(prompt: str) -> dict[int, str]:
+    """The numbered chunks of a relevance prompt: number -> its title line and text."""
+    body = prompt.split("found by the search.", 1)[1]
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r"(?ms)^\[(\d+)\] (.*?)(?=^\[\d+\] |\n\nReply with)", body)}
+
+
+def script(relevance: Any) -> Any:
+    """A model for deep_search: two sub-queries, ``relevance(prompt)`` for each relevance prompt, no gaps, a report."""
+    def reply(messages: Any) -> str:
+        p = messages[-1]["content"]
+        if p.startswith("Break the question"):
+            return j(sub_queries=SUBS)
+        if "numbered text chunks" in p:
+            return j(relevant=relevance(p))
+        if "Search queries already run" in p:
+            return j(gap_queries=[])
+        return "Answer: a file\n\nIt keeps a local file [1]."
+    return reply
+
+
+def relevance_prompts(llm: ScriptedChatModel) -> list[str]:
+    return [p for p in llm.prompts if "numbered text chunks" in p]
+
+
+def test_a_model_that_marks_every_chunk_fails_the_check_once_and_the_run_keeps_every_chunk_without_asking():
+    llm = ScriptedChatModel([script(lambda p: sorted(blocks(p)))] * 10)
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True))
+    asked = relevance_prompts(llm)
+    assert len(asked) == 1  # the question's chunks; the sub-queries' chunks were kept without a call
+    shown = blocks(asked[0])
+    checked = [n for n, text in shown.items() if any(title in text for title, _, _ in PASSAGES)]
+    assert len(checked) == 1 and len(shown) == 4  # 3 retrieved (top_k 3) + the check passage
+    fallbacks = of_kind(events, "query.fallback")
+    assert len(fallbacks) == 1 and fallbacks[0]["step"] == "relevance"
+    assert f"marked the check passage [{checked[0]}]" in fallbacks[0]["error"]
+    assert fallbacks[0]["fallback"] == "keeping every retrieved chunk for the rest of this run"
+    accepted = [a for a in of_kind(events, "query.accepted") if a["retrieved"]]  # (a query with nothing new: none)
+    assert len(accepted) >= 2 and all(a["accepted"] == a["retrieved"] and a["fell_back"] for a in accepted)
+    assert sum(a["accepted"] for a in accepted) == sum(a["retrieved"] for a in accepted) > 3
+
+
+def test_a_reading_model_never_picks_the_check_and_its_numbers_still_name_the_chunks_it_chose():
+    chosen: list[str] = []
+
+    def reading(prompt: str) -> list[int]:
+        picked = [n for n, text in blocks(prompt).items() if "Lite" in text]
+        chosen.extend(blocks(prompt)[n] for n in picked)
+        return picked
+
+    llm = ScriptedChatModel([script(reading)] * 10)
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True))
+    assert not of_kind(events, "query.fallback")
+    asked = relevance_prompts(llm)
+    assert asked and all(len(blocks(p)) == int(p.split("Below are ")[1].split()[0]) for p in asked)
+    for prompt in asked:  # the check passage sits where check_position says, for this prompt's query and count
+        query = prompt.split("Search query: ", 1)[1].split("\n", 1)[0]
+        shown = blocks(prompt)
+        position = check_position(query, len(shown) - 1)
+        assert shown[position].startswith(check_passage(Q, query).title)
+    kept = {s.chunk.text for s in report.sources}
+    accepted = sum(a["accepted"] for a in of_kind(events, "query.accepted"))
+    assert accepted == len(chosen) > 0
+    assert all("Lite" in text for text in kept)
+    assert not any(title in text for text in chosen for title, _, _ in PASSAGES)
+
+
+def test_off_the_prompt_has_no_check_passage():
+    llm = ScriptedChatModel([script(lambda p: [1])] * 10)
+    deep_search.run(make_ctx(llm, Q, relevance_check=False))
+    assert relevance_prompts(llm)
+    assert not any(title in p for p in relevance_prompts(llm) for title, _, _ in PASSAGES)
+
+
+def test_the_check_passage_shares_no_words_with_the_question_and_its_position_varies():
+    assert check_passage("How do I keep a sourdough starter alive?", "sourdough starter feeding").title != \
+        "Sourdough starter"
+    assert check_passage("Why do sea anemones close at low tide?", "anemones tide pools").title != "Tide pools"
+    positions = {check_position(q, 5) for q in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]}
+    assert len(positions) > 2 and positions <= set(range(1, 7))
+
+
+def test_the_numbers_after_the_check_passage_move_down_by_one():
+    assert chunk_numbers_without({1, 3, 4, 6}, 3) == {1, 3, 5}
+    assert chunk_numbers_without({2}, 1) == {1}
