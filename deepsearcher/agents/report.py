@@ -22,10 +22,11 @@ from typing import Sequence
 
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
-from deepsearcher.agents.citations import cited_sources, consulted_sources, verify_citations
+from deepsearcher.agents.citations import Verified, cited_sources, consulted_sources, verify_citations
 from deepsearcher.agents.short_answer import only_citations, short_answer_of
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
+from deepsearcher.agents.support import support_note, supporting_sentence
 from deepsearcher.errors import ContextWindowError
 from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
 from deepsearcher.llm.output import TextReply, ask_text, reasoning_used_up
@@ -240,9 +241,24 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
     verified = verify_citations(text, len(shown))
     if not verified.text:
         return Written(empty_answer(reply), consulted_sources(shown), verified.removed)
+    if not verified.cited:
+        verified = with_support(ctx, verified, short, shown)
     sources = cited_sources(verified, shown) if verified.cited else consulted_sources(shown)
     return Written(verified.text + cut_off(ctx, "synthesise", reply), sources, verified.removed,
                    short_answer=short)
+
+
+def with_support(ctx: QueryContext, verified: Verified, short: str, shown: Sequence[Hit]) -> Verified:
+    """``verified`` (a report citing nothing), with the source sentence that holds the short answer's words quoted
+    under it and cited (``support.supporting_sentence``), when one does; a ``query.fallback`` event says so."""
+    found = supporting_sentence(short, ctx.question, [h.chunk for h in shown])
+    if found is None:
+        return verified
+    number, sentence = found
+    ctx.emit(QueryFallback(step="synthesise", error="the report cites no source",
+                           fallback=f"quoted the sentence of source [{number}] that holds the answer's words"))
+    again = verify_citations(f"{verified.text}\n\n{support_note(number, sentence)}", len(shown))
+    return Verified(again.text, again.cited, verified.removed + again.removed)
 
 
 def cut_off(ctx: QueryContext, step: str, reply: TextReply) -> str:

@@ -1,0 +1,62 @@
+"""A report that cites nothing gets the source sentence holding the answer's words, quoted and cited
+(agents/support.py); an answer no sentence holds gets nothing."""
+
+from __future__ import annotations
+
+from deepsearcher.agents import naive_rag
+from deepsearcher.agents.support import supporting_sentence
+from deepsearcher.events import Event
+from deepsearcher.testing.scripted import ScriptedChatModel
+from tests.unit.query_fakes import chunk, make_ctx, of_kind
+
+#: the sentence of data/milvus_docs/consistency.md the bundled 1.5B model's answer paraphrased (it cited nothing)
+CONSISTENCY = ("## Overview\n\nMilvus supports four consistency levels:  strong, bounded staleness, session, and "
+               "eventually. The default consistency level in Milvus is bounded staleness.  You can easily tune the "
+               "consistency level when conducting a [single-vector search](single-vector-search.md).")
+OTHER = chunk("Milvus Lite stores data in a local file and suits prototypes and notebooks.", "/d/lite.md")
+
+
+def test_the_quickstart_answer_finds_the_sentence_it_paraphrased():
+    chunks = [OTHER, chunk(CONSISTENCY, "/d/consistency.md")]
+    found = supporting_sentence("Milvus offers four consistency levels: strong, bounded staleness, session, and "
+                                "eventually.", "What consistency levels does Milvus offer?", chunks)
+    assert found == (2, "Milvus supports four consistency levels: strong, bounded staleness, session, and eventually.")
+    default = supporting_sentence("bounded staleness", "What is the default consistency level in Milvus?", chunks)
+    assert default == (2, "The default consistency level in Milvus is bounded staleness.")  # more question words
+
+
+def test_a_number_must_be_in_the_sentence_and_the_question_words_pick_between_sentences():
+    chunks = [chunk("Milvus stores 64-bit integers. Vectors have up to 32768 dimensions.", "/d/types.md"),
+              chunk("A collection can have at most 64 fields. Names are case-sensitive.", "/d/limits.md")]
+    assert supporting_sentence("64", "What is the maximum number of fields in a collection?", chunks) == \
+        (2, "A collection can have at most 64 fields.")
+    assert supporting_sentence("65,536 fields", "How many fields can a collection have?", chunks) is None
+
+
+def test_no_support_for_an_answer_that_only_restates_the_question_or_that_no_sentence_holds():
+    chunks = [chunk(CONSISTENCY, "/d/consistency.md")]
+    assert supporting_sentence("The consistency levels of Milvus.", "What consistency levels does Milvus offer?",
+                               chunks) is None
+    assert supporting_sentence("Milvus has six levels: linear, causal and more.", "Which levels?", chunks) is None
+
+
+def test_an_uncited_report_gets_the_quote_cited_and_the_source_counts_as_cited():
+    llm = ScriptedChatModel(["Answer: It stores its data in a local file.\n\nSources:\n[1] lite (/d/lite.md)\n"
+                             "[2] lite (/d/lite.md)"])
+    events: list[Event] = []
+    report = naive_rag.run(make_ctx(llm, "Where does Milvus Lite keep its data?", events=events))
+    assert report.short_answer == "It stores its data in a local file."
+    assert report.answer.endswith("> “Milvus Lite stores data in a local file and suits prototypes and notebooks.” [1]")
+    assert "*The model cited no source. The passage that holds the answer's words (found by matching them):*" \
+        in report.answer
+    assert [s.chunk.text for s in report.sources] == [
+        "Milvus Lite stores data in a local file and suits prototypes and notebooks."]
+    fallback = of_kind(events, "query.fallback")
+    assert fallback and fallback[-1]["error"] == "the report cites no source"
+    assert fallback[-1]["fallback"].startswith("quoted the sentence of source [")
+
+
+def test_a_cited_report_is_left_as_written():
+    llm = ScriptedChatModel(["Answer: a local file\n\nMilvus Lite stores data in a local file [1]."])
+    report = naive_rag.run(make_ctx(llm, "Where does Milvus Lite keep its data?"))
+    assert "found by matching" not in report.answer and len(report.sources) == 1
