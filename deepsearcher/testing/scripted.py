@@ -137,3 +137,13 @@ class ScriptedChatModel:
             for piece in re.findall(r"\s*\S+|\s+", result.text):
                 on_token(piece)
         return result
+
+
+def chunk_numbers(prompt: str) -> list[int]:
+    """The numbers of a relevance prompt's chunks, without the check passage (``agents.relevance_check``): what a
+    scripted model that "reads" may mark as relevant. A fixed ``{"relevant": [1]}`` may name the check passage,
+    which makes the run keep every chunk."""
+    from deepsearcher.agents.relevance_check import PASSAGES
+
+    checks = {f"{title} ({source})" for title, source, _ in PASSAGES}
+    return [int(m.group(1)) for m in re.finditer(r"(?m)^\[(\d+)\] (.*)$", prompt) if m.group(2) not in checks]

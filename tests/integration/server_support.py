@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from deepsearcher.testing import HashEmbedder  # noqa: F401  (re-exported for the server tests)
+from deepsearcher.testing.scripted import chunk_numbers
 
 #: bounds a wait for an event only when the test has already failed (a passing test never reaches it)
 FAILURE_TIMEOUT_S = 120
@@ -67,7 +68,7 @@ def responder(gate: threading.Event | None = None, slow_word: str = "slowly",
         if prompt.startswith("Choose the collections"):
             return json.dumps({"collections": ["docs"]})
         if "numbered text chunks" in prompt:
-            return json.dumps({"relevant": [1]})
+            return json.dumps({"relevant": chunk_numbers(prompt)[:1]})
         if "Search queries already run" in prompt:
             return json.dumps({"gap_queries": []})
         if prompt.startswith("Write a report"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 from typing import Iterator
 
@@ -69,8 +70,10 @@ def test_the_default_config_answers_with_the_bundled_model_json(config: Path):
     assert not report["answer"].lower().startswith(("a short direct answer", "**short direct answer", "answer:"))
     cited = [s["chunk"]["source"] for s in report["sources"]]
     assert any(source.endswith("consistency.md") for source in cited), cited
-    # no copy of the prompt's source list passes for a cited report (the 1.5B model writes one; it is dropped)
+    # no copy of the prompt's source list passes for a cited report (the 1.5B model writes one; it is dropped) ...
     assert not any(line.lstrip().startswith("[1] ") for line in report["answer"].splitlines()), report["answer"]
+    # ... and the report cites a source: the model's own [n], or the quoted sentence holding the answer's words
+    assert re.search(r"\[\d+\]", report["answer"]), report["answer"]
     assert report["usage"]["llm_calls"] == 1
 
 

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import pytest
 
+from deepsearcher.testing.scripted import chunk_numbers
 from tests.integration.http_site import Request, Route, Site, json_route
 from tests.integration.scripted_openai import ScriptedOpenAI
 from tests.scripted_research import GAPS, research_script
@@ -447,7 +448,7 @@ def test_three_thai_sub_queries_are_three_searches_with_the_bundled_embedder(
         if p.startswith("Break the question"):
             return json.dumps({"sub_queries": THAI})
         if "numbered text chunks" in p:
-            return json.dumps({"relevant": [1]})
+            return json.dumps({"relevant": chunk_numbers(p)[:1]})
         if "Search queries already run" in p:
             return json.dumps({"gap_queries": []})
         return "มิลวัสเก็บข้อมูลในไฟล์ [1]"
