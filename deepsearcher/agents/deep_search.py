@@ -114,6 +114,7 @@ class Found:
     rankings: list[list[Hit]] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     unjudged: dict[str, Hit] = field(default_factory=dict)
+    rejected: dict[str, Hit] = field(default_factory=dict)
 
 
 def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
@@ -186,6 +187,9 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
             continue
         new += outcome.value
         found.accepted.update((hit_key(h), h) for h in outcome.value)
+        chosen = {hit_key(h) for h in outcome.value}
+        found.rejected.update((hit_key(h), h) for h in assigned[query] if hit_key(h) not in chosen)
+    new += readmit(ctx, found)
     for query, outcome in zip(queries, retrieved):  # a query whose results were all judged unhelpful
         if not any(hit_key(h) in found.accepted or hit_key(h) in found.unjudged for h in outcome.value or []):
             found.failed.append(query)
@@ -193,6 +197,25 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
     if errors:
         raise errors[0]
     return new
+
+
+def readmit(ctx: QueryContext, found: Found) -> list[Hit]:
+    """Once the model failed the relevance check (``relevance_check``), the chunks its earlier replies of the run
+    left out are accepted too (those replies came from the same judge); a ``query.fallback`` event says how many.
+
+    Returns:
+        The chunks accepted now (none while the model passes the check).
+    """
+    if not (ctx.settings.relevance_check and ctx.relevance_check.failed and found.rejected):
+        return []
+    back = [h for key, h in found.rejected.items() if key not in found.accepted]
+    found.rejected.clear()
+    found.accepted.update((hit_key(h), h) for h in back)
+    if back:
+        ctx.emit(QueryFallback(step="relevance", error="earlier relevance replies of this run came from the model "
+                                                       "that failed the check",
+                               fallback=f"accepted the {len(back)} chunk(s) they left out"))
+    return back
 
 
 @dataclass(frozen=True)

@@ -107,3 +107,30 @@ def test_the_check_passage_shares_no_words_with_the_question_and_its_position_va
 def test_the_numbers_after_the_check_passage_move_down_by_one():
     assert chunk_numbers_without({1, 3, 4, 6}, 3) == {1, 3, 5}
     assert chunk_numbers_without({2}, 1) == {1}
+
+
+def test_once_the_check_fails_the_chunks_earlier_replies_left_out_are_accepted_too():
+    calls: list[int] = []
+
+    def first_keeps_one_then_picks_the_check(prompt: str) -> list[int]:
+        calls.append(1)
+        numbers = sorted(blocks(prompt))
+        readable = [n for n in numbers if not any(title in blocks(prompt)[n] for title, _, _ in PASSAGES)]
+        if len(calls) == 1:
+            return readable[:1]  # a judgment that drops the other chunks
+        return numbers  # every number: the check passage too
+
+    llm = ScriptedChatModel([script(first_keeps_one_then_picks_the_check)] * 10)
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True))
+    assert len(calls) == 2
+    accepted = of_kind(events, "query.accepted")
+    assert accepted[0]["accepted"] == 1 and accepted[0]["retrieved"] == 3
+    fallbacks = of_kind(events, "query.fallback")
+    assert len(fallbacks) == 2 and "marked the check passage" in fallbacks[0]["error"]
+    assert fallbacks[1]["error"] == "earlier relevance replies of this run came from the model that failed the check"
+    assert fallbacks[1]["fallback"] == "accepted the 2 chunk(s) they left out"
+    report_prompt = llm.prompts[-1]
+    for text in blocks(relevance_prompts(llm)[0]).values():  # the chunks the first reply left out reach the report
+        if not any(title in text for title, _, _ in PASSAGES):
+            assert text.split("\n", 1)[1][:40] in report_prompt
