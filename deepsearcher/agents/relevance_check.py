@@ -8,8 +8,8 @@ every question, ``[1, 2, 4]`` once the example had no numbers, ``{"2": true}`` a
 research is worse than one plain search.
 
 So every relevance prompt shows one **check passage** among the chunks: fluent text on a subject unrelated to the
-question (the one of ``PASSAGES`` that shares the fewest words with the question and the search query), at a
-position that varies with the search query (a fixed pattern meets it sooner or later). A model that marks it as
+question (the one of ``PASSAGES`` that shares the fewest words with the question and the search query), numbered
+as one of the chunks of the prompt's example reply (``[1, 3]``), which the measured model copied. A model that marks it as
 helpful is not judging the chunks: that call keeps every chunk, and so does every later relevance call of the run
 (``RelevanceCheck.failed``; one ``query.fallback`` event says so). A model that reads never picks it, and the check
 costs it about 50 prompt tokens. ``query.relevance_check: false`` turns it off.
@@ -50,9 +50,16 @@ def check_passage(question: str, query: str) -> Chunk:
                  doc_hash="")
 
 
+#: the chunk numbers of the relevance prompt's example reply (``prompts.RELEVANCE``: ``{"relevant": [1, 3]}``)
+EXAMPLE_NUMBERS = (1, 3)
+
+
 def check_position(query: str, count: int) -> int:
-    """Where the check passage goes among ``count`` chunks (1-based, 1..count+1), varying with the query."""
-    return 1 + zlib.crc32(query.encode("utf-8")) % (count + 1)
+    """Where the check passage goes among ``count`` chunks (1-based): one of the numbers of the prompt's example
+    reply, chosen by the query — a model that copies the example names the check passage on its first prompt (the
+    measured 0.5B model did exactly that); 1 when there are too few chunks for the other."""
+    places = [n for n in EXAMPLE_NUMBERS if n <= count + 1]
+    return places[zlib.crc32(query.encode("utf-8")) % len(places)]
 
 
 def with_check(chunks: list[Chunk], passage: Chunk, position: int) -> list[Chunk]:

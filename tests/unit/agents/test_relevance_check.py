@@ -96,12 +96,21 @@ def test_off_the_prompt_has_no_check_passage():
     assert not any(title in p for p in relevance_prompts(llm) for title, _, _ in PASSAGES)
 
 
-def test_the_check_passage_shares_no_words_with_the_question_and_its_position_varies():
+def test_the_check_passage_shares_no_words_with_the_question_and_sits_where_the_example_points():
     assert check_passage("How do I keep a sourdough starter alive?", "sourdough starter feeding").title != \
         "Sourdough starter"
     assert check_passage("Why do sea anemones close at low tide?", "anemones tide pools").title != "Tide pools"
     positions = {check_position(q, 5) for q in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]}
-    assert len(positions) > 2 and positions <= set(range(1, 7))
+    assert positions == {1, 3}  # where the prompt's example reply ([1, 3]) points: a copy of it names the check
+    assert check_position("a", 1) == check_position("b", 1) == 1
+
+
+def test_a_model_that_copies_the_prompt_example_fails_the_check_on_its_first_prompt():
+    llm = ScriptedChatModel([script(lambda p: [1, 3])] * 10)
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True))
+    assert len(relevance_prompts(llm)) == 1
+    assert "marked the check passage" in of_kind(events, "query.fallback")[0]["error"]
 
 
 def test_the_numbers_after_the_check_passage_move_down_by_one():
