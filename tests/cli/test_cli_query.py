@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from deepsearcher.cli import commands as cli
 from deepsearcher.cli import main
 from deepsearcher.llm.base import ChatResult
-from deepsearcher.testing.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel, chunk_numbers
 from tests.unit.query_fakes import memory_app
 
 def reply(messages) -> str | ChatResult:
@@ -25,7 +25,7 @@ def reply(messages) -> str | ChatResult:
         query = prompt.split("Search query: ", 1)[1].split("\n", 1)[0]
         return json.dumps({"collections": ["milvus", "atlantis"] if query == "Milvus Lite local file" else ["milvus"]})
     if "numbered text chunks" in prompt:
-        return json.dumps({"relevant": [1]})
+        return json.dumps({"relevant": chunk_numbers(prompt)[:1]})
     if "Search queries already run" in prompt:
         return ChatResult(json.dumps({"gap_queries": []}), reasoning="The two chunks cover both parts.")
     return "Milvus Lite keeps data in a local file [1]. Names use letters, digits, underscores [2]. Moon [9]."

@@ -9,7 +9,7 @@ import pytest
 from deepsearcher.agents import QUERY_EVENT_KINDS
 from deepsearcher.app import DeepSearcher
 from deepsearcher.errors import CollectionError, ConfigError
-from deepsearcher.testing.scripted import ScriptedChatModel
+from deepsearcher.testing.scripted import ScriptedChatModel, chunk_numbers
 from deepsearcher.settings import load_settings
 from deepsearcher.events import Event
 from tests.unit.query_fakes import memory_app
@@ -22,7 +22,9 @@ def j(**value: object) -> str:
 def test_query_runs_the_configured_agent_and_emits_the_documented_events():
     llm = ScriptedChatModel([j(sub_queries=["bread baking time"]),
                              j(collections=["recipes"]), j(collections=["recipes"]),  # the question, the sub-query
-                             j(relevant=[1]),  # the question's 2 chunks; the sub-query finds the same: no call
+                             # the question's 2 chunks (the first kept; not the check passage): the sub-query finds
+                             # the same, so no call
+                             lambda messages: j(relevant=chunk_numbers(messages[-1]["content"])[:1]),
                              j(gap_queries=[]), "Bake it for thirty minutes [1]."])
     events: list[Event] = []
     report = memory_app(llm).query("  How long do I bake bread?  ", on_event=events.append)
