@@ -213,7 +213,7 @@ def readmit(ctx: QueryContext, found: Found) -> list[Hit]:
     found.accepted.update((hit_key(h), h) for h in back)
     if back:
         ctx.emit(QueryFallback(step="relevance", error="earlier relevance replies of this run came from the model "
-                                                       "that failed the check",
+                                                       "that picked the check passage",
                                fallback=f"accepted the {len(back)} chunk(s) they left out"))
     return back
 

@@ -137,7 +137,8 @@ def test_once_the_check_fails_the_chunks_earlier_replies_left_out_are_accepted_t
     assert accepted[0]["accepted"] == 1 and accepted[0]["retrieved"] == 3
     fallbacks = of_kind(events, "query.fallback")
     assert len(fallbacks) == 2 and "marked the check passage" in fallbacks[0]["error"]
-    assert fallbacks[1]["error"] == "earlier relevance replies of this run came from the model that failed the check"
+    assert fallbacks[1]["error"] == ("earlier relevance replies of this run came from the model that picked the check "
+                                     "passage")
     assert fallbacks[1]["fallback"] == "accepted the 2 chunk(s) they left out"
     report_prompt = llm.prompts[-1]
     for text in blocks(relevance_prompts(llm)[0]).values():  # the chunks the first reply left out reach the report
