@@ -235,7 +235,8 @@ class QueryRouted(Event):
 
 @dataclass(frozen=True)
 class QueryAccepted(Event):
-    """The chunks kept for one sub-query after the relevance step (once per sub-query)."""
+    """The chunks kept for one sub-query after the relevance step (once per sub-query; once more, with
+    ``fell_back``, for the chunks it left out when a later reply of the run picked the relevance check passage)."""
 
     kind: ClassVar[str] = "query.accepted"
     group: ClassVar[str] = "query"

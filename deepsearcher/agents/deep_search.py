@@ -114,7 +114,7 @@ class Found:
     rankings: list[list[Hit]] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     unjudged: dict[str, Hit] = field(default_factory=dict)
-    rejected: dict[str, Hit] = field(default_factory=dict)
+    rejected: dict[str, tuple[int, str, Hit]] = field(default_factory=dict)  # key -> (iteration, query, hit)
 
 
 def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
@@ -188,7 +188,7 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
         new += outcome.value
         found.accepted.update((hit_key(h), h) for h in outcome.value)
         chosen = {hit_key(h) for h in outcome.value}
-        found.rejected.update((hit_key(h), h) for h in assigned[query] if hit_key(h) not in chosen)
+        found.rejected.update((hit_key(h), (iteration, query, h)) for h in assigned[query] if hit_key(h) not in chosen)
     new += readmit(ctx, found)
     for query, outcome in zip(queries, retrieved):  # a query whose results were all judged unhelpful
         if not any(hit_key(h) in found.accepted or hit_key(h) in found.unjudged for h in outcome.value or []):
@@ -201,20 +201,29 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
 
 def readmit(ctx: QueryContext, found: Found) -> list[Hit]:
     """Once the model failed the relevance check (``relevance_check``), the chunks its earlier replies of the run
-    left out are accepted too (those replies came from the same judge); a ``query.fallback`` event says how many.
+    left out are accepted too (those replies came from the same judge): a ``query.fallback`` event says how many,
+    and one more ``query.accepted`` event per sub-query lists them (``fell_back`` set).
 
     Returns:
         The chunks accepted now (none while the model passes the check).
     """
     if not (ctx.settings.relevance_check and ctx.relevance_check.failed and found.rejected):
         return []
-    back = [h for key, h in found.rejected.items() if key not in found.accepted]
+    groups: dict[tuple[int, str], list[Hit]] = {}
+    for key, (iteration, query, hit) in found.rejected.items():
+        if key not in found.accepted:
+            groups.setdefault((iteration, query), []).append(hit)
     found.rejected.clear()
+    back = [h for hits in groups.values() for h in hits]
+    if not back:
+        return []
     found.accepted.update((hit_key(h), h) for h in back)
-    if back:
-        ctx.emit(QueryFallback(step="relevance", error="earlier relevance replies of this run came from the model "
-                                                       "that picked the check passage",
-                               fallback=f"accepted the {len(back)} chunk(s) they left out"))
+    ctx.emit(QueryFallback(step="relevance", error="earlier relevance replies of this run came from the model "
+                                                   "that picked the check passage",
+                           fallback=f"accepted the {len(back)} chunk(s) they left out"))
+    for (iteration, query), hits in groups.items():
+        ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(hits), accepted=len(hits),
+                               chunks=[chunk_ref(h) for h in hits], fell_back=True))
     return back
 
 

@@ -135,6 +135,8 @@ def test_once_the_check_fails_the_chunks_earlier_replies_left_out_are_accepted_t
     assert len(calls) == 2
     accepted = of_kind(events, "query.accepted")
     assert accepted[0]["accepted"] == 1 and accepted[0]["retrieved"] == 3
+    again = [a for a in accepted if a["sub_query"] == accepted[0]["sub_query"]][1]  # the re-admitted two, listed
+    assert again["accepted"] == 2 and again["fell_back"] and len(again["chunks"]) == 2
     fallbacks = of_kind(events, "query.fallback")
     assert len(fallbacks) == 2 and "marked the check passage" in fallbacks[0]["error"]
     assert fallbacks[1]["error"] == ("earlier relevance replies of this run came from the model that picked the check "
