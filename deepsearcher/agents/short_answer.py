@@ -35,14 +35,40 @@ MAX_CHARS = 300
 _ECHOED_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*\s*(?:numbered\s+)?sources\s*[*_]*\s*:?\s*[*_]*\s*$",
                              re.IGNORECASE)
 _ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\([^()\n]*\)\s*$")
+#: a line that repeats the report prompt's own scaffolding ("The research searched for: …", "Write a report that
+#: answers …"), source numbers in front or not: Qwen2.5-Coder-0.5B wrote "[1][2][3] The research searched for both
+#: directors of … have the same nationality?" as its whole answer
+_ECHOED_SCAFFOLD = re.compile(r"^\s*(?:\[\d+\]\s*)*(?:the research searched for|write a report that answers)\b",
+                              re.IGNORECASE)
+#: a short answer that only names the kind of answer the prompt asked for ("Yes/no", "a name", "One short
+#: sentence"): the 0.5B model answered a yes/no question with "Yes/no"
+_ANSWER_KIND = r"(?:an?\s+)?(?:name|date|number|yes\s*/\s*no|yes\s+or\s+no|(?:one\s+)?short\s+sentence|short\s+answer)"
+_KIND_ONLY = re.compile(rf"^\s*{_ANSWER_KIND}(?:\s*(?:,\s*(?:or\s+)?|or\s+){_ANSWER_KIND})*\s*[.!]?\s*$",
+                        re.IGNORECASE)
+
+
+def names_the_answer_kind(short: str) -> bool:
+    """True for a short answer that only repeats the prompt's words for the kind of answer ("Yes/no")."""
+    return bool(_KIND_ONLY.match(short))
 
 
 def strip_echoed_sources(text: str) -> str:
     """``text`` without the copy of the prompt's source list a small model writes as its report ("Sources:" then
     "[1] Title (file › section)" lines): the report's own Sources section lists them already, and a copied list
-    is no statement and cites nothing. Other lines are kept as written."""
+    is no statement and cites nothing. Lines that repeat the prompt's scaffolding (``_ECHOED_SCAFFOLD``, with the
+    bullet lines under it) go too. Other lines are kept as written."""
     lines = text.split("\n")
-    kept = [line for line in lines if not (_ECHOED_HEADING.match(line) or _ECHOED_SOURCE.match(line))]
+    kept: list[str] = []
+    in_echo = False  # the bullet lines under an echoed "The research searched for:" heading
+    for line in lines:
+        if _ECHOED_SCAFFOLD.match(line):
+            in_echo = line.rstrip().endswith(":")
+            continue
+        if in_echo and re.match(r"^\s*[-*]\s", line):
+            continue
+        in_echo = False
+        if not (_ECHOED_HEADING.match(line) or _ECHOED_SOURCE.match(line)):
+            kept.append(line)
     return "\n".join(kept).strip() if len(kept) != len(lines) else text
 
 
@@ -111,4 +137,7 @@ def short_answer_of(text: str) -> tuple[str, str]:
     sentence; the report's leaked label at the start removed."""
     report, short = split_short_answer(strip_echoed_sources(text))
     report = strip_leaked_label(report)
-    return report, short or first_sentence(report)
+    if names_the_answer_kind(strip_citations(report)):
+        report = ""  # "[1][2][3] Yes/no" answers nothing
+    short = short or first_sentence(report)
+    return report, "" if names_the_answer_kind(short) else short

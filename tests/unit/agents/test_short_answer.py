@@ -194,3 +194,27 @@ def test_a_report_in_words_is_not_asked_again():
     llm = ScriptedChatModel(["Answer: a local file\n\nIt is a local file [1]."])
     naive_rag.run(make_ctx(llm, "Where does Milvus Lite store data?"))
     assert llm.remaining == 0 and len(llm.history) == 1
+
+
+# --- the prompt's own words given as the answer (bench rows of Qwen2.5-Coder-0.5B, 2Wiki, 2026-12-02) -------------
+@pytest.mark.parametrize("reply", [
+    "[1][2][3] Yes/no",  # a yes/no question answered with the prompt's words for the kind of answer
+    "Answer: Yes or no",
+    "Answer: A name, date, number, yes/no, or one short sentence",
+    "Answer: a number.",
+    "[1][2][3] The research searched for both directors of films Wrong Turn 5: Bloodlines and Dark River (2017 Film) "
+    "have the same nationality?",  # the prompt's scaffolding line, with a sub-query, as the whole answer
+])
+def test_the_prompts_own_words_are_no_answer(reply: str) -> None:
+    assert short_answer_of(reply) == ("", "")
+
+
+@pytest.mark.parametrize("reply, report, short", [
+    ("Answer: yes\n\nThe research searched for:\n- directors of Wrong Turn 5\n- Dark River director\n\nBoth are "
+     "American [1][2].", "Both are American [1][2].", "yes"),
+    ("Answer: no", "no", "no"),
+    ("Answer: The name is Bob [1]", "The name is Bob [1]", "The name is Bob"),
+    ("Answer: a date in 1990 [2]", "a date in 1990 [2]", "a date in 1990"),
+])
+def test_real_answers_stay_and_an_echoed_scaffolding_block_goes(reply: str, report: str, short: str) -> None:
+    assert short_answer_of(reply) == (report, short)
