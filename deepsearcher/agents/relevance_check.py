@@ -17,11 +17,11 @@ costs it about 50 prompt tokens. ``query.relevance_check: false`` turns it off.
 
 from __future__ import annotations
 
-import re
 import threading
 import zlib
 from dataclasses import dataclass, field
 
+from deepsearcher.agents.rewrites import words
 from deepsearcher.types import Chunk
 
 #: (title, source, text): everyday subjects no research question is likely to need
@@ -38,14 +38,10 @@ PASSAGES = (
 )
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w+", text.lower()) if len(w) > 3}
-
-
 def check_passage(question: str, query: str) -> Chunk:
-    """The passage of ``PASSAGES`` sharing the fewest words (of 4+ letters) with the question and the query."""
-    asked = _words(question) | _words(query)
-    title, source, text = min(PASSAGES, key=lambda p: len(asked & (_words(p[0]) | _words(p[2]))))
+    """The passage of ``PASSAGES`` sharing the fewest words (``rewrites.words``) with the question and the query."""
+    asked = words(question) | words(query)
+    title, source, text = min(PASSAGES, key=lambda p: len(asked & (words(p[0]) | words(p[2]))))
     return Chunk(id="relevance-check", text=text, source=source, title=title, page=None, chunk_index=0,
                  doc_hash="")
 

@@ -13,56 +13,43 @@ by matching words, not cited by the model. No sentence qualifies → nothing is 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Sequence
 
+from deepsearcher.agents.rewrites import overlap, sentences, words
 from deepsearcher.types import Chunk
 
-#: words that say nothing about which sentence holds an answer
-_STOP = frozenset("""a an the and or but of in on at to for from by with as is are was were be been being it its this
-that these those there their his her he she they them we you i not no yes do does did has have had which who whom
-whose what when where why how than then so such also into over under about after before between during""".split())
 #: share of the answer's own words a sentence must hold (numbers: all of them)
 MIN_SHARE = 0.8
 #: characters of the quoted sentence at most
 MAX_QUOTE = 400
-
-
-def words(text: str) -> list[str]:
-    """Case-folded, accent-stripped word tokens without stop words."""
-    plain = unicodedata.normalize("NFKD", text.casefold())
-    plain = "".join(c for c in plain if not unicodedata.combining(c))
-    return [w for w in re.findall(r"\w+", plain) if w not in _STOP]
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of a chunk (split after . ! ? and their CJK forms, and at line breaks)."""
-    parts = re.split(r"(?<=[.!?。！？])\s+|\n+", text)
-    return [" ".join(p.split()) for p in parts if p.strip()]
+_NUMBER = re.compile(r"\d+")
 
 
 def supporting_sentence(answer: str, question: str, chunks: Sequence[Chunk]) -> tuple[int, str] | None:
     """``(1-based chunk number, sentence)`` of the sentence that best holds what ``answer`` adds to ``question``.
 
-    The answer's own words are its words that the question does not have. A sentence qualifies when it holds every
-    number among them and at least ``MIN_SHARE`` of them; among those, the one holding most of them, then most of
-    the question's words, then the earliest, wins. None when the answer adds no word or no sentence qualifies.
+    Words are compared as a rewrite's sentences are (``rewrites.words``: citations removed, case-folded, words of
+    three or more letters and each Han/kana/Hangul character, frequent English words left out); numbers apart. The
+    answer's own words and numbers are those the question does not have. A sentence (``rewrites.sentences``)
+    qualifies when it holds every own number and at least ``MIN_SHARE`` of the own words; among those, the one
+    holding most of them, then most of the question's words, then the earliest, wins. None when the answer adds
+    nothing or no sentence qualifies.
     """
-    asked = set(words(question))
-    own = [w for w in dict.fromkeys(words(answer)) if w not in asked]
-    if not own:
+    asked = words(question)
+    own = words(answer) - asked
+    numbers = set(_NUMBER.findall(answer)) - set(_NUMBER.findall(question))
+    if not own and not numbers:
         return None
-    numbers = {w for w in own if w.isdigit()}
     best: tuple[tuple[float, int], int, str] | None = None
     for number, chunk in enumerate(chunks, start=1):
         for sentence in sentences(chunk.text):
-            have = set(words(sentence))
-            share = sum(w in have for w in own) / len(own)
-            if share < MIN_SHARE or not numbers <= have:
+            have = words(sentence)
+            share = overlap(own, have) if own else 1.0
+            if share < MIN_SHARE or not numbers <= set(_NUMBER.findall(sentence)):
                 continue
             score = (share, len(asked & have))
             if best is None or score > best[0]:
-                best = (score, number, sentence)
+                best = (score, number, " ".join(sentence.split()))
     if best is None:
         return None
     _, number, sentence = best
