@@ -60,3 +60,12 @@ def test_a_cited_report_is_left_as_written():
     llm = ScriptedChatModel(["Answer: a local file\n\nMilvus Lite stores data in a local file [1]."])
     report = naive_rag.run(make_ctx(llm, "Where does Milvus Lite keep its data?"))
     assert "found by matching" not in report.answer and len(report.sources) == 1
+
+
+def test_other_languages_find_their_sentence_too():
+    japanese = [chunk("ミルバスは四つの整合性レベルを持つ。既定は有界の古さである。", "/d/ja.md")]
+    assert supporting_sentence("既定は有界の古さ", "ミルバスの既定の整合性レベルは何ですか？", japanese) == \
+        (1, "既定は有界の古さである。")  # Han/kana compared character by character (rewrites.words)
+    german = [chunk("Die Standardstufe ist Bounded Staleness. Milvus kennt vier Stufen.", "/d/de.md")]
+    assert supporting_sentence("Bounded Staleness", "Was ist die Standardstufe von Milvus?", german) == \
+        (1, "Die Standardstufe ist Bounded Staleness.")
