@@ -46,8 +46,8 @@ from deepsearcher.events import QueryAccepted, QueryBudget, QueryFallback, Query
 from deepsearcher.types import Hit, Report
 from deepsearcher.vectordb.fusion import fused_priority, hit_key
 
-__all__ = ["Decomposition", "Reflection", "Relevance", "agent", "decompose", "filter_relevant", "no_placeholders",
-           "reflect", "research", "run"]
+__all__ = ["Decomposition", "Judged", "Reflection", "Relevance", "agent", "decompose", "filter_relevant",
+           "no_placeholders", "reflect", "research", "run"]
 
 NAME = "deep_search"
 MAX_GAPS = 3
@@ -61,7 +61,17 @@ def decompose(ctx: QueryContext) -> list[str]:
     return reply.value.sub_queries[:limit] or [ctx.question]
 
 
-def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[list[Hit], bool]:
+@dataclass(frozen=True)
+class Judged:
+    """One relevance call's outcome: the hits kept (retrieval order), the hits the prompt showed (the window fitter
+    may leave the worst-ranked out: those were not judged), and whether the step fell back to keeping them all."""
+
+    kept: list[Hit]
+    shown: list[Hit]
+    fell_back: bool
+
+
+def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judged:
     """Keep the hits the model marks as helpful: one call for all of them (fallback: keep all).
 
     The prompt is fitted to the window: when the chunks do not all fit, excerpts are shortened, then the chunks of
@@ -70,18 +80,18 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple
     reading the chunks, so that call and every later one of the run keep every chunk (the later ones without a call).
 
     Returns:
-        ``(kept hits in retrieval order, fell_back)``; no call and ``([], False)`` for no hits.
+        ``Judged``: kept hits in retrieval order, the hits shown, fell_back; no call and nothing kept for no hits.
     """
     if not hits:
-        return [], False
+        return Judged([], [], False)
     checking = ctx.settings.relevance_check
     if checking and ctx.relevance_check.failed:
-        return list(hits), True
-    passage = check_passage(ctx.question, query)
+        return Judged(list(hits), list(hits), True)
+    passage = check_passage(ctx.question, query) if checking else None
 
     def render(shown: Sequence[Hit], cap: int | None) -> str:
         chunks = [h.chunk for h in shown]
-        if checking:
+        if passage is not None:
             chunks = with_check(chunks, passage, check_position(query, len(shown)))
         return prompts.RELEVANCE.format(question=ctx.question, query=query, count=len(chunks),
                                         chunks=prompts.chunk_list(chunks, cap))
@@ -90,9 +100,9 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple
                               lambda kept: Relevance(relevant=list(range(1, len(kept) + 1))),
                               "keeping every retrieved chunk")
     if reply.fell_back:
-        return list(shown), True
+        return Judged(list(shown), list(shown), True)
     chosen = set(reply.value.relevant)
-    if checking:
+    if passage is not None:
         position = check_position(query, len(shown))
         if position in chosen:
             if ctx.relevance_check.fail():
@@ -100,9 +110,9 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple
                                        f"(“{passage.title}”, unrelated to the question) as helpful, so it is not "
                                        "judging the chunks",
                                        fallback="keeping every retrieved chunk for the rest of this run"))
-            return list(shown), True
+            return Judged(list(shown), list(shown), True)
         chosen = chunk_numbers_without(chosen, position)
-    return [h for i, h in enumerate(shown, start=1) if i in chosen], False
+    return Judged([h for i, h in enumerate(shown, start=1) if i in chosen], list(shown), False)
 
 
 @dataclass
@@ -144,11 +154,11 @@ def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
     return reply.value.gap_queries[:MAX_GAPS]
 
 
-def _judge(ctx: QueryContext, iteration: int, query: str, new: list[Hit]) -> list[Hit]:
-    kept, fell_back = filter_relevant(ctx, query, new)
-    ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(new), accepted=len(kept),
-                           chunks=[chunk_ref(h) for h in kept], fell_back=fell_back))
-    return kept
+def _judge(ctx: QueryContext, iteration: int, query: str, new: list[Hit]) -> Judged:
+    judged = filter_relevant(ctx, query, new)
+    ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(new), accepted=len(judged.kept),
+                           chunks=[chunk_ref(h) for h in judged.kept], fell_back=judged.fell_back))
+    return judged
 
 
 def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], found: Found) -> list[Hit]:
@@ -185,10 +195,11 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
         if outcome.value is None:
             found.unjudged.update((hit_key(h), h) for h in assigned[query])
             continue
-        new += outcome.value
-        found.accepted.update((hit_key(h), h) for h in outcome.value)
-        chosen = {hit_key(h) for h in outcome.value}
-        found.rejected.update((hit_key(h), (iteration, query, h)) for h in assigned[query] if hit_key(h) not in chosen)
+        new += outcome.value.kept
+        found.accepted.update((hit_key(h), h) for h in outcome.value.kept)
+        chosen = {hit_key(h) for h in outcome.value.kept}
+        found.rejected.update((hit_key(h), (iteration, query, h)) for h in outcome.value.shown
+                              if hit_key(h) not in chosen)
     new += readmit(ctx, found)
     for query, outcome in zip(queries, retrieved):  # a query whose results were all judged unhelpful
         if not any(hit_key(h) in found.accepted or hit_key(h) in found.unjudged for h in outcome.value or []):
@@ -201,7 +212,7 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
 
 def readmit(ctx: QueryContext, found: Found) -> list[Hit]:
     """Once the model failed the relevance check (``relevance_check``), the chunks its earlier replies of the run
-    left out are accepted too (those replies came from the same judge): a ``query.fallback`` event says how many,
+    were shown and left out are accepted too (not those the window fitter kept out of a prompt: never judged) (those replies came from the same judge): a ``query.fallback`` event says how many,
     and one more ``query.accepted`` event per sub-query lists them (``fell_back`` set).
 
     Returns:

@@ -192,8 +192,13 @@ def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "c
     """
     parts = [f"# {md_inline(report.title or report.question)}"] if title else []
     body = safe_report_answer(report, links).strip()
-    if report.short_answer and same_words(body, report.short_answer):
-        parts.append(f"**Answer:** {body}")  # the answer is its short answer: said once, with its citations
+    first, _, rest = body.partition("\n\n")
+    if report.short_answer and same_words(first, report.short_answer):
+        # the answer (or its first paragraph, e.g. above a supporting quote) is its short answer: said once, with
+        # its citations
+        parts.append(f"**Answer:** {first}")
+        if rest.strip():
+            parts.append(rest.strip())
     else:
         if report.short_answer:
             parts.append(f"**Answer:** {escape_markdown(report.short_answer)}")

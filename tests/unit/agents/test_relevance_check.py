@@ -146,3 +146,28 @@ def test_once_the_check_fails_the_chunks_earlier_replies_left_out_are_accepted_t
     for text in blocks(relevance_prompts(llm)[0]).values():  # the chunks the first reply left out reach the report
         if not any(title in text for title, _, _ in PASSAGES):
             assert text.split("\n", 1)[1][:40] in report_prompt
+
+
+def test_chunks_the_window_kept_out_of_a_prompt_were_never_judged_and_are_not_readmitted():
+    from tests.unit.agents.test_agent_window import long_store, server, steps_reply
+
+    calls: list[int] = []
+
+    def respond(prompt: str) -> str:
+        if "numbered text chunks" not in prompt:
+            return steps_reply(prompt)
+        calls.append(1)
+        numbers = sorted(blocks(prompt))
+        readable = [n for n in numbers if not any(title in blocks(prompt)[n] for title, _, _ in PASSAGES)]
+        return j(relevant=readable[:1] if len(calls) == 1 else numbers)
+
+    llm = ScriptedChatModel([server(2560, respond)] * 20, context_window=2560, max_tokens=1024)
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, "What are the rules for receipts and for trips?", collections=("expenses", "travel"),
+                             store=long_store(), events=events, top_k=10, relevance_check=True))
+    first = of_kind(events, "query.accepted")[0]
+    shown = len(blocks(relevance_prompts(llm)[0])) - 1  # without the check passage
+    assert shown < first["retrieved"]  # the window fitter left some out of the first prompt
+    assert of_kind(events, "query.trimmed")[0]["step"] == "relevance"
+    readmitted = [f for f in of_kind(events, "query.fallback") if f["fallback"].startswith("accepted the")]
+    assert readmitted[0]["fallback"] == f"accepted the {shown - 1} chunk(s) they left out"  # shown, not retrieved

@@ -69,3 +69,13 @@ def test_other_languages_find_their_sentence_too():
     german = [chunk("Die Standardstufe ist Bounded Staleness. Milvus kennt vier Stufen.", "/d/de.md")]
     assert supporting_sentence("Bounded Staleness", "Was ist die Standardstufe von Milvus?", german) == \
         (1, "Die Standardstufe ist Bounded Staleness.")
+
+
+def test_a_reply_that_is_only_the_answer_line_says_the_answer_once_above_the_quote():
+    from deepsearcher.agents.report_markdown import report_markdown
+
+    llm = ScriptedChatModel(["Answer: It stores its data in a local file."])
+    report = naive_rag.run(make_ctx(llm, "Where does Milvus Lite keep its data?"))
+    markdown = report_markdown(report)
+    assert markdown.startswith("**Answer:** It stores its data in a local file.\n\n*The model cited no source.")
+    assert markdown.count("It stores its data in a local file.") == 1 and "> “Milvus Lite stores data" in markdown
