@@ -191,14 +191,15 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
     judged = in_parallel(ctx, [functools.partial(_judge, iteration=iteration, query=q, new=assigned[q])
                                for q in queries])
     new: list[Hit] = []
-    for query, outcome in zip(queries, judged):
-        if outcome.value is None:
+    for query, verdict in zip(queries, judged):
+        if verdict.value is None:
             found.unjudged.update((hit_key(h), h) for h in assigned[query])
             continue
-        new += outcome.value.kept
-        found.accepted.update((hit_key(h), h) for h in outcome.value.kept)
-        chosen = {hit_key(h) for h in outcome.value.kept}
-        found.rejected.update((hit_key(h), (iteration, query, h)) for h in outcome.value.shown
+        kept = verdict.value.kept
+        new += kept
+        found.accepted.update((hit_key(h), h) for h in kept)
+        chosen = {hit_key(h) for h in kept}
+        found.rejected.update((hit_key(h), (iteration, query, h)) for h in verdict.value.shown
                               if hit_key(h) not in chosen)
     new += readmit(ctx, found)
     for query, outcome in zip(queries, retrieved):  # a query whose results were all judged unhelpful
