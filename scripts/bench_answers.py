@@ -316,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base-url", required=True, help="the local model server, …/v1")
     parser.add_argument("--model", required=True, help="the model name the server knows")
     parser.add_argument("--agents", default="naive,deep_search")
-    parser.add_argument("--sides", default="reference,ours", help="reference, ours or both (in this order)")
+    parser.add_argument("--sides", default="reference,ours", help="reference, ours, reference,ours or both (reference first)")
     parser.add_argument("--limit", type=int, default=5, help="questions per agent")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--max-tokens", type=int, default=512)
@@ -343,7 +343,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = set(agents) - set(AGENTS)
     if unknown:
         parser.error(f"unknown agents {sorted(unknown)}; choose from {AGENTS}")
-    sides = [s for s in args.sides.split(",") if s]
+    sides = ["reference", "ours"] if args.sides == "both" else [s for s in args.sides.split(",") if s]
+    if not sides or set(sides) - {"reference", "ours"}:
+        parser.error(f"--sides {args.sides!r}: give reference, ours, reference,ours or both")
     if "reference" in sides and not Path(args.ref_python).is_file():
         parser.error(f"no reference python at {args.ref_python}: install it (recipe in bench_vs_reference.py) and "
                      "pass --ref-python or set DEEPSEARCHER_REF_PYTHON")
