@@ -5,7 +5,8 @@ sometimes copies it into the answer as a fact: measured with Qwen2.5-Coder-0.5B 
 director of film X die?" got "died on 2026-12-02 (Wednesday)", the day of the run, which no document said. A date in
 the answer or the short answer that is a day of the run and that neither the question nor any cited source contains
 is such a copy: it is listed in ``Report.unsourced_dates`` and the report says so (``dates_note``); the text stays, so
-a reader sees what the model wrote.
+a reader sees what the model wrote. So is the run's day and month with another year: the same model once wrote
+"December 2, 1926" on 2026-12-02 for a date no document gave.
 
 Dates are recognised in the forms a model writes them: ISO (2026-12-02, 2026/12/02), day-month-year and
 month-day-year with numbers (02.12.2026, 12/02/2026), and English month names (December 2, 2026; 2 Dec 2026;
@@ -62,10 +63,12 @@ def dates_in(text: str) -> Iterator[tuple[str, date]]:
 
 
 def unsourced_dates(texts: Iterable[str], days: set[date], evidence: Iterable[str]) -> list[str]:
-    """The dates written in ``texts`` (as written, each once) that fall on one of ``days`` (the run's) and that no
-    text of ``evidence`` (the question, the cited sources) contains in any form."""
+    """The dates written in ``texts`` (as written, each once) that fall on the day and month of one of ``days`` (the
+    run's), in any year, and that no text of ``evidence`` (the question, the cited sources) contains in any form."""
     supported = {day for text in evidence for _, day in dates_in(text)}
-    found = [written for text in texts for written, day in dates_in(text) if day in days and day not in supported]
+    run = {(d.month, d.day) for d in days}
+    found = [written for text in texts for written, day in dates_in(text)
+             if (day.month, day.day) in run and day not in supported]
     return list(dict.fromkeys(found))
 
 
@@ -82,5 +85,6 @@ def dates_note(report: Report) -> str:
     if not report.unsourced_dates:
         return ""
     listed = ", ".join(f"“{d}”" for d in report.unsourced_dates)
-    return (f"**Dates.** The answer gives {listed}: the date of this run, which is in no cited source and not in "
-            "the question. The model may have copied it from its instructions; do not rely on it.")
+    return (f"**Dates.** The answer gives {listed}: the day and month of this run's date, which every prompt "
+            "carries, in no cited source and not in the question. The model may have copied it from its instructions; "
+            "do not rely on it.")

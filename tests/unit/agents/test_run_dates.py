@@ -37,6 +37,15 @@ def test_other_dates_and_numbers_are_not_the_run_date(answer: str) -> None:
     assert unsourced_dates([answer], RUN, []) == []
 
 
+@pytest.mark.parametrize("written", ["December 2, 1926", "2 Dec 1926", "1926-12-02", "02.12.1926"])
+def test_the_run_day_and_month_with_another_year_is_found_too(written: str) -> None:
+    # measured: Qwen2.5-Coder-0.5B wrote "December 2, 1926" on 2026-12-02 for a date no document gave
+    answer = f"Lambert died on {written} [1]."
+    assert unsourced_dates([answer], RUN, ["Lambert of Tuscany died after 938."]) == [written]
+    assert unsourced_dates([answer], RUN, ["He died on 2 December 1926 in Lucca."]) == []  # a source holds it
+    assert unsourced_dates(["Lambert died on December 3, 1926 [1]."], RUN, []) == []  # another day
+
+
 def test_the_run_date_in_the_question_or_a_source_is_supported_in_any_form() -> None:
     answer = "The release was on 2026-12-02 [1]."
     assert unsourced_dates([answer], RUN, ["What was released on December 2, 2026?"]) == []
@@ -58,7 +67,7 @@ def test_a_query_whose_answer_copies_the_prompt_date_says_so_in_the_report() -> 
     assert report.unsourced_dates == [today]
     assert report.to_dict()["unsourced_dates"] == [today]
     markdown = report_markdown(report)
-    assert f"**Dates.** The answer gives “{today}”: the date of this run" in markdown
+    assert f"**Dates.** The answer gives “{today}”: the day and month of this run's date" in markdown
     assert f"released on {today}" in markdown  # the text stays: a reader sees what the model wrote
 
 
