@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # `local` builds llama-cpp-python from source the first time (~16 min on 2 cores), then pip's wheel cache serves it
 bash scripts/install.sh dev,local,server,mcp,export,cjk,multilingual,crawl,onnx,ray
+# Chromium and a CJK font for the browser and PDF tests, when missing and apt-get can run (else those checks skip)
+bash scripts/system_packages.sh
 # Milvus Lite 2.x (the C++ engine) beside the venv's 3.x, for tests/integration/test_milvus_lite2.py; its __init__
 # imports pkg_resources, which setuptools 81 removed
 if [ ! -d .venv/milvus-lite-2/milvus_lite ]; then
