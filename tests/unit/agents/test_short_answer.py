@@ -218,3 +218,39 @@ def test_the_prompts_own_words_are_no_answer(reply: str) -> None:
 ])
 def test_real_answers_stay_and_an_echoed_scaffolding_block_goes(reply: str, report: str, short: str) -> None:
     assert short_answer_of(reply) == (report, short)
+
+
+@pytest.mark.parametrize("short, question, locations, expected", [
+    # measured with Qwen2.5-Coder-0.5B on HotpotQA (2026-12-02): the source header's location copied after a title
+    ("Lilu (mythology) (/work/bench/hotpotqa/corpus_slice.json)", "If Gallu is a demon Lilu is what?",
+     ["/work/bench/hotpotqa/corpus_slice.json"], "Lilu (mythology)"),
+    ("Alexandria International Airport (Louisiana) /data/c.json, Watertown /data/c.json", "Same state?",
+     ["/data/c.json"], "Alexandria International Airport (Louisiana) Watertown"),
+    ("Milvus Lite [guide.md › Install › Linux]", "What runs locally?", ["guide.md › Install › Linux"], "Milvus Lite"),
+    # the question again, as a question
+    ("Flute Sonata in C major, BWV 1033 is in the hand of a German musician whose godfather is whom?",
+     "The manuscript for Flute Sonata in C major, BWV 1033 is in the hand of a German musician whose godfather was "
+     "who?", [], ""),
+    # the system prompt's date line, whole or with the rest of the prompt
+    ("Today is 2026-12-02 (Wednesday)", "Who was Lilu?", [], ""),
+    ("Today is 2026-12-02 (Wednesday); the time zone is UTC+01:00 (CET).", "Who was Lilu?", [], ""),
+    # kept: answers that share words with these but say something
+    ("Today is a holiday in France.", "Is today a holiday?", [], "Today is a holiday in France."),
+    ("Is it Paris?", "Which city hosts the Louvre?", [], "Is it Paris?"),
+    ("Sid Haig", "Who is the oldest, Sid Haig or Vic Darchinyan?", [], "Sid Haig"),
+    ("The data lives in /data/c.json.", "Where is the data?", [], "The data lives in /data/c.json."),
+])
+def test_what_the_prompt_showed_is_no_short_answer(short: str, question: str, locations: list[str],
+                                                   expected: str) -> None:
+    from deepsearcher.agents.short_answer import without_echoes
+
+    assert without_echoes(short, question, locations) == expected
+
+
+def test_a_report_whose_short_answer_copies_the_system_prompt_has_none() -> None:
+    from deepsearcher.agents.prompts import system
+
+    today = system().split("Today is ", 1)[1].split(";", 1)[0]
+    llm = ScriptedChatModel([f"Answer: Today is {today}\n\nMilvus Lite keeps its data in one file [1]."])
+    report = naive_rag.run(make_ctx(llm, "Where does Milvus Lite keep its data?"))
+    assert report.short_answer == "" and report.answer.startswith("Milvus Lite keeps its data in one file [1].")
