@@ -69,17 +69,10 @@ that would find it; they must differ from the queries already run. If the inform
 
 Reply with JSON only, in this form: {{"gap_queries": ["<new query>"]}} or {{"gap_queries": []}}"""
 
-SYNTHESISE = """Write a report that answers the question below, using only the numbered sources that follow.
-
-Rules:
-- Support each statement with the number of its source in square brackets, like [1] or [2][4], placed right after \
-the statement. Cite only the numbers listed below.
-- The first line is "Answer: " followed by only the short answer: a name, date, number, yes/no, or one short \
-sentence.
-- Then write the report in Markdown (paragraphs, lists or headings as they fit), with a source number after every \
-statement.
-- If the sources do not answer part of the question, say so plainly instead of guessing.
-- Write in {language}.
+#: the report prompt. Rules last, after the sources and the question again: with the rules first ("support each
+#: statement with the number of its source …", then the sources), Qwen2.5-Coder-0.5B answered 24 of 50 HotpotQA
+#: questions with source numbers only; in this order, none of 50 (docs/benchmarks.md, "The report prompt")
+SYNTHESISE = """Answer the question below using only the numbered sources that follow it.
 {notes}
 Question: {question}
 
@@ -87,7 +80,14 @@ The research searched for:
 {sub_queries}
 
 Sources:
-{chunks}"""
+{chunks}
+
+Question: {question}
+
+Write in {language}. The first line is "Answer: " followed by the short answer in words: a name, date, number, \
+yes/no, or one short sentence. Then explain the answer in a few sentences, putting the number of each source you \
+use in square brackets after the statement it supports, like [1] or [2][4]. If the sources do not answer the \
+question, say so plainly instead of guessing."""
 
 #: the follow-up turn after a report reply that held only source numbers (``short_answer.only_citations``)
 IN_WORDS = """Write the answer in words, not only source numbers: first the line "Answer: " with the short answer, \

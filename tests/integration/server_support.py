@@ -71,7 +71,7 @@ def responder(gate: threading.Event | None = None, slow_word: str = "slowly",
             return json.dumps({"relevant": chunk_numbers(prompt)[:1]})
         if "Search queries already run" in prompt:
             return json.dumps({"gap_queries": []})
-        if prompt.startswith("Write a report"):
+        if prompt.startswith("Answer the question below"):
             return ANSWER
         if prompt.startswith("Choose the best strategy"):
             return json.dumps({"agent": "deep_search"})

@@ -109,7 +109,7 @@ def test_stdio_lists_tools_loads_retrieves_and_researches(stdio_server: Any) -> 
     messages = [m for _, m in progress]
     assert [v for v, _ in progress] == list(range(1, len(progress) + 1))
     assert "Agent: deep_search (chosen by config)" in messages and f"Round 1: searching\n• {QUESTION}" in messages
-    assert any(p.startswith("Write a report") and QUESTION in p for p in api.prompts)  # the model really wrote it
+    assert any(p.startswith("Answer the question below") and QUESTION in p for p in api.prompts)  # the model really wrote it
 
     missing = out["missing"]
     assert missing.is_error and "nope" in missing.content[0].text and "hint:" in missing.content[0].text

@@ -96,7 +96,7 @@ def test_nothing_relevant_says_so_cites_nothing_and_suggests_what_to_load():
                              j(gap_queries=[])])
     events: list[Event] = []
     report = deep_search.run(make_ctx(llm, "What is the capital of France?", events=events))
-    assert llm.remaining == 0 and not any(p.startswith("Write a report") for p in llm.prompts)  # no report call
+    assert llm.remaining == 0 and not any(p.startswith("Answer the question below") for p in llm.prompts)  # no report call
     assert report.sources == []
     assert report.answer.startswith("The searched collections (milvus (Milvus vector database documentation)) hold "
                                     "nothing relevant to this question")

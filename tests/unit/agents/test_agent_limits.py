@@ -124,7 +124,7 @@ def test_research_stops_before_overrunning_the_budget_and_the_report_says_so():
     report = deep_search.run(make_ctx(llm, events=events, token_budget=budget))
     assert report.usage.prompt_tokens + report.usage.completion_tokens <= budget
     assert report.usage.llm_calls < unlimited.usage.llm_calls
-    assert llm.history[-1].prompt.startswith("Write a report")  # the forced final answer ("beast mode")
+    assert llm.history[-1].prompt.startswith("Answer the question below")  # the forced final answer ("beast mode")
     assert report.answer.startswith("Milvus Lite is local [1].")
     assert report.answer.endswith("**Research stopped on the token budget** (query.token_budget = "
                                   f"{budget:,} tokens): this report is written from what was found before it was "

@@ -56,7 +56,7 @@ def test_deep_search_two_rounds_prompts_events_and_report():
     assert ("\n\n[1] lite (/d/lite.md)\nMilvus Lite stores data in a local file and suits prototypes and notebooks."
             "\n\n[2] lite (/d/lite.md)\nMilvus Lite is the lightweight") in llm.prompts[4]
     assert f"- {Q}\n- Milvus Lite local file\n- collection name rules" in llm.prompts[6]
-    assert llm.prompts[-1].startswith("Write a report that answers the question below")
+    assert llm.prompts[-1].startswith("Answer the question below using only the numbered sources")
     assert ("The research searched for:\n- What is Milvus Lite and what are its limits?\n- Milvus Lite local file\n"
             "- collection name rules\n- consistency levels strong bounded") in llm.prompts[-1]
     assert "Write in the same language as the question." in llm.prompts[-1]
@@ -289,7 +289,7 @@ def test_reasoning_is_stripped_at_every_call_site_and_emitted():
 def test_configured_language_is_requested():
     llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[1]), j(gap_queries=[]), "Lokal [1]."])
     deep_search.run(make_ctx(llm, language="German"))
-    assert "- Write in German." in llm.prompts[-1]
+    assert "Write in German." in llm.prompts[-1]
 
 
 # --- the other agents ----------------------------------------------------------------------------------------------

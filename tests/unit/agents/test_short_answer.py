@@ -93,7 +93,9 @@ def test_naive_report_carries_the_short_answer_and_the_prompt_asks_for_it():
     llm = ScriptedChatModel(["Answer: a Milvus that runs inside your Python process\n\n**Short Direct Answer:** "
                              "Milvus Lite runs in-process [1].\n\nIt stores data in a local file [2]."])
     report = naive_rag.run(make_ctx(llm, "What is Milvus Lite?"))
-    assert 'The first line is "Answer: " followed by only the short answer' in llm.prompts[0]
+    prompt = llm.prompts[0]
+    assert 'The first line is "Answer: " followed by the short answer in words' in prompt
+    assert prompt.index("Sources:") < prompt.rindex("Question: What is Milvus Lite?") < prompt.index("first line is")
     assert report.short_answer == "a Milvus that runs inside your Python process"
     assert report.answer == "Milvus Lite runs in-process [1].\n\nIt stores data in a local file [2]."
     assert [s.number for s in report.sources] == [1, 2]
