@@ -61,7 +61,7 @@ def step_of(prompt: str) -> str:
         return "relevance"
     if "Search queries already run" in prompt:
         return "reflect"
-    if prompt.startswith("Write a report"):
+    if prompt.startswith("Answer the question below using"):
         return "synthesise"
     raise AssertionError(f"unexpected prompt: {prompt[:120]}")
 

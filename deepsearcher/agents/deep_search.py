@@ -100,7 +100,7 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
                               lambda kept: Relevance(relevant=list(range(1, len(kept) + 1))),
                               "keeping every retrieved chunk")
     if reply.fell_back:
-        return Judged(list(shown), list(shown), True)
+        return Judged(list(hits), list(shown), True)  # every retrieved chunk, those the window left out too
     chosen = set(reply.value.relevant)
     if passage is not None:
         position = check_position(query, len(shown))
@@ -110,7 +110,7 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
                                        f"(“{passage.title}”, unrelated to the question) as helpful, so it is not "
                                        "judging the chunks",
                                        fallback="keeping every retrieved chunk for the rest of this run"))
-            return Judged(list(shown), list(shown), True)
+            return Judged(list(hits), list(shown), True)
         chosen = chunk_numbers_without(chosen, position)
     return Judged([h for i, h in enumerate(shown, start=1) if i in chosen], list(shown), False)
 
@@ -199,8 +199,7 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
         new += kept
         found.accepted.update((hit_key(h), h) for h in kept)
         chosen = {hit_key(h) for h in kept}
-        found.rejected.update((hit_key(h), (iteration, query, h)) for h in verdict.value.shown
-                              if hit_key(h) not in chosen)
+        found.rejected.update((hit_key(h), (iteration, query, h)) for h in assigned[query] if hit_key(h) not in chosen)
     new += readmit(ctx, found)
     for query, outcome in zip(queries, retrieved):  # a query whose results were all judged unhelpful
         if not any(hit_key(h) in found.accepted or hit_key(h) in found.unjudged for h in outcome.value or []):
@@ -213,8 +212,9 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
 
 def readmit(ctx: QueryContext, found: Found) -> list[Hit]:
     """Once the model failed the relevance check (``relevance_check``), the chunks its earlier replies of the run
-    were shown and left out are accepted too (not those the window fitter kept out of a prompt: never judged) (those replies came from the same judge): a ``query.fallback`` event says how many,
-    and one more ``query.accepted`` event per sub-query lists them (``fell_back`` set).
+    did not keep are accepted too — those left out by the reply and those the window fitter kept out of the prompt,
+    as a call after the failure keeps every retrieved chunk: a ``query.fallback`` event says how many, and one more
+    ``query.accepted`` event per sub-query lists them (``fell_back`` set).
 
     Returns:
         The chunks accepted now (none while the model passes the check).
@@ -232,7 +232,7 @@ def readmit(ctx: QueryContext, found: Found) -> list[Hit]:
     found.accepted.update((hit_key(h), h) for h in back)
     ctx.emit(QueryFallback(step="relevance", error="earlier relevance replies of this run came from the model "
                                                    "that picked the check passage",
-                           fallback=f"accepted the {len(back)} chunk(s) they left out"))
+                           fallback=f"accepted the {len(back)} chunk(s) they did not keep"))
     for (iteration, query), hits in groups.items():
         ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(hits), accepted=len(hits),
                                chunks=[chunk_ref(h) for h in hits], fell_back=True))

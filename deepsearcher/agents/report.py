@@ -204,9 +204,10 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
 def ask_in_words(ctx: QueryContext, step: str, gate: ChatModel, messages: Sequence[Message], reply: TextReply,
                  on_token: TokenCallback | None) -> TextReply:
     """``reply``, or when it held only source numbers, the reply to one follow-up turn asking for the answer in
-    words. Why: small models (Qwen2.5-Coder-0.5B) answer the report prompt's "a source number after every
-    statement" with the numbers alone for about a third of multi-hop questions; asked again in a second turn they
-    write the answer (a line in the prompt itself did not help: measured in docs/benchmarks.md)."""
+    words. Why: small models (Qwen2.5-Coder-0.5B) answered the earlier report prompt (rules first, "a source number
+    after every statement") with the numbers alone for a third to a half of multi-hop questions, and a second turn
+    got words; the prompt's present order (rules last) made such replies rare (0 of 50 HotpotQA questions,
+    docs/benchmarks.md "The report prompt"), and this turn stays for the ones that remain."""
     if not only_citations(reply.text):
         return reply
     ctx.emit(QueryFallback(step=step, error="the reply held only source numbers, no answer in words",

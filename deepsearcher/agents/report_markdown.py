@@ -193,7 +193,8 @@ def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "c
     parts = [f"# {md_inline(report.title or report.question)}"] if title else []
     body = safe_report_answer(report, links).strip()
     first, _, rest = body.partition("\n\n")
-    if report.short_answer and same_words(first, report.short_answer):
+    plain = not re.match(r"\s*(?:#|\||[-*+]\s|\d+[.)]\s|>|```|~~~)", first)
+    if report.short_answer and plain and same_words(first, report.short_answer):
         # the answer (or its first paragraph, e.g. above a supporting quote) is its short answer: said once, with
         # its citations
         parts.append(f"**Answer:** {first}")

@@ -63,12 +63,23 @@ def dates_in(text: str) -> Iterator[tuple[str, date]]:
 
 
 def unsourced_dates(texts: Iterable[str], days: set[date], evidence: Iterable[str]) -> list[str]:
-    """The dates written in ``texts`` (as written, each once) that fall on the day and month of one of ``days`` (the
-    run's), in any year, and that no text of ``evidence`` (the question, the cited sources) contains in any form."""
+    """The dates written in ``texts`` (as written, each once) that fall on one of ``days`` (the run's), or on its
+    day and month in a year that no text of ``evidence`` (the question, the cited sources) mentions, and that no text
+    of ``evidence`` contains in any form (a numeric date is supported when any of its readings is)."""
+    evidence = list(evidence)
     supported = {day for text in evidence for _, day in dates_in(text)}
+    years = {int(y) for text in evidence for y in re.findall(r"(?<!\d)\d{4}(?!\d)", text)}
     run = {(d.month, d.day) for d in days}
-    found = [written for text in texts for written, day in dates_in(text)
-             if (day.month, day.day) in run and day not in supported]
+    found: list[str] = []
+    for text in texts:
+        readings: dict[str, list[date]] = {}
+        for written, day in dates_in(text):
+            readings.setdefault(written, []).append(day)
+        for written, options in readings.items():
+            if any(day in supported for day in options):
+                continue
+            if any(day in days or ((day.month, day.day) in run and day.year not in years) for day in options):
+                found.append(written)
     return list(dict.fromkeys(found))
 
 

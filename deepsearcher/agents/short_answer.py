@@ -77,8 +77,8 @@ def strip_echoed_sources(text: str) -> str:
 
 def only_citations(text: str) -> bool:
     """The reply holds source numbers and nothing else ("[1][2][4]", "Answer: [1][3]"): what Qwen2.5-Coder-0.5B
-    writes for about a third of the 2Wiki questions when the report prompt asks for a source number after every
-    statement (docs/benchmarks.md, answers vs the reference). Such a reply answers nothing."""
+    wrote for a third to a half of multi-hop questions when the report prompt put its rules first (docs/benchmarks.md,
+    answers vs the reference). Such a reply answers nothing."""
     body = strip_citations(strip_leaked_label(text.strip()))
     return bool(text.strip()) and body != text.strip() and not re.search(r"\w", body)
 
@@ -152,21 +152,29 @@ _SYSTEM_SENTENCES = [
         re.escape("{date}"), r"\d{4}-\d{2}-\d{2}(?:\s*\(\w+\))?").replace(
         re.escape("{zone}"), r"UTC\S*(?:\s*\([^)]*\))?") + r"\s*[.;]?\s*$", re.IGNORECASE)
     for part in re.split(r"(?<=[.;])\s+", SYSTEM) if part.strip()]
-#: share of a question-like short answer's words that the question holds for it to be the question again
+#: share of words a question-like short answer and the question must share both ways to be the question again
 QUESTION_ECHO = 0.8
 
 
 def without_echoes(short: str, question: str, locations: Iterable[str] = ()) -> str:
-    """``short`` without what the prompt showed: the locations the sources' headers gave ("Lilu (mythology)
-    (/data/corpus.json)" → "Lilu (mythology)"); and ``""`` for a short answer that is the question again (a question
-    that shares ≥ 80 % of its words with it) or a sentence of the system prompt ("Today is 2026-12-02 (Wednesday)").
-    Measured with Qwen2.5-Coder-0.5B on HotpotQA: each of the three came back as the whole short answer."""
+    """``short`` without what the prompt showed: a location the sources' headers gave, after the answer's text in
+    brackets of its own or closing it ("Lilu (mythology) (/data/corpus.json)" → "Lilu (mythology)"; an answer
+    that is only a location stays); and ``""`` for a short answer that is the question again (a question sharing
+    ≥ 80 % of its words with the question, both ways: a title that is a question stays) or sentences of the system
+    prompt ("Today is 2026-12-02 (Wednesday)", unless the question asks for the date). Measured with
+    Qwen2.5-Coder-0.5B on HotpotQA: each of the three came back as the whole short answer."""
+    cleaned = short
     for where in sorted({w for w in locations if w}, key=len, reverse=True):
-        short = re.sub(rf"\s*[(\[]?\s*{re.escape(where)}\s*[)\]]?\s*[,;]?", " ", short)
-    short = " ".join(short.split()).strip(" ,;")
+        place = re.escape(where)
+        cleaned = re.sub(rf"(?<=\S)\s*(?:\(\s*{place}\s*\)|\[\s*{place}\s*\])", "", cleaned)
+        cleaned = re.sub(rf"(?<=\S)\s+{place}(?=\s*(?:[,;]|$))", "", cleaned)
+    cleaned = " ".join(cleaned.split()).strip(" ,;")
+    short = cleaned or short
     parts = [part for part in re.split(r"(?<=[.;])\s+", short) if part.strip()]
-    if parts and all(any(p.match(part) for p in _SYSTEM_SENTENCES) for part in parts):
+    asks_date = bool({"today", "date", "day"} & {w.casefold() for w in re.findall(r"\w+", question)})
+    if parts and not asks_date and all(any(p.match(part) for p in _SYSTEM_SENTENCES) for part in parts):
         return ""
-    if short.rstrip(" *_").endswith(("?", "？")) and overlap(words(short), words(question)) >= QUESTION_ECHO:
+    mine, theirs = words(short), words(question)
+    if short.rstrip(" *_").endswith(("?", "？")) and min(overlap(mine, theirs), overlap(theirs, mine)) >= QUESTION_ECHO:
         return ""
     return short

@@ -141,14 +141,14 @@ def test_once_the_check_fails_the_chunks_earlier_replies_left_out_are_accepted_t
     assert len(fallbacks) == 2 and "marked the check passage" in fallbacks[0]["error"]
     assert fallbacks[1]["error"] == ("earlier relevance replies of this run came from the model that picked the check "
                                      "passage")
-    assert fallbacks[1]["fallback"] == "accepted the 2 chunk(s) they left out"
+    assert fallbacks[1]["fallback"] == "accepted the 2 chunk(s) they did not keep"
     report_prompt = llm.prompts[-1]
     for text in blocks(relevance_prompts(llm)[0]).values():  # the chunks the first reply left out reach the report
         if not any(title in text for title, _, _ in PASSAGES):
             assert text.split("\n", 1)[1][:40] in report_prompt
 
 
-def test_chunks_the_window_kept_out_of_a_prompt_were_never_judged_and_are_not_readmitted():
+def test_once_the_check_fails_the_chunks_the_window_kept_out_of_earlier_prompts_are_accepted_too():
     from tests.unit.agents.test_agent_window import long_store, server, steps_reply
 
     calls: list[int] = []
@@ -170,4 +170,8 @@ def test_chunks_the_window_kept_out_of_a_prompt_were_never_judged_and_are_not_re
     assert shown < first["retrieved"]  # the window fitter left some out of the first prompt
     assert of_kind(events, "query.trimmed")[0]["step"] == "relevance"
     readmitted = [f for f in of_kind(events, "query.fallback") if f["fallback"].startswith("accepted the")]
-    assert readmitted[0]["fallback"] == f"accepted the {shown - 1} chunk(s) they left out"  # shown, not retrieved
+    # every retrieved chunk the first call did not keep, those never shown too: a later call keeps them all
+    assert readmitted[0]["fallback"] == f"accepted the {first['retrieved'] - 1} chunk(s) they did not keep"
+    later = [a for a in of_kind(events, "query.accepted")[1:] if a["retrieved"] and not a["sub_query"] ==
+             first["sub_query"]]
+    assert all(a["accepted"] == a["retrieved"] for a in later)  # after the failure: every retrieved chunk

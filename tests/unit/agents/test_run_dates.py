@@ -78,3 +78,12 @@ def test_a_query_that_names_the_date_itself_gets_no_date_note() -> None:
                                    collections=["milvus"])
     assert report.unsourced_dates == []
     assert "**Dates.**" not in report_markdown(report)
+
+
+def test_a_source_that_gives_the_date_in_a_form_not_parsed_or_in_one_reading_supports_it() -> None:
+    # a numeric date is supported when either reading is
+    assert unsourced_dates(["Sie starb am 12.02.1990."], RUN, ["12. Februar 1990 (1990-02-12)."]) == []
+    # another year in a form dates_in does not read: the source names the year, so it is not flagged
+    assert unsourced_dates(["He won on December 2, 1805 [1]."], RUN, ["the second of December 1805, Austerlitz"]) == []
+    # the run's own date stays flagged whatever else the sources say about that year
+    assert unsourced_dates(["It shipped on 2026-12-02 [1]."], RUN, ["Version 3 shipped in 2026."]) == ["2026-12-02"]

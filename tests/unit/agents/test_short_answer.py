@@ -227,7 +227,7 @@ def test_real_answers_stay_and_an_echoed_scaffolding_block_goes(reply: str, repo
     ("Lilu (mythology) (/work/bench/hotpotqa/corpus_slice.json)", "If Gallu is a demon Lilu is what?",
      ["/work/bench/hotpotqa/corpus_slice.json"], "Lilu (mythology)"),
     ("Alexandria International Airport (Louisiana) /data/c.json, Watertown /data/c.json", "Same state?",
-     ["/data/c.json"], "Alexandria International Airport (Louisiana) Watertown"),
+     ["/data/c.json"], "Alexandria International Airport (Louisiana), Watertown"),
     ("Milvus Lite [guide.md › Install › Linux]", "What runs locally?", ["guide.md › Install › Linux"], "Milvus Lite"),
     # the question again, as a question
     ("Flute Sonata in C major, BWV 1033 is in the hand of a German musician whose godfather is whom?",
@@ -241,6 +241,15 @@ def test_real_answers_stay_and_an_echoed_scaffolding_block_goes(reply: str, repo
     ("Is it Paris?", "Which city hosts the Louvre?", [], "Is it Paris?"),
     ("Sid Haig", "Who is the oldest, Sid Haig or Vic Darchinyan?", [], "Sid Haig"),
     ("The data lives in /data/c.json.", "Where is the data?", [], "The data lives in /data/c.json."),
+    ("Who Framed Roger Rabbit?", "Which was released first, Who Framed Roger Rabbit? or Back to the Future?", [],
+     "Who Framed Roger Rabbit?"),  # a title that is a question: the question holds much more
+    ("https://milvus.io/docs/install", "Where is the guide?", ["https://milvus.io/docs/install"],
+     "https://milvus.io/docs/install"),  # an answer that is only a location stays
+    ("The guide is at https://milvus.io/docs/install.", "Where?", ["https://milvus.io/docs/install"],
+     "The guide is at https://milvus.io/docs/install."),
+    ("/data/c.jsonl", "Which file?", ["/data/c.json"], "/data/c.jsonl"),  # another, longer path
+    ("Lilu (a demon; see /data/c.json)", "Who?", ["/data/c.json"], "Lilu (a demon; see /data/c.json)"),
+    ("Today is 2026-12-02 (Wednesday)", "What is today's date?", [], "Today is 2026-12-02 (Wednesday)"),
 ])
 def test_what_the_prompt_showed_is_no_short_answer(short: str, question: str, locations: list[str],
                                                    expected: str) -> None:
