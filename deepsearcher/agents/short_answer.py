@@ -142,6 +142,10 @@ def short_answer_of(text: str) -> tuple[str, str]:
     report = strip_leaked_label(report)
     if names_the_answer_kind(strip_citations(report)):
         report = ""  # "[1][2][3] Yes/no" answers nothing
+    if short and report:  # "Answer: X" then a line of source numbers only: they cite X, so the report says X [n]
+        first, _, rest = report.partition("\n")
+        if only_citations(first):
+            report = f"{short} {first.strip()}" + (f"\n{rest}" if rest else "")
     short = short or first_sentence(report)
     return report, "" if names_the_answer_kind(short) else short
 
