@@ -63,11 +63,10 @@ def decompose(ctx: QueryContext) -> list[str]:
 
 @dataclass(frozen=True)
 class Judged:
-    """One relevance call's outcome: the hits kept (retrieval order), the hits the prompt showed (the window fitter
-    may leave the worst-ranked out: those were not judged), and whether the step fell back to keeping them all."""
+    """One relevance call's outcome: the hits kept (retrieval order) and whether the step fell back to keeping them
+    all."""
 
     kept: list[Hit]
-    shown: list[Hit]
     fell_back: bool
 
 
@@ -80,13 +79,13 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
     reading the chunks, so that call and every later one of the run keep every chunk (the later ones without a call).
 
     Returns:
-        ``Judged``: kept hits in retrieval order, the hits shown, fell_back; no call and nothing kept for no hits.
+        ``Judged``: kept hits in retrieval order, fell_back; no call and nothing kept for no hits.
     """
     if not hits:
-        return Judged([], [], False)
+        return Judged([], False)
     checking = ctx.settings.relevance_check
     if checking and ctx.relevance_check.failed:
-        return Judged(list(hits), list(hits), True)
+        return Judged(list(hits), True)
     passage = check_passage(ctx.question, query) if checking else None
 
     def render(shown: Sequence[Hit], cap: int | None) -> str:
@@ -100,7 +99,7 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
                               lambda kept: Relevance(relevant=list(range(1, len(kept) + 1))),
                               "keeping every retrieved chunk")
     if reply.fell_back:
-        return Judged(list(hits), list(shown), True)  # every retrieved chunk, those the window left out too
+        return Judged(list(hits), True)  # every retrieved chunk, those the window left out too
     chosen = set(reply.value.relevant)
     if passage is not None:
         position = check_position(query, len(shown))
@@ -110,9 +109,9 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
                                        f"(“{passage.title}”, unrelated to the question) as helpful, so it is not "
                                        "judging the chunks",
                                        fallback="keeping every retrieved chunk for the rest of this run"))
-            return Judged(list(hits), list(shown), True)
+            return Judged(list(hits), True)
         chosen = chunk_numbers_without(chosen, position)
-    return Judged([h for i, h in enumerate(shown, start=1) if i in chosen], list(shown), False)
+    return Judged([h for i, h in enumerate(shown, start=1) if i in chosen], False)
 
 
 @dataclass

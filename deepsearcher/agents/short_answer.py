@@ -41,8 +41,8 @@ _ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\([^()\n
 #: a line that repeats the report prompt's own scaffolding ("The research searched for: …", "Write a report that
 #: answers …"), source numbers in front or not: Qwen2.5-Coder-0.5B wrote "[1][2][3] The research searched for both
 #: directors of … have the same nationality?" as its whole answer
-_ECHOED_SCAFFOLD = re.compile(r"^\s*(?:\[\d+\]\s*)*(?:the research searched for|write a report that answers|answer the question below using)\b",
-                              re.IGNORECASE)
+_ECHOED_SCAFFOLD = re.compile(r"^\s*(?:\[\d+\]\s*)*(?:the research searched for|write a report that answers|"
+                              r"answer the question below using)\b", re.IGNORECASE)
 #: a short answer that only names the kind of answer the prompt asked for ("Yes/no", "a name", "One short
 #: sentence"): the 0.5B model answered a yes/no question with "Yes/no"
 _ANSWER_KIND = r"(?:an?\s+)?(?:name|date|number|yes\s*/\s*no|yes\s+or\s+no|(?:one\s+)?short\s+sentence|short\s+answer)"
