@@ -27,6 +27,11 @@ BODY = "Milvus Lite stores data in a local file [1]."
     "Direct answer - ",
     "Answer:\n",
     "**A short direct answer:** ",
+    "Explanation: ",
+    "Explanation:\n",
+    "**Explanation:** ",
+    "### Explanation\n\n",
+    "Explanation of the answer: ",
 ])
 def test_a_leaked_prompt_label_is_removed_from_the_start(leaked: str):
     assert strip_leaked_label(leaked + BODY) == BODY
@@ -46,9 +51,26 @@ def test_the_asked_answer_line_first_is_taken_out_of_the_report(asked: str):
     "Answers to this question differ by version [1].",
     "Summary statistics are computed per segment [1].",
     "Direct answers are rare here; see below [1].",
+    "Explanations of the levels differ by version [1].",
 ])
 def test_text_without_a_label_is_kept(text: str):
     assert strip_leaked_label(text) == text
+
+
+@pytest.mark.parametrize("reply", [
+    "Answer: Latin\nExplanation: Haymo translated Aristotle into Latin [2].",
+    "Answer: Latin\n\n**Explanation:**\nHaymo translated Aristotle into Latin [2].",
+    "Explanation: Haymo translated Aristotle into Latin [2].\n\nAnswer: Latin",
+])
+def test_the_explanation_label_the_prompt_leaks_is_not_left_in_the_report(reply: str):
+    # Qwen2.5-Coder-0.5B began 83 of 170 bench reports (HotpotQA, MuSiQue, 2Wiki) with "Explanation:" after its
+    # Answer line: the prompt's "explain the answer" copied as a label
+    assert short_answer_of(reply) == ("Haymo translated Aristotle into Latin [2].", "Latin")
+
+
+def test_an_explanation_line_is_never_taken_for_the_short_answer():
+    assert split_short_answer("Explanation: the sources disagree [1].\n\nMore [2].") == (
+        "Explanation: the sources disagree [1].\n\nMore [2].", "")
 
 
 @pytest.mark.parametrize("line, short", [
