@@ -14,6 +14,9 @@ follow_up       ``{"enough": bool, "follow_up": str}``          first step: the 
 route           ``{"collections": [str]}`` (router.py)          all collections
 intermediate    ``{"answer": str, "supporting": [int]}``        no answer; keep every retrieved chunk
 ==============  ==============================================  =========================================
+
+The intermediate prompt shows a check passage (``relevance_check``): a model that lists it as supporting keeps
+every retrieved chunk for the rest of the run.
 """
 
 from __future__ import annotations
@@ -27,12 +30,17 @@ from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route
 from deepsearcher.agents.base import FunctionAgent
+from deepsearcher.agents.relevance_check import (
+    SUPPORTING_EXAMPLE_NUMBERS, check_passage, check_position, chunk_numbers_without, with_check,
+)
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
     ask_fitted, by_collection, chunk_ref, dedup_queries, retrieve,
 )
-from deepsearcher.events import QueryAccepted, QueryBudget, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries
-from deepsearcher.types import Hit, Report
+from deepsearcher.events import (
+    QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
+)
+from deepsearcher.types import Chunk, Hit, Report
 from deepsearcher.vectordb.fusion import fused_priority, hit_key
 
 __all__ = ["FollowUp", "Intermediate", "agent", "answer_step", "next_follow_up", "run"]
@@ -67,22 +75,49 @@ def next_follow_up(ctx: QueryContext, steps: Sequence[tuple[str, str]]) -> Follo
 
 
 def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str, list[Hit], bool]:
-    """Answer one follow-up from its hits (fallback: no answer, keep all hits shown).
+    """Answer one follow-up from its hits (fallback: no answer, keep every hit).
+
+    With ``query.relevance_check`` the prompt also shows a check passage unrelated to the question, numbered as in
+    the prompt's example reply (``relevance_check``): a model that lists it as supporting is not reading the chunks,
+    so this step and every later one of the run keep every retrieved chunk (its answer is kept). Measured with
+    Qwen2.5-Coder-0.5B on HotpotQA: without it, the report of a chain saw 0–2 chunks, those the model listed.
 
     Returns:
         ``(intermediate answer, supporting hits, fell_back)``; ``("", [], False)`` with no call for no hits.
     """
     if not hits:
         return "", [], False
+    checking = ctx.settings.relevance_check
+    failed_before = checking and ctx.relevance_check.failed
+    passage = check_passage(ctx.question, query) if checking and not failed_before else None
+
+    def numbered(shown: Sequence[Hit]) -> list[Chunk]:
+        chunks = [h.chunk for h in shown]
+        if passage is None:
+            return chunks
+        return with_check(chunks, passage, check_position(query, len(shown), SUPPORTING_EXAMPLE_NUMBERS))
 
     def render(shown: Sequence[Hit], cap: int | None) -> str:
-        return prompts.INTERMEDIATE.format(query=query, chunks=prompts.chunk_list([h.chunk for h in shown], cap))
+        return prompts.INTERMEDIATE.format(query=query, chunks=prompts.chunk_list(numbered(shown), cap))
 
     reply, shown = ask_fitted(ctx, "intermediate", render, hits, fused_priority(hits, by_collection(hits)),
-                              Intermediate, lambda kept: Intermediate(answer="", supporting=list(
-                                  range(1, len(kept) + 1))), "keeping every retrieved chunk")
+                              Intermediate, lambda kept: Intermediate(answer="", supporting=[]),
+                              "keeping every retrieved chunk")
+    answer = reply.value.answer.strip()
+    if reply.fell_back or failed_before:
+        return answer, list(hits), True  # every retrieved chunk, those the window left out too
     chosen = set(reply.value.supporting)
-    return reply.value.answer.strip(), [h for i, h in enumerate(shown, start=1) if i in chosen], reply.fell_back
+    if passage is not None:
+        position = check_position(query, len(shown), SUPPORTING_EXAMPLE_NUMBERS)
+        if position in chosen:
+            if ctx.relevance_check.fail():
+                ctx.emit(QueryFallback(step="intermediate", error=f"the model listed the check passage [{position}] "
+                                       f"(“{passage.title}”, unrelated to the question) as supporting its answer, "
+                                       "so it is not reading the chunks",
+                                       fallback="keeping every retrieved chunk for the rest of this run"))
+            return answer, list(hits), True
+        chosen = chunk_numbers_without(chosen, position)
+    return answer, [h for i, h in enumerate(shown, start=1) if i in chosen], False
 
 
 def run(ctx: QueryContext) -> Report:

@@ -72,6 +72,11 @@ Reply with JSON only, in this form: {{"gap_queries": ["<new query>"]}} or {{"gap
 #: the report prompt. Rules last, after the sources and the question again: with the rules first ("support each
 #: statement with the number of its source …", then the sources), Qwen2.5-Coder-0.5B answered 24 of 50 HotpotQA
 #: questions with source numbers only; in this order, none of 50 (docs/benchmarks.md, "The report prompt")
+#: the report prompt's format rules; a reply that repeats them (the 0.5B model's chain_of_rag short answer began "a
+#: name, date, number, yes/no, or one short sentence. The first line is …") has them stripped (``short_answer``)
+REPORT_FORMAT = ('The first line is "Answer: " followed by the short answer in words: a name, date, number, '
+                 'yes/no, or one short sentence. Then explain the answer in a few sentences, putting the number of '
+                 'each source you use in square brackets after the statement it supports, like [1] or [2][4].')
 SYNTHESISE = """Answer the question below using only the numbered sources that follow it.
 {notes}
 Question: {question}
@@ -84,10 +89,8 @@ Sources:
 
 Question: {question}
 
-Write in {language}. The first line is "Answer: " followed by the short answer in words: a name, date, number, \
-yes/no, or one short sentence. Then explain the answer in a few sentences, putting the number of each source you \
-use in square brackets after the statement it supports, like [1] or [2][4]. If the sources do not answer the \
-question, say so plainly instead of guessing."""
+Write in {language}. """ + REPORT_FORMAT + """ If the sources do not answer the question, say so plainly instead of \
+guessing."""
 
 #: the follow-up turn after a report reply that held only source numbers (``short_answer.only_citations``)
 IN_WORDS = """Write the answer in words, not only source numbers: first the line "Answer: " with the short answer, \

@@ -13,6 +13,10 @@ as one of the chunks of the prompt's example reply (``[1, 3]``), which the measu
 helpful is not judging the chunks: that call keeps every chunk, and so does every later relevance call of the run
 (``RelevanceCheck.failed``; one ``query.fallback`` event says so). A model that reads never picks it, and the check
 costs it about 50 prompt tokens. ``query.relevance_check: false`` turns it off.
+
+ChainOfRAG's intermediate step (``chain_of_rag.answer_step``) picks chunks by number too — the chunks its answer
+relies on, which are all its report is written from — so its prompt carries the same check, numbered as in its own
+example (``SUPPORTING_EXAMPLE_NUMBERS``); the failure is shared with the relevance step (one per run).
 """
 
 from __future__ import annotations
@@ -48,13 +52,15 @@ def check_passage(question: str, query: str) -> Chunk:
 
 #: the chunk numbers of the relevance prompt's example reply (``prompts.RELEVANCE``: ``{"relevant": [1, 3]}``)
 EXAMPLE_NUMBERS = (1, 3)
+#: the chunk numbers of ChainOfRAG's intermediate-answer example (``prompts.INTERMEDIATE``: ``"supporting": [1, 2]``)
+SUPPORTING_EXAMPLE_NUMBERS = (1, 2)
 
 
-def check_position(query: str, count: int) -> int:
+def check_position(query: str, count: int, example: tuple[int, ...] = EXAMPLE_NUMBERS) -> int:
     """Where the check passage goes among ``count`` chunks (1-based): one of the numbers of the prompt's example
-    reply, chosen by the query — a model that copies the example names the check passage on its first prompt (the
-    measured 0.5B model did exactly that); 1 when there are too few chunks for the other."""
-    places = [n for n in EXAMPLE_NUMBERS if n <= count + 1]
+    reply (``example``), chosen by the query — a model that copies the example names the check passage on its first
+    prompt (the measured 0.5B model did exactly that); 1 when there are too few chunks for the other."""
+    places = [n for n in example if n <= count + 1]
     return places[zlib.crc32(query.encode("utf-8")) % len(places)]
 
 

@@ -11,10 +11,10 @@ such a label from the start of a text, whatever its Markdown dress.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from deepsearcher.agents.citations import strip_citations
-from deepsearcher.agents.prompts import SYSTEM
+from deepsearcher.agents.prompts import REPORT_FORMAT, SYSTEM
 from deepsearcher.agents.rewrites import overlap, words
 
 #: label words a small model copies from the prompt ("short direct answer", "final answer", "answer", "summary")
@@ -79,6 +79,49 @@ def strip_echoed_sources(text: str) -> str:
     return "\n".join(kept).strip() if len(kept) != len(lines) else text
 
 
+#: a run of this many words copied from the report prompt's format rules is the prompt speaking, not the answer
+RULE_ECHO_WORDS = 5
+
+
+def _grams(tokens: Sequence[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
+_RULE_GRAMS = _grams([w.casefold() for w in re.findall(r"\w+", REPORT_FORMAT)], RULE_ECHO_WORDS)
+
+
+def without_prompt_rules(text: str) -> str:
+    """``text`` without the runs of ≥ ``RULE_ECHO_WORDS`` words it copies from the report prompt's format rules
+    (``prompts.REPORT_FORMAT``), line by line, with the punctuation left hanging after them. Qwen2.5-Coder-0.5B's
+    chain_of_rag report read "a name, date, number, yes/no, or one short sentence. The first line is "Answer: "
+    followed by the short answer in words: a demon Lilu, [1] …". Lines with no such run are returned as written."""
+    out = []
+    for line in text.split("\n"):
+        tokens = list(re.finditer(r"\w+", line))
+        folded = [t.group().casefold() for t in tokens]
+        covered = [False] * len(tokens)
+        for i in range(len(tokens) - RULE_ECHO_WORDS + 1):
+            if tuple(folded[i:i + RULE_ECHO_WORDS]) in _RULE_GRAMS:
+                covered[i:i + RULE_ECHO_WORDS] = [True] * RULE_ECHO_WORDS
+        if not any(covered):
+            out.append(line)
+            continue
+        kept, at, i = [], 0, 0
+        while i < len(tokens):
+            if not covered[i]:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(tokens) and covered[j + 1]:
+                j += 1
+            kept.append(line[at:tokens[i].start()])
+            at = re.compile(r"[\s\"'“”‘’:.,;!]*").match(line, tokens[j].end()).end()  # type: ignore[union-attr]
+            i = j + 1
+        kept.append(line[at:])
+        out.append(re.sub(r"^[\s\"'“”‘’:.,;!-]+", "", "".join(kept)).rstrip())
+    return "\n".join(out)
+
+
 def only_citations(text: str) -> bool:
     """The reply holds source numbers and nothing else ("[1][2][4]", "Answer: [1][3]"): what Qwen2.5-Coder-0.5B
     wrote for a third to a half of multi-hop questions when the report prompt put its rules first (docs/benchmarks.md,
@@ -101,6 +144,7 @@ def clean(answer: str) -> str:
     ``MAX_CHARS`` at a word."""
     line = " ".join(strip_citations(strip_leaked_label(answer)).split())
     line = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"(\*\*|__|`)", "", line)).strip(" *_\"'“”").strip()
+    line = re.sub(r"([,;])(?:\s*[,;])+", r"\1", line)  # "Lilu, [1], 2026" without its citation: one comma
     if len(line) > MAX_CHARS:
         line = line[:MAX_CHARS].rsplit(" ", 1)[0] + "…"
     return line
@@ -142,7 +186,7 @@ def first_sentence(text: str) -> str:
 def short_answer_of(text: str) -> tuple[str, str]:
     """``(report, short answer)`` from a model's report text: the ``Answer:`` line taken out, else the first
     sentence; the report's leaked label at the start removed."""
-    report, short = split_short_answer(strip_echoed_sources(text))
+    report, short = split_short_answer(strip_echoed_sources(without_prompt_rules(text)))
     report = strip_leaked_label(report)
     if names_the_answer_kind(strip_citations(report)):
         report = ""  # "[1][2][3] Yes/no" answers nothing

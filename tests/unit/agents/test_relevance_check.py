@@ -175,3 +175,86 @@ def test_once_the_check_fails_the_chunks_the_window_kept_out_of_earlier_prompts_
     later = [a for a in of_kind(events, "query.accepted")[1:] if a["retrieved"] and not a["sub_query"] ==
              first["sub_query"]]
     assert all(a["accepted"] == a["retrieved"] for a in later)  # after the failure: every retrieved chunk
+
+
+# ChainOfRAG's intermediate step picks supporting chunks by number: the same check, at its own example's numbers
+
+FOLLOW_UPS = ["Where does Milvus Lite store data?", "Which characters may collection names use?"]
+
+
+def intermediate_blocks(prompt: str) -> dict[int, str]:
+    body = prompt.split("Follow-up question: ", 1)[1].split("\n", 1)[1]
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r"(?ms)^\[(\d+)\] (.*?)(?=^\[\d+\] |\n\nReply with)", body)}
+
+
+def chain_script(supporting: Any) -> Any:
+    """A model for chain_of_rag: two follow-ups, ``supporting(prompt)`` for each intermediate prompt, a report."""
+    asked: list[str] = []
+
+    def reply(messages: Any) -> str:
+        p = messages[-1]["content"]
+        if p.startswith("Question:") and "Research steps so far" in p:
+            left = [f for f in FOLLOW_UPS if f not in asked]
+            if not left:
+                return j(enough=True, follow_up="")
+            asked.append(left[0])
+            return j(enough=False, follow_up=left[0])
+        if p.startswith("Answer the follow-up question"):
+            return j(answer="In a local file.", supporting=supporting(p))
+        return "Answer: a local file\n\nIt keeps a local file [1]."
+    return reply
+
+
+def intermediate_prompts(llm: ScriptedChatModel) -> list[str]:
+    return [p for p in llm.prompts if p.startswith("Answer the follow-up question")]
+
+
+def test_chain_of_rag_a_model_that_copies_the_example_lists_the_check_and_every_retrieved_chunk_is_kept():
+    from deepsearcher.agents import chain_of_rag
+
+    llm = ScriptedChatModel([chain_script(lambda p: [1, 2])] * 10)  # prompts.INTERMEDIATE's example reply
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=True, max_iter=3))
+    first, second = intermediate_prompts(llm)
+    checked = [n for n, text in intermediate_blocks(first).items() if any(t in text for t, _, _ in PASSAGES)]
+    assert len(checked) == 1 and checked[0] in (1, 2)  # where the example points
+    assert checked[0] == check_position(FOLLOW_UPS[0], 3, (1, 2))
+    assert not any(t in second for t, _, _ in PASSAGES)  # after the failure: no check, every chunk kept
+    fallbacks = of_kind(events, "query.fallback")
+    assert len(fallbacks) == 1 and fallbacks[0]["step"] == "intermediate"
+    assert f"listed the check passage [{checked[0]}]" in fallbacks[0]["error"]
+    assert fallbacks[0]["fallback"] == "keeping every retrieved chunk for the rest of this run"
+    accepted = of_kind(events, "query.accepted")
+    assert [a["retrieved"] for a in accepted] == [3, 3] and all(a["fell_back"] for a in accepted)
+    assert accepted[0]["accepted"] == 3  # all three, not the two numbers of the copied example
+    assert not any(t in s.chunk.title for s in report.sources for t, _, _ in PASSAGES)
+    assert of_kind(events, "query.intermediate")[0]["answer"] == "In a local file."  # its answer is kept
+
+
+def test_chain_of_rag_a_reading_model_keeps_the_chunks_it_names_numbered_without_the_check():
+    from deepsearcher.agents import chain_of_rag
+
+    def reading(prompt: str) -> list[int]:
+        return [n for n, text in intermediate_blocks(prompt).items() if "Lite" in text]
+
+    llm = ScriptedChatModel([chain_script(reading)] * 10)
+    events: list[Event] = []
+    chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=True, max_iter=3))
+    assert not of_kind(events, "query.fallback")
+    prompts_ = intermediate_prompts(llm)
+    assert len(prompts_) == 2 and all(any(t in p for t, _, _ in PASSAGES) for p in prompts_)
+    kept = {c["source"] for a in of_kind(events, "query.accepted") for c in a["chunks"]}
+    named = {text.split("(", 1)[1].split(")", 1)[0] for p in prompts_ for text in intermediate_blocks(p).values()
+             if "Lite" in text}
+    assert kept and kept == named  # the chunks it named, by their numbers with the check passage taken out
+    assert not any(a["fell_back"] for a in of_kind(events, "query.accepted"))
+
+
+def test_chain_of_rag_without_the_check_keeps_the_numbers_it_is_given():
+    from deepsearcher.agents import chain_of_rag
+
+    llm = ScriptedChatModel([chain_script(lambda p: [1, 2])] * 10)
+    events: list[Event] = []
+    chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=False, max_iter=3))
+    assert not any(t in p for p in intermediate_prompts(llm) for t, _, _ in PASSAGES)
+    assert of_kind(events, "query.accepted")[0]["accepted"] == 2

@@ -302,3 +302,29 @@ def test_a_line_of_source_numbers_under_the_answer_line_cites_the_answer() -> No
     markdown = report_markdown(Report(question="q", answer=report, sources=[Source(1, chunk, "docs")],
                                       sub_queries=[], iterations=1, usage=Usage(), agent="naive", short_answer=short))
     assert markdown.startswith("**Answer:** Strong, Bounded staleness, Session, Eventually [1] [2][3][4]\n\nStrong")
+
+
+def test_the_report_prompt_rules_repeated_by_the_model_are_not_its_answer():
+    # Qwen2.5-Coder-0.5B, chain_of_rag on HotpotQA ("If Gallu is a demon Lilu is what?"): the whole reply
+    reply = ('Answer: a name, date, number, yes/no, or one short sentence. The first line is "Answer: " followed by '
+             'the short answer in words: a demon Lilu, [1], 2026-12-02 (Wednesday).')
+    report, short = short_answer_of(reply)
+    for words_ in ("a name, date", "The first line", "followed by", "short sentence"):
+        assert words_ not in report and words_ not in short
+    assert short == "demon Lilu, 2026-12-02 (Wednesday)."  # ("a" is also the rules' next word) one comma left
+    assert report == "demon Lilu, [1], 2026-12-02 (Wednesday)."
+    echoed = ("Answer: Latin\nThen explain the answer in a few sentences, putting the number of each source you use "
+              "in square brackets.\nHaymo translated Aristotle into Latin [2].")
+    assert short_answer_of(echoed) == ("Haymo translated Aristotle into Latin [2].", "Latin")
+
+
+@pytest.mark.parametrize("text", [
+    "Answer: Latin\n\nHaymo translated Aristotle into Latin [2].",
+    "The sources do not answer the question.",  # what the rules ask for when nothing answers: kept
+    "The short answer is no: the number of sources is small [1].",
+    "Milvus offers four consistency levels, each a short name [1][2].",
+])
+def test_text_that_shares_a_few_words_with_the_rules_is_kept(text: str):
+    from deepsearcher.agents.short_answer import without_prompt_rules
+
+    assert without_prompt_rules(text) == text
