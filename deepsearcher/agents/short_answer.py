@@ -44,8 +44,9 @@ _ECHOED_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*\s*(?:numbered\s+)?sources
 _ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\([^()\n]*\)\s*$")
 #: a line that repeats the report prompt's own scaffolding ("The research searched for: …", "Write a report that
 #: answers …"), source numbers in front or not: Qwen2.5-Coder-0.5B wrote "[1][2][3] The research searched for both
-#: directors of … have the same nationality?" as its whole answer
-_ECHOED_SCAFFOLD = re.compile(r"^\s*(?:\[\d+\]\s*)*(?:the research searched for|write a report that answers|"
+#: directors of … have the same nationality?" as its whole answer, and in chain_of_rag "Answer: [Christopher Nolan,
+#: Sathish Kalathil] The research searched for:" then the sub-query list — the line is cut where the echo starts
+_ECHOED_SCAFFOLD = re.compile(r"(?:the research searched for|write a report that answers|"
                               r"answer the question below using)\b", re.IGNORECASE)
 #: a short answer that only names the kind of answer the prompt asked for ("Yes/no", "a name", "One short
 #: sentence"): the 0.5B model answered a yes/no question with "Yes/no"
@@ -68,8 +69,12 @@ def strip_echoed_sources(text: str) -> str:
     kept: list[str] = []
     in_echo = False  # the bullet lines under an echoed "The research searched for:" heading
     for line in lines:
-        if _ECHOED_SCAFFOLD.match(line):
+        echo = _ECHOED_SCAFFOLD.search(line)
+        if echo:  # from there on the line is the prompt's; what comes before it stays ("Answer: X The research …")
             in_echo = line.rstrip().endswith(":")
+            before = line[:echo.start()].rstrip()
+            if re.search(r"\w", strip_citations(before)):
+                kept.append(before)
             continue
         if in_echo and re.match(r"^\s*[-*]\s", line):
             continue

@@ -328,3 +328,13 @@ def test_text_that_shares_a_few_words_with_the_rules_is_kept(text: str):
     from deepsearcher.agents.short_answer import without_prompt_rules
 
     assert without_prompt_rules(text) == text
+
+
+def test_the_prompt_scaffold_echoed_after_the_answer_is_cut_where_it_starts():
+    # Qwen2.5-Coder-0.5B, chain_of_rag on HotpotQA: the whole reply
+    reply = ("Answer: [Christopher Nolan, Sathish Kalathil] The research searched for:\n"
+             "- Is Christopher Nolan and Sathish Kalathil both film directors?")
+    assert short_answer_of(reply) == ("[Christopher Nolan, Sathish Kalathil]", "[Christopher Nolan, Sathish Kalathil]")
+    kept = "Both are film directors [1][2].\nThe research searched for:\n- film directors\n\nNolan directs [1]."
+    assert short_answer_of(kept) == ("Both are film directors [1][2].\n\nNolan directs [1].",
+                                     "Both are film directors.")
