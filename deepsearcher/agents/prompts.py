@@ -69,14 +69,14 @@ that would find it; they must differ from the queries already run. If the inform
 
 Reply with JSON only, in this form: {{"gap_queries": ["<new query>"]}} or {{"gap_queries": []}}"""
 
-#: the report prompt. Rules last, after the sources and the question again: with the rules first ("support each
-#: statement with the number of its source …", then the sources), Qwen2.5-Coder-0.5B answered 24 of 50 HotpotQA
-#: questions with source numbers only; in this order, none of 50 (docs/benchmarks.md, "The report prompt")
 #: the report prompt's format rules; a reply that repeats them (the 0.5B model's chain_of_rag short answer began "a
 #: name, date, number, yes/no, or one short sentence. The first line is …") has them stripped (``short_answer``)
 REPORT_FORMAT = ('The first line is "Answer: " followed by the short answer in words: a name, date, number, '
                  'yes/no, or one short sentence. Then explain the answer in a few sentences, putting the number of '
                  'each source you use in square brackets after the statement it supports, like [1] or [2][4].')
+#: the report prompt. Rules last, after the sources and the question again: with the rules first ("support each
+#: statement with the number of its source …", then the sources), Qwen2.5-Coder-0.5B answered 24 of 50 HotpotQA
+#: questions with source numbers only; in this order, none of 50 (docs/benchmarks.md, "The report prompt")
 SYNTHESISE = """Answer the question below using only the numbered sources that follow it.
 {notes}
 Question: {question}

@@ -92,6 +92,8 @@ def _grams(tokens: Sequence[str], n: int) -> set[tuple[str, ...]]:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
 
 
+#: punctuation left hanging after a removed run (and at the start of what remains)
+_HANGING = re.compile(r"[\s\"'“”‘’:.,;!]*")
 _RULE_GRAMS = _grams([w.casefold() for w in re.findall(r"\w+", REPORT_FORMAT)], RULE_ECHO_WORDS)
 
 
@@ -120,10 +122,10 @@ def without_prompt_rules(text: str) -> str:
             while j + 1 < len(tokens) and covered[j + 1]:
                 j += 1
             kept.append(line[at:tokens[i].start()])
-            at = re.compile(r"[\s\"'“”‘’:.,;!]*").match(line, tokens[j].end()).end()  # type: ignore[union-attr]
+            at = _HANGING.match(line, tokens[j].end()).end()  # type: ignore[union-attr]  # (* always matches)
             i = j + 1
         kept.append(line[at:])
-        out.append(re.sub(r"^[\s\"'“”‘’:.,;!-]+", "", "".join(kept)).rstrip())
+        out.append(_HANGING.sub("", "".join(kept), count=1).rstrip())
     return "\n".join(out)
 
 
