@@ -92,6 +92,7 @@ def _grams(tokens: Sequence[str], n: int) -> set[tuple[str, ...]]:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
 
 
+_ARTICLES = frozenset({"a", "an", "the"})
 #: punctuation left hanging after a removed run (and at the start of what remains)
 _HANGING = re.compile(r"[\s\"'“”‘’:.,;!]*")
 _RULE_GRAMS = _grams([w.casefold() for w in re.findall(r"\w+", REPORT_FORMAT)], RULE_ECHO_WORDS)
@@ -121,6 +122,9 @@ def without_prompt_rules(text: str) -> str:
             j = i
             while j + 1 < len(tokens) and covered[j + 1]:
                 j += 1
+            while j > i and j + 1 < len(tokens) and folded[j] in _ARTICLES:
+                covered[j] = False  # "… in words: a demon Lilu": the rules go on "a name"; this "a" is the answer's
+                j -= 1
             kept.append(line[at:tokens[i].start()])
             at = _HANGING.match(line, tokens[j].end()).end()  # type: ignore[union-attr]  # (* always matches)
             i = j + 1

@@ -311,8 +311,8 @@ def test_the_report_prompt_rules_repeated_by_the_model_are_not_its_answer():
     report, short = short_answer_of(reply)
     for words_ in ("a name, date", "The first line", "followed by", "short sentence"):
         assert words_ not in report and words_ not in short
-    assert short == "demon Lilu, 2026-12-02 (Wednesday)."  # ("a" is also the rules' next word) one comma left
-    assert report == "demon Lilu, [1], 2026-12-02 (Wednesday)."
+    assert short == "a demon Lilu, 2026-12-02 (Wednesday)."  # one comma where the citation sat
+    assert report == "a demon Lilu, [1], 2026-12-02 (Wednesday)."
     echoed = ("Answer: Latin\nThen explain the answer in a few sentences, putting the number of each source you use "
               "in square brackets.\nHaymo translated Aristotle into Latin [2].")
     assert short_answer_of(echoed) == ("Haymo translated Aristotle into Latin [2].", "Latin")
