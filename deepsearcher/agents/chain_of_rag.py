@@ -10,7 +10,7 @@ sufficiency check); we fold the sufficiency check into the follow-up call and th
 ==============  ==============================================  =========================================
 step            reply schema                                    fallback
 ==============  ==============================================  =========================================
-follow_up       ``{"enough": bool, "follow_up": str}``          first step: the question; later: stop
+follow_up       ``{"enough": bool, "follow_up": str}``          stop (the first step is the question: no call)
 route           ``{"collections": [str]}`` (router.py)          all collections
 intermediate    ``{"answer": str, "supporting": [int]}``        no answer; keep every retrieved chunk
 ==============  ==============================================  =========================================
@@ -133,7 +133,11 @@ def run(ctx: QueryContext) -> Report:
     ctx.budget.set_reserve(report_reserve(ctx, [], [ctx.question]))
     try:
         while True:
-            decision = next_follow_up(ctx, steps)
+            # the first step searches the question itself, without a call: asked for a first follow-up with no
+            # steps yet, the bundled 1.5B model wrote "What is the current version of Milvus?" for "What
+            # consistency levels does Milvus offer?", kept nothing and the run answered nothing (deep_search
+            # searches the question itself in round 1 for the same reason)
+            decision = next_follow_up(ctx, steps) if steps else FollowUp(enough=False, follow_up=ctx.question)
             fresh = dedup_queries(ctx, [decision.follow_up], searched) if decision.follow_up else None
             proposed = not decision.enough and fresh is not None
             stop = ctx.stop_reason(proposed, fresh.kept if fresh is not None else [], iteration)

@@ -303,31 +303,31 @@ def test_naive_rag_is_one_call():
 
 
 def test_chain_of_rag_follows_up_until_enough():
+    question = "Where does Milvus Lite store data?"
     llm = ScriptedChatModel([
-        j(enough=False, follow_up="Where does Milvus Lite store data?"),
-        j(answer="In a local file.", supporting=[1]),
+        j(answer="In a local file.", supporting=[1]),  # the first step searches the question itself, no call
         j(enough=False, follow_up="Which characters may collection names use?"),
         j(answer="Letters, digits and underscores.", supporting=[1, 9]),
         j(enough=True, follow_up=""),
         "Milvus Lite stores data in a local file [1]; names use letters, digits, underscores [2].",
     ])
     events: list[Event] = []
-    report = chain_of_rag.run(make_ctx(llm, events=events, max_iter=4))
+    report = chain_of_rag.run(make_ctx(llm, question, events=events, max_iter=4))
     assert llm.remaining == 0
     assert report.agent == "chain_of_rag" and report.iterations == 2
-    assert report.sub_queries == ["Where does Milvus Lite store data?", "Which characters may collection names use?"]
-    assert "1. Where does Milvus Lite store data? → In a local file." in llm.prompts[2]
-    assert "Research steps so far" in llm.prompts[0] and prompts.NO_STEPS in llm.prompts[0]
+    assert report.sub_queries == [question, "Which characters may collection names use?"]
+    assert llm.prompts[0].startswith("Answer the follow-up question") and question in llm.prompts[0]
+    assert "Research steps so far" in llm.prompts[1] and prompts.NO_STEPS not in llm.prompts[1]
+    assert "1. Where does Milvus Lite store data? → In a local file." in llm.prompts[1]
     assert "Findings of earlier research steps" in llm.prompts[-1]
     assert of_kind(events, "query.intermediate")[1]["answer"] == "Letters, digits and underscores."
     assert of_kind(events, "query.gaps")[-1]["stop"] == "no_gaps"
     assert [s.chunk.source for s in report.sources] == ["/d/lite.md", "/d/limits.md"]
 
 
-def test_chain_of_rag_stops_at_max_iter_with_open_gap_and_falls_back():
+def test_chain_of_rag_stops_at_max_iter_with_open_gap():
     llm = ScriptedChatModel([
-        "garbage", "more garbage",                        # first follow-up -> the question itself
-        j(answer="It runs in-process.", supporting=[1]),
+        j(answer="It runs in-process.", supporting=[1]),  # the question itself, searched first
         j(enough=False, follow_up="What are the limits?"),  # max_iter 1 reached: this stays open
         "Answer [1].",
     ])
@@ -336,9 +336,17 @@ def test_chain_of_rag_stops_at_max_iter_with_open_gap_and_falls_back():
     assert llm.remaining == 0
 
 
+def test_chain_of_rag_an_unusable_follow_up_stops_the_chain():
+    llm = ScriptedChatModel([j(answer="It runs in-process.", supporting=[1]), "garbage", "more garbage", "Answer [1]."])
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3))
+    assert report.sub_queries == [Q] and report.gaps == [] and llm.remaining == 0
+    assert of_kind(events, "query.fallback")[0]["fallback"] == "stopping the chain here"
+
+
 def test_agent_router_auto_lets_the_llm_pick():
-    llm = ScriptedChatModel([j(agent="Chain of RAG"), j(enough=False, follow_up="Milvus Lite?"),
-                             j(answer="local", supporting=[1]), j(enough=True, follow_up=""), "A [1]."])
+    llm = ScriptedChatModel([j(agent="Chain of RAG"), j(answer="local", supporting=[1]), j(enough=True, follow_up=""),
+                             "A [1]."])
     events: list[Event] = []
     report = agent_router.run(make_ctx(llm, events=events), "auto")
     assert report.agent == "chain_of_rag"
