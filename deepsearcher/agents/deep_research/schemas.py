@@ -6,6 +6,7 @@ the loose shapes small models write (a nested ``{"search": {"queries": …}}``, 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
@@ -85,6 +86,11 @@ class StepBase(BaseModel):
         action = getattr(self, "action")
         name = ACTION_FIELD[action]
         value = getattr(self, name, None)
+        if isinstance(value, str) and is_bracketed(value) and not is_example(value):
+            # measured: Qwen2.5-Coder-0.5B wrote real answers in the example's brackets ("<Bill Myers>",
+            # "<NASCAR Revolution>"): the brackets go, the answer stays
+            value = value.strip()[1:-1].strip()
+            setattr(self, name, value)
         if isinstance(value, str) and value.strip() and prompts.is_placeholder(value):
             # measured: Qwen2.5-Coder-0.5B filled "answer" with the prompt's "<answer with [n] citations>"
             raise ValueError(f'the "{name}" field only repeats the example {value.strip()!r}: write the {name} '
@@ -92,6 +98,32 @@ class StepBase(BaseModel):
         if not (value.strip() if isinstance(value, str) else value):
             raise ValueError(f'the "{action}" action needs a non-empty "{name}" field')
         return self
+
+
+def is_bracketed(text: str) -> bool:
+    t = text.strip()
+    return len(t) > 2 and t.startswith("<") and t.endswith(">")
+
+
+def _normalised(text: str) -> str:
+    inner = text.strip().strip("<>").strip().casefold()
+    inner = re.sub(r"\[\s*\w*\s*\]", "[n]", re.sub(r"^(?:the|an?)\s+", "", inner))
+    return " ".join(re.sub(r"\d+", "n", inner).split())
+
+
+@functools.cache
+def _examples() -> frozenset[str]:
+    """The placeholders of the step prompts ("<answer with [n] citations>", "<item number>"), normalised."""
+    from deepsearcher.agents.deep_research import prompts as step_prompts
+
+    texts = [v for v in vars(step_prompts).values() if isinstance(v, str)] + list(step_prompts.ACTION_TEXT.values())
+    return frozenset(_normalised(m) for t in texts for m in re.findall(r"<[^<>]+>", t))
+
+
+def is_example(text: str) -> bool:
+    """``<…>`` text that is one of the step prompts' placeholders (digits and ``[1]`` read as ``n``, a leading article
+    dropped): "<answer with [1] citations>", "<The answer with [n] citations>"."""
+    return is_bracketed(text) and _normalised(text) in _examples()
 
 
 def _real_texts(values: list[str]) -> list[str]:

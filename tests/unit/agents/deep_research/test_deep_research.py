@@ -180,6 +180,27 @@ def test_a_step_that_leaves_its_field_empty_or_copies_the_example_is_refused(rep
         step_model(("search", "read", "reflect", "answer")).model_validate(reply)
 
 
+@pytest.mark.parametrize("written, example", [
+    ("<answer with [1] citations>", True), ("<The answer with [n] citations>", True), ("<item number>", True),
+    ("<Bill Myers>", False), ("<NASCAR Revolution>", False), ("<song Hero: Helen>", False),
+])
+def test_an_answer_in_the_examples_brackets_is_kept_and_the_example_itself_refused(written: str,
+                                                                                  example: bool) -> None:
+    # Qwen2.5-Coder-0.5B on HotpotQA (deep_research, 10 questions): 18 answers refused as "the example", of them
+    # "<Bill Myers>", "<NASCAR Revolution>", "<Stormfront Studios>" — real answers in the example's brackets
+    from pydantic import ValidationError
+
+    from deepsearcher.agents.deep_research.schemas import step_model
+
+    model = step_model(("search", "read", "reflect", "answer"))
+    reply = {"action": "answer", "think": "From the knowledge.", "answer": written}
+    if example:
+        with pytest.raises(ValidationError, match="only repeats the example"):
+            model.model_validate(reply)
+    else:
+        assert getattr(model.model_validate(reply), "answer") == written[1:-1]
+
+
 def test_llama_cpp_builds_a_grammar_from_every_step_schema() -> None:
     from deepsearcher.agents.deep_research.schemas import step_model
     from deepsearcher.llm.base import json_schema
