@@ -31,14 +31,14 @@ from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route
 from deepsearcher.agents.base import FunctionAgent
 from deepsearcher.agents.relevance_check import (
-    SUPPORTING_EXAMPLE_NUMBERS, check_passage, check_position, chunk_numbers_without, with_check,
+    SUPPORTING_EXAMPLE_NUMBERS, check_passage, check_position, numbers_past_check, with_check,
 )
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
     ask_fitted, by_collection, chunk_ref, dedup_queries, retrieve,
 )
 from deepsearcher.events import (
-    QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
+    QueryAccepted, QueryBudget, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
 )
 from deepsearcher.types import Chunk, Hit, Report
 from deepsearcher.vectordb.fusion import fused_priority, hit_key
@@ -108,15 +108,13 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str
         return answer, list(hits), True  # every retrieved chunk, those the window left out too
     chosen = set(reply.value.supporting)
     if passage is not None:
-        position = check_position(query, len(shown), SUPPORTING_EXAMPLE_NUMBERS)
-        if position in chosen:
-            if ctx.relevance_check.fail():
-                ctx.emit(QueryFallback(step="intermediate", error=f"the model listed the check passage [{position}] "
-                                       f"(“{passage.title}”, unrelated to the question) as supporting its answer, "
-                                       "so it is not reading the chunks",
-                                       fallback="keeping every retrieved chunk for the rest of this run"))
+        past = numbers_past_check(ctx.relevance_check, ctx.emit, chosen,
+                                  check_position(query, len(shown), SUPPORTING_EXAMPLE_NUMBERS), passage,
+                                  step="intermediate",
+                                  picked="listed {check} as supporting its answer, so it is not reading the chunks")
+        if past is None:
             return answer, list(hits), True
-        chosen = chunk_numbers_without(chosen, position)
+        chosen = past
     return answer, [h for i, h in enumerate(shown, start=1) if i in chosen], False
 
 

@@ -33,7 +33,7 @@ from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding, write_section
-from deepsearcher.agents.relevance_check import check_passage, check_position, chunk_numbers_without, with_check
+from deepsearcher.agents.relevance_check import check_passage, check_position, numbers_past_check, with_check
 from deepsearcher.agents.replies import Decomposition, Reflection, Relevance, no_placeholders
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.report_markdown import gaps_note
@@ -102,15 +102,11 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
         return Judged(list(hits), True)  # every retrieved chunk, those the window left out too
     chosen = set(reply.value.relevant)
     if passage is not None:
-        position = check_position(query, len(shown))
-        if position in chosen:
-            if ctx.relevance_check.fail():
-                ctx.emit(QueryFallback(step="relevance", error=f"the model marked the check passage [{position}] "
-                                       f"(“{passage.title}”, unrelated to the question) as helpful, so it is not "
-                                       "judging the chunks",
-                                       fallback="keeping every retrieved chunk for the rest of this run"))
+        past = numbers_past_check(ctx.relevance_check, ctx.emit, chosen, check_position(query, len(shown)), passage,
+                                  step="relevance", picked="marked {check} as helpful, so it is not judging the chunks")
+        if past is None:
             return Judged(list(hits), True)
-        chosen = chunk_numbers_without(chosen, position)
+        chosen = past
     return Judged([h for i, h in enumerate(shown, start=1) if i in chosen], False)
 
 

@@ -25,7 +25,10 @@ import threading
 import zlib
 from dataclasses import dataclass, field
 
+from typing import Callable
+
 from deepsearcher.agents.rewrites import words
+from deepsearcher.events import Event, QueryFallback
 from deepsearcher.types import Chunk
 
 #: (title, source, text): everyday subjects no research question is likely to need
@@ -86,3 +89,17 @@ class RelevanceCheck:
         with self._lock:
             first, self.failed = not self.failed, True
             return first
+
+
+def numbers_past_check(check: RelevanceCheck, emit: Callable[[Event], None], chosen: set[int], position: int,
+                       passage: Chunk, *, step: str, picked: str) -> set[int] | None:
+    """The reply's ``chosen`` numbers as numbers of the chunks without the check passage, or None when they name the
+    check passage at ``position``: the run's check fails, and its first failure is said in one ``query.fallback``
+    event of ``step`` ("the model {picked}", where ``{check}`` names the passage)."""
+    if position not in chosen:
+        return chunk_numbers_without(chosen, position)
+    if check.fail():
+        named = f"the check passage [{position}] (“{passage.title}”, unrelated to the question)"
+        emit(QueryFallback(step=step, error="the model " + picked.format(check=named),
+                           fallback="keeping every retrieved chunk for the rest of this run"))
+    return None
