@@ -10,10 +10,11 @@ reference count is what zilliztech/deep-searcher's DeepSearch makes for the same
 one routing call per sub-query when there is more than one collection, **one relevance call per retrieved chunk**
 (every chunk of every (sub-query, collection) search), one reflection per round except the last, one summary.
 
-Retrieved chunks are counted where the agent searches: the store is wrapped (``CountingStore``) and passed to
-``DeepSearcher``, so only the agent's own searches count, not the dense and BM25 candidate lists a hybrid search
-fetches inside the store (an earlier version patched the store's ``search`` method, which also counted those inner
-calls). deepsearcher also searches the original question in round 1; the reference does not, so the question's
+Retrieved chunks are counted where the agent gets them: ``DeepSearcher.search`` (the one search the agents use) is
+wrapped (``CountingSearcher``), so a count is the distinct hits a search returned to the agent — not the dense and
+BM25 candidate lists a hybrid search fetches inside the store (an earlier version patched the store's ``search``),
+nor the store's over-fetch that ``search_distinct`` asks for to collapse identical texts (a later version wrapped the
+store and counted 2 × top_k per search). deepsearcher also searches the original question in round 1; the reference does not, so the question's
 searches are left out of the reference count. Prints a Markdown section; ``--out`` writes it into that file
 (replacing an earlier "LLM calls per query" section).
 """
@@ -66,6 +67,15 @@ def step_of(prompt: str) -> str:
     raise AssertionError(f"unexpected prompt: {prompt[:120]}")
 
 
+def chunk_numbers(prompt: str) -> list[int]:
+    """The numbers of the prompt's chunks, without the check passage (``agents.relevance_check``): the scripted model
+    reads, so it never names the unrelated passage the prompt shows to catch a model that copies the example."""
+    from deepsearcher.agents.relevance_check import PASSAGES
+
+    blocks = re.findall(r"^\[(\d+)\](.*?)(?=^\[\d+\]|\Z)", prompt, flags=re.S | re.M)
+    return [int(n) for n, text in blocks if not any(passage[2][:60] in text for passage in PASSAGES)]
+
+
 def responder(scenario: Scenario) -> Any:
     """Deterministic replies by step: the same decisions whatever the retrieval returns."""
 
@@ -78,8 +88,7 @@ def responder(scenario: Scenario) -> Any:
             query = prompt.split("Search query: ", 1)[1].split("\n", 1)[0].casefold()
             return json.dumps({"collections": ["milvus_docs"] if "milvus" in query else ["samples"]})
         if step == "relevance":
-            count = int(re.search(r"Below are (\d+) numbered", prompt).group(1))  # type: ignore[union-attr]
-            return json.dumps({"relevant": list(range(1, count + 1, 2))})  # every other chunk helps
+            return json.dumps({"relevant": chunk_numbers(prompt)[::2]})  # every other chunk helps
         if step == "reflect":
             scenario.rounds_seen += 1
             gaps = GAPS[scenario.rounds_seen - 1] if scenario.rounds_seen <= scenario.gap_rounds else []
@@ -89,32 +98,31 @@ def responder(scenario: Scenario) -> Any:
     return reply
 
 
-class CountingStore:
-    """A ``VectorStore`` wrapper that records every search the agent makes: ``(query text, hits returned)``."""
+def counting_searcher(settings: Any, llm: Any, base: Any) -> Any:
+    """A ``DeepSearcher`` whose ``search`` records ``(query text, hits returned)`` for every search the agent makes."""
+    from deepsearcher.app import DeepSearcher
 
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.searches: list[tuple[str, int]] = []
+    class CountingSearcher(DeepSearcher):
+        searches: list[tuple[str, int]]
 
-    def search(self, name: str, query_vector: Any, query_text: str, top_k: int, mode: Any = "hybrid") -> Any:
-        hits = self.store.search(name, query_vector, query_text, top_k, mode=mode)
-        self.searches.append((query_text, len(hits)))
-        return hits
+        def search(self, *args: Any, **kwargs: Any) -> Any:
+            hits = super().search(*args, **kwargs)
+            self.searches.append((args[2] if len(args) > 2 else kwargs["query"], len(hits)))
+            return hits
 
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.store, attr)
+    searcher = CountingSearcher(settings, llm=llm, store=base.store, embedder=base.embedder)
+    searcher.searches = []
+    return searcher
 
 
 def run(base: Any, scenario: Scenario) -> dict[str, Any]:
-    from deepsearcher.app import DeepSearcher
     from deepsearcher.testing.scripted import ScriptedChatModel
 
     llm = ScriptedChatModel([responder(scenario)] * 200)
     settings = base.settings.model_copy(deep=True)
     settings.query.top_k = scenario.top_k
     settings.query.concurrency = 1  # the scripted replies count rounds in call order
-    store = CountingStore(base.store)
-    app = DeepSearcher(settings, llm=llm, store=store, embedder=base.embedder)  # type: ignore[arg-type]
+    app = counting_searcher(settings, llm, base)
     report = app.query(QUESTION, collections=scenario.collections, max_iter=scenario.max_iter)
     ours = {step: 0 for step in STEPS}
     for prompt in llm.prompts:
@@ -122,11 +130,11 @@ def run(base: Any, scenario: Scenario) -> dict[str, Any]:
     stopped_at_max = report.iterations == scenario.max_iter and scenario.gap_rounds >= scenario.max_iter
     routed_question = 1 if len(scenario.collections) > 1 else 0
     reference = {"decompose": 1, "route": ours["route"] - routed_question,
-                 "relevance": sum(n for text, n in store.searches if text != QUESTION),
+                 "relevance": sum(n for text, n in app.searches if text != QUESTION),
                  "reflect": ours["reflect"] - (1 if stopped_at_max else 0), "synthesise": 1}
     assert report.usage.llm_calls == sum(ours.values())
     return {"scenario": scenario, "rounds": report.iterations, "sub_queries": len(report.sub_queries) - 1,
-            "retrieved": sum(n for _, n in store.searches), "ours": ours, "reference": reference}
+            "retrieved": sum(n for _, n in app.searches), "ours": ours, "reference": reference}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -148,15 +156,17 @@ def section(rows: list[dict[str, Any]]) -> str:
 Measured by `scripts/bench_llm_calls.py` ({date.today().isoformat()}). `data/` is loaded into Milvus Lite as two
 collections (`milvus_docs`, `samples`) with the bundled embedder; `DeepSearcher.query` runs the DeepSearch agent with
 a `ScriptedChatModel` that makes the same decisions in every run (3 sub-queries, keyword routing, every other chunk
-relevant, gap queries in the first rounds). "Reference design" is what zilliztech/deep-searcher's DeepSearch makes for
-the same sub-queries: one relevance call per retrieved chunk (every chunk of every sub-query × collection search), a
-routing call per sub-query with more than one collection, a reflection per round except the last. Calls are split as
-decompose/route/relevance/reflect/synthesise. deepsearcher also searches the original question in round 1 (one more
-routing call with two collections; its chunks are judged in the same per-query call), reflects after the last round
-(to report the gaps still open), and judges only chunks no earlier query brought, in one call per query. "Chunks the
-agent retrieved" counts the hits of every search the agent made (the question's included), as the store returned them
-to the agent; an earlier version of this table counted the dense and BM25 candidate lists a hybrid search fetches
-inside the store (315 chunks, "53×" for the first run), which no agent ever sees.
+relevant, gap queries in the first rounds; it reads the chunks, so it never names the check passage a relevance prompt
+shows — a model that did would keep every chunk, with no further relevance calls). "Reference design" is what
+zilliztech/deep-searcher's DeepSearch makes for the same sub-queries: one relevance call per retrieved chunk (every
+chunk of every sub-query × collection search), a routing call per sub-query with more than one collection, a
+reflection per round except the last. Calls are split as decompose/route/relevance/reflect/synthesise. deepsearcher
+also searches the original question in round 1 (one more routing call with two collections; its chunks are judged in
+the same per-query call), reflects after the last round (to report the gaps still open), and judges only chunks no
+earlier query brought, in one call per query. "Chunks the agent retrieved" counts the distinct hits every search of
+the agent returned to it (the question's included); earlier versions of this table counted the dense and BM25
+candidate lists a hybrid search fetches inside the store (315 chunks, "53×" for the first run), or the store's
+over-fetch for collapsing identical texts (2 × top_k per search), which no agent ever sees.
 
 {table(rows)}
 """
@@ -213,7 +223,7 @@ def agent_responder(agent: str) -> Any:
             nxt = next(follow_ups)
             return json.dumps({"enough": not nxt, "follow_up": nxt})
         if prompt.startswith("Answer the follow-up question"):
-            return json.dumps({"answer": "Milvus Lite runs in-process.", "supporting": [1, 2]})
+            return json.dumps({"answer": "Milvus Lite runs in-process.", "supporting": chunk_numbers(prompt)[:2]})
         return search_like(messages)
 
     return reply
@@ -261,11 +271,12 @@ def agents_section(rows: list[dict[str, Any]]) -> str:
 
 Measured by `scripts/bench_llm_calls.py` ({date.today().isoformat()}) on the same data and question as above (two
 collections, so every search is routed by one LLM call). The scripted model makes each agent's usual decisions:
-naive answers from one search; deep_search decomposes into 3 sub-queries and finds gaps once; chain_of_rag follows up
-twice; deep_research searches (3 queries), reflects (2 gap questions), searches each gap, has one answer rejected by
-the evaluator, answers a gap question, reads 2 items and answers (8 steps; 1 choice of checks and 3 verdicts). Tokens
-are the scripted model's estimate (characters / 4) of the real prompts. A real model's calls vary with its decisions;
-deep_research's are capped by `agents.deep_research.token_budget` and `max_steps` (then one forced answer).
+naive answers from one search; deep_search decomposes into 3 sub-queries and finds gaps once; chain_of_rag searches
+the question, then follows up twice (3 steps, each an intermediate answer and a follow-up call); deep_research
+searches (3 queries), reflects (2 gap questions), searches each gap, has one answer rejected by the evaluator, answers
+a gap question, reads 2 items and answers (8 steps; 1 choice of checks and 3 verdicts). Tokens are the scripted
+model's estimate (characters / 4) of the real prompts. A real model's calls vary with its decisions; deep_research's
+are capped by `agents.deep_research.token_budget` and `max_steps` (then one forced answer).
 
 {chr(10).join(lines)}
 """
