@@ -42,6 +42,16 @@ MAX_CHARS = 300
 _ECHOED_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*\s*(?:numbered\s+)?sources\s*[*_]*\s*:?\s*[*_]*\s*$",
                              re.IGNORECASE)
 _ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\([^()\n]*\)\s*$")
+#: a line that is only a number and a title ("[2] 1986 North Carolina Tar Heels football team"): in a run of two or
+#: more numbered 1, 2, 3 … it is the prompt's numbered list copied without its locations (Qwen2.5-Coder-0.5B's whole
+#: forced answer in deep_research, twice in 10 HotpotQA questions). A title starts with a capital or a digit; a
+#: statement goes on in lower case after a citation, or ends in punctuation
+_NUMBERED_TITLE = re.compile(r"^\s*(?:[-*]\s+)?\[(\d+)\]\s+(?=[^\W_a-z])[^\[\]\n.!?;:]{1,200}$")
+#: the question restated as a preamble ('The final answer to the question "Are … the same state?" is:'): the forced
+#: answer prompt's "write the final answer to the question" copied; what follows it is the answer
+_RESTATED = re.compile(r"^\s*[*_]*\s*(?:(?:the|my|our)\s+)?(?:(?:final|short|direct|brief|correct)\s+)*answer\s+to\s+"
+                       r"(?:the|this|your|that)\s+question(?:\s*(?:\"[^\n]*?\"|“[^\n]*?”|'[^\n]*?'))?\s*"
+                       r"(?:is|would\s+be)\b\s*[*_]*\s*:?\s*[*_]*\s*", re.IGNORECASE)
 #: a line that repeats the report prompt's own scaffolding ("The research searched for: …", "Write a report that
 #: answers …"), source numbers in front or not: Qwen2.5-Coder-0.5B wrote "[1][2][3] The research searched for both
 #: directors of … have the same nationality?" as its whole answer, and in chain_of_rag "Answer: [Christopher Nolan,
@@ -66,9 +76,12 @@ def strip_echoed_sources(text: str) -> str:
     is no statement and cites nothing. Lines that repeat the prompt's scaffolding (``_ECHOED_SCAFFOLD``, with the
     bullet lines under it) go too. Other lines are kept as written."""
     lines = text.split("\n")
+    listed = _copied_numbered_list(lines)
     kept: list[str] = []
     in_echo = False  # the bullet lines under an echoed "The research searched for:" heading
-    for line in lines:
+    for at, line in enumerate(lines):
+        if at in listed:
+            continue
         echo = _ECHOED_SCAFFOLD.search(line)
         if echo:  # from there on the line is the prompt's; what comes before it stays ("Answer: X The research …")
             in_echo = line.rstrip().endswith(":")
@@ -82,6 +95,24 @@ def strip_echoed_sources(text: str) -> str:
         if not (_ECHOED_HEADING.match(line) or _ECHOED_SOURCE.match(line)):
             kept.append(line)
     return "\n".join(kept).strip() if len(kept) != len(lines) else text
+
+
+def _copied_numbered_list(lines: Sequence[str]) -> set[int]:
+    """Indexes of the lines in runs of ≥ 2 consecutive ``_NUMBERED_TITLE`` lines numbered 1, 2, 3 … in order."""
+    listed: set[int] = set()
+    run: list[int] = []
+    last = 0  # the number of the run's last line
+    for at, line in enumerate([*lines, ""]):
+        match = _NUMBERED_TITLE.match(line)
+        number = int(match.group(1)) if match else 0
+        if match and (not run or number == last + 1):
+            run.append(at)
+        else:
+            if len(run) >= 2:
+                listed.update(run)
+            run = [at] if match else []
+        last = number
+    return listed
 
 
 #: a run of this many words copied from the report prompt's format rules is the prompt speaking, not the answer
@@ -147,6 +178,8 @@ def strip_leaked_label(text: str) -> str:
     stripped = _LABEL_LINE.sub("", text, count=1)
     if stripped == text:
         stripped = _LABEL_PREFIX.sub("", text, count=1)
+    if stripped == text:
+        stripped = _RESTATED.sub("", text, count=1)
     return stripped.lstrip("\n") if stripped != text else text
 
 
@@ -158,7 +191,7 @@ def clean(answer: str) -> str:
     line = re.sub(r"([,;])(?:\s*[,;])+", r"\1", line)  # "Lilu, [1], 2026" without its citation: one comma
     if len(line) > MAX_CHARS:
         line = line[:MAX_CHARS].rsplit(" ", 1)[0] + "…"
-    return line
+    return line if re.search(r"\w", line) else ""  # "[1][2]." without its citations says nothing
 
 
 def split_short_answer(text: str) -> tuple[str, str]:

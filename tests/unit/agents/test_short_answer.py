@@ -338,3 +338,50 @@ def test_the_prompt_scaffold_echoed_after_the_answer_is_cut_where_it_starts():
     kept = "Both are film directors [1][2].\nThe research searched for:\n- film directors\n\nNolan directs [1]."
     assert short_answer_of(kept) == ("Both are film directors [1][2].\n\nNolan directs [1].",
                                      "Both are film directors.")
+
+
+@pytest.mark.parametrize("reply, report, short", [
+    # Qwen2.5-Coder-0.5B's forced deep_research answers on HotpotQA (the final-answer prompt's words restated)
+    ('The final answer to the question "If Gallu is a demon Lilu is what? " is:\n\nLilu (mythology)\n\n'
+     "A lilu or lilû is a masculine Akkadian word for a spirit [1].",
+     "Lilu (mythology)\n\nA lilu or lilû is a masculine Akkadian word for a spirit [1].", "Lilu (mythology)"),
+    ('The final answer to the question "Are Watertown International Airport and Alexandria International Airport '
+     'both airports in the same state? " is [1][2]. ', "[1][2]. ", ""),
+    ("The answer to the question is: Paris [1].", "Paris [1].", "Paris."),
+    ("**The final answer to your question is:** yes [2].", "yes [2].", "yes."),
+    ("The correct answer to this question would be Stephen King [3].", "Stephen King [3].", "Stephen King."),
+])
+def test_the_question_restated_before_the_answer_is_no_part_of_it(reply: str, report: str, short: str) -> None:
+    assert short_answer_of(reply) == (report, short)
+
+
+@pytest.mark.parametrize("text", [
+    "The answer to the question of who founded Milvus is in the overview [1].",
+    "Answers to the question vary by version [1].",
+])
+def test_a_sentence_about_the_answer_is_kept(text: str) -> None:
+    assert strip_leaked_label(text) == text
+
+
+@pytest.mark.parametrize("reply", [
+    # Qwen2.5-Coder-0.5B's whole forced deep_research answer, twice in 10 HotpotQA questions: the knowledge list
+    # copied without its locations (the last line cut by max_tokens)
+    "[1] Chuck Rowland\n[2] 1986 North Carolina Tar Heels football team\n[3] Bill Myers\n[4] Demon Dice\n"
+    "[5] Demon algorithm\n[6] Chloë Leland\n[7] Demon creation sp",
+    "[1] NASCAR Revolution\n[2] NASCAR Kart Racing\n[3] Colin McRae Rally\n[4] Formula One Arcade",
+    "- [3] Demon Dice\n- [4] Demon algorithm",
+])
+def test_a_copied_numbered_title_list_is_no_answer(reply: str) -> None:
+    assert short_answer_of(reply) == ("", "")
+    assert short_answer_of("Answer: Studio 33\n\n" + reply) == ("Studio 33", "Studio 33")
+
+
+@pytest.mark.parametrize("reply", [
+    "Answer: Two\n\n[1] Milvus Lite\n[3] Milvus Standalone",  # not numbered in order: not the prompt's list
+    "Answer: Paris\n\n[1] is the capital of France\n[2] the river runs through it",  # statements in lower case
+    "Answer: Two\n\n[1] Milvus Lite runs in-process.\n[2] Milvus Standalone runs in Docker.",  # sentences
+    "Answer: One\n\n[1] Milvus Lite",  # one line is no copied list
+])
+def test_numbered_statements_are_kept(reply: str) -> None:
+    report, short = short_answer_of(reply)
+    assert report == reply.split("\n\n", 1)[1] and short == reply.split("\n", 1)[0].removeprefix("Answer: ")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from deepsearcher.agents import prompts
 from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.agents.deep_research.agent import DeepResearchAgent, research
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
@@ -373,7 +374,10 @@ def test_beast_mode_at_the_token_budget_makes_exactly_one_forced_call() -> None:
     report = run_agent(llm, events=events, token_budget=10_000, final_reserve=0.4)
     assert llm.remaining == 0 and len(llm.history) == 3  # no call between the trip and the forced answer
     final = llm.prompts[-1]
-    assert final.startswith("Research time is over: write the final answer")
+    assert final.startswith("Research time is over. Answer the question below now")
+    # the report prompt's order: knowledge, the question again, the rules with the "Answer:" line last
+    assert final.index("Knowledge:") < final.rindex("Question: ") < final.index(prompts.REPORT_FORMAT)
+    assert final.rstrip().endswith("Cite only the numbers listed above.")
     assert "[1] lite (/d/lite.md)\nMilvus Lite is the lightweight version" in final
     assert llm.history[-1].streamed and llm.history[-1].schema is None
     budget = of_kind(events, "query.budget")
