@@ -270,7 +270,13 @@ def without_echoes(short: str, question: str, locations: Iterable[str] = ()) -> 
     asks_date = bool({"today", "date", "day"} & {w.casefold() for w in re.findall(r"\w+", question)})
     if parts and not asks_date and all(any(p.match(part) for p in _SYSTEM_SENTENCES) for part in parts):
         return ""
-    mine, theirs = words(short), words(question)
-    if short.rstrip(" *_").endswith(("?", "？")) and min(overlap(mine, theirs), overlap(theirs, mine)) >= QUESTION_ECHO:
-        return ""
-    return short
+    return "" if repeats_question(short, question) else short
+
+
+def repeats_question(text: str, question: str) -> bool:
+    """``text`` (citations and wrapping ``<…>`` aside) is ``question`` again: a question sharing ≥ ``QUESTION_ECHO``
+    of its words with it, both ways. A title that is a question, or a question about something else, is not."""
+    text = strip_citations(text).strip().strip("<>").strip()
+    mine, theirs = words(text), words(question)
+    asks = text.rstrip(" *_").endswith(("?", "？"))
+    return asks and min(overlap(mine, theirs), overlap(theirs, mine)) >= QUESTION_ECHO

@@ -5,7 +5,7 @@ Deviations from the reference, to spend fewer calls: the checks are chosen once 
 for the original question only and runs one call per check); all chosen checks are judged in one call that returns
 one boolean per check, a critique and an improvement plan; gap questions get ``definitive`` and ``attribution``
 without a choosing call. ``attribution`` first has a mechanical part: an answer that cites no known knowledge item
-fails it without an LLM call.
+fails it without an LLM call; so does ``definitive`` for an answer that only repeats the question.
 
 ==========  ==============================================================  ==========================================
 step        reply schema                                                    fallback
@@ -24,8 +24,13 @@ from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem
 from deepsearcher.agents.deep_research.run import Run
 from deepsearcher.agents.deep_research.schemas import CheckChoice, verdict_model
+from deepsearcher.agents.short_answer import repeats_question
 
 GAP_CHECKS = ["definitive", "attribution"]
+#: measured: Qwen2.5-Coder-0.5B answered HotpotQA questions with the question itself ("<If Gallu is a demon Lilu is
+#: what?>"); such an answer is rejected without an evaluator call
+QUESTION_AGAIN = ("The answer only repeats the question; it answers nothing.",
+                  "Write the answer itself from the knowledge items, or search for what is still missing.")
 NO_CITATION = ("The answer cites no knowledge item, so none of its statements is attributed to a source.",
                "Cite the knowledge items that support each statement as [n], using only the numbers listed.")
 
@@ -67,16 +72,20 @@ def checks_for(run: Run, question: str) -> list[str]:
 
 
 def evaluate(run: Run, question: str, answer: str, checks: list[str]) -> Verdict:
-    """Judge ``answer`` to ``question`` on ``checks`` (one call; none when attribution fails mechanically).
+    """Judge ``answer`` to ``question`` on ``checks`` (one call; none when the answer repeats the question or cites
+    nothing).
 
     Raises:
         BudgetExhausted: the budget cannot pay for the call (the run goes to beast mode).
     """
     cited = run.store.cited(answer)
-    if "attribution" in checks and not cited:
+    mechanical = (("definitive", QUESTION_AGAIN) if repeats_question(answer, question)
+                  else ("attribution", NO_CITATION) if "attribution" in checks and not cited else None)
+    if mechanical is not None:  # failed without a call: the other checks are not run
+        check, (critique, plan) = mechanical
         results: dict[str, bool | None] = {c: None for c in checks}
-        results["attribution"] = False
-        return Verdict(False, results, *NO_CITATION)
+        results[check] = False
+        return Verdict(False, results, critique, plan)
     schema = verdict_model(tuple(checks))
     grounded = [g for item in cited for g in run.store.grounding(item)] or cited
 

@@ -625,3 +625,28 @@ def test_rejections_are_kept_and_an_empty_forced_answer_falls_back_to_the_best_r
     assert data["questions"] == [{"question": Q, "status": "answered", "detail": "a rejected answer (beast mode)"}]
     text = report_markdown(report)
     assert "- Evaluator, step 2 (" + Q + "): rejected: Not definitive. [definitive failed, attribution passed]" in text
+
+
+@pytest.mark.parametrize("echo", [Q, f"<{Q}>", f"{Q} [1]", "what is milvus lite and what are its limits?"])
+def test_an_answer_that_repeats_the_question_fails_definitive_without_an_evaluator_call(echo: str) -> None:
+    # measured: Qwen2.5-Coder-0.5B answered "<If Gallu is a demon Lilu is what?>" — the HotpotQA question itself
+    events: list[Event] = []
+    llm = ScriptedChatModel([
+        search("Milvus Lite"),
+        answer(echo), CHECKS,                              # the question again: rejected with no evaluate call
+        search("Milvus Lite file"),
+        answer("Milvus Lite runs in-process [1]."), PASS,
+    ])
+    report = run_agent(llm, events=events)
+    first = of_kind(events, "query.evaluation")[0]
+    assert first["checks"] == {"definitive": False, "attribution": None} and not first["passed"]
+    assert "only repeats the question" in first["critique"]
+    assert sum(p.startswith("You are a strict reviewer") for p in llm.prompts) == 1  # only the second answer's
+    assert llm.remaining == 0 and report.answer.startswith("Milvus Lite runs in-process")
+
+
+def test_an_answer_that_asks_another_question_goes_to_the_evaluator() -> None:
+    llm = ScriptedChatModel([search("Milvus Lite"), answer("Is Milvus Lite the file-based Milvus? Yes [1]."), CHECKS,
+                             PASS])
+    report = run_agent(llm)
+    assert llm.remaining == 0 and not report.beast_mode and report.checks == {"definitive": True, "attribution": True}
