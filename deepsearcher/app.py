@@ -256,9 +256,11 @@ class DeepSearcher:
                 raise ConfigError("the description is empty", hint='--set "what these documents are about"')
             self.store.set_description(name, text, generated=False)
             return CollectionDescription(name, text, "given")
+        current = self.store.describe(name)
+        keep_given = not current.description_generated and bool(current.description.strip())
         llm, why_not = self._describing_llm()
         (on_event or self.on_event)(LoadDescribe(collection=name, by="llm" if llm is not None else "files"))
-        return describe_collection(self.store, name, llm, no_llm_note=why_not)
+        return describe_collection(self.store, name, llm, no_llm_note=why_not, keep_given=keep_given)
 
     def _describing_llm(self) -> tuple[ChatModel | None, str]:
         """The LLM to describe a collection with, or None and why not (never raises: describing must not fail a
@@ -271,7 +273,7 @@ class DeepSearcher:
             self.check_llm()
             return self.llm, ""
         except DeepSearcherError as exc:
-            log.warning("not describing with the LLM: %s", exc)
+            log.info("not describing with the LLM: %s", exc)  # the caller says why (load summary, or an error)
             return None, f"the LLM is not usable: {without_hint(exc)}"
 
     # --- collections ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 from urllib.parse import urlsplit
 
 from deepsearcher.agents import prompts
-from deepsearcher.errors import DeepSearcherError, without_hint
+from deepsearcher.errors import ConfigError, DeepSearcherError, without_hint
 from deepsearcher.llm.output import ask_text
 from deepsearcher.protocols import ChatModel, VectorStore
 from deepsearcher.types import Chunk, CollectionDescription
@@ -61,8 +61,8 @@ def sample_collection(store: VectorStore, name: str) -> CollectionSample:
     return CollectionSample(files[:MAX_NAMES], titles[:MAX_NAMES], headings[:MAX_NAMES], _excerpts(chunks))
 
 
-def describe_collection(store: VectorStore, name: str, llm: ChatModel | None, *, no_llm_note: str = "") -> \
-        CollectionDescription:
+def describe_collection(store: VectorStore, name: str, llm: ChatModel | None, *, no_llm_note: str = "",
+                        keep_given: bool = False) -> CollectionDescription:
     """Write and store a generated description of ``name``: by ``llm`` when given, else from file names and titles.
 
     Args:
@@ -70,29 +70,46 @@ def describe_collection(store: VectorStore, name: str, llm: ChatModel | None, *,
         name: an existing collection.
         llm: the chat model, or None.
         no_llm_note: why there is no LLM (shown in the load summary), when ``llm`` is None.
+        keep_given: never replace a description a user set (``--set``) by one from file names: when the LLM cannot
+            write the new one, raise instead and leave the user's text stored.
 
     Returns:
         The stored description with its origin ("llm" or "files") and, for "files", why the LLM did not write it.
 
     Raises:
-        CollectionError: no such collection. (LLM failures never raise: they fall back to "files".)
+        CollectionError: no such collection. (LLM failures fall back to "files", unless ``keep_given``.)
+        DeepSearcherError: ``keep_given``, the description was set by a user and the LLM could not write a new one.
     """
+    if keep_given and llm is None:
+        raise kept_given(name, no_llm_note or "no LLM is configured")
     sample = sample_collection(store, name)
     note = no_llm_note
     if llm is not None:
         try:
             text = llm_description(llm, sample)
         except DeepSearcherError as exc:
-            log.warning("describing %s: the LLM failed (%s); describing it from file names and titles", name, exc)
+            if not keep_given:
+                log.warning("describing %s: the LLM failed (%s); describing it from file names and titles", name,
+                            exc)
             text, note = "", f"the LLM failed: {without_hint(exc)}"
         else:
             note = "" if text else "the LLM's reply was unusable (empty, or a copy of the prompt)"
         if text:
             store.set_description(name, text, generated=True)
             return CollectionDescription(name, text, "llm")
+    if keep_given:
+        raise kept_given(name, note)
     text = files_description(sample) or f"Documents in {name}"
     store.set_description(name, text, generated=True)
     return CollectionDescription(name, text, "files", note)
+
+
+def kept_given(name: str, why: str) -> ConfigError:
+    """The error of a refresh that would replace a user's description by one from file names (``why``: why the LLM
+    did not write it)."""
+    return ConfigError(f"kept the description you set for {name!r}: the LLM could not write a new one ({why}), and "
+                       "one from file names would replace yours",
+                       hint="fix the llm: block of config.yaml and run --refresh again, or change the text with --set")
 
 
 def llm_description(llm: ChatModel, sample: CollectionSample) -> str:

@@ -286,7 +286,7 @@ def collections(ctx: click.Context, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--refresh", is_flag=True,
               help="Write a new description: by the configured LLM from a sample of the chunks, else from file names "
-                   "and titles.")
+                   "and titles (a description you set is kept unless the LLM writes the new one).")
 @click.option("--set", "text", default=None, metavar="TEXT", help="Set the description to TEXT.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context

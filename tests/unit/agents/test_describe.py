@@ -116,6 +116,34 @@ def test_describe_collection_sets_or_refreshes(tmp_path: Path):
         app.describe_collection("notes", " \n")
 
 
+@pytest.mark.parametrize("llm, why", [
+    (None, "no LLM is configured"),
+    ("broken", "the LLM failed: cannot reach the LLM server at http://127.0.0.1:9/v1"),
+    ("<think>hmm</think>", "the LLM's reply was unusable"),
+])
+def test_a_refresh_never_replaces_a_description_you_set_by_one_from_file_names(tmp_path: Path, llm, why):
+    # found by a new user: "collections describe NAME --refresh" with the LLM down replaced a hand-written
+    # description by "Files: keys.md." and exited 0
+    def broken(messages: object) -> str:
+        raise ProviderError("cannot reach the LLM server at http://127.0.0.1:9/v1: connection refused")
+
+    app = _app(None if llm is None else ScriptedChatModel([broken if llm == "broken" else llm]))
+    app.load([str(_folder(tmp_path))], "notes", "Hand-written: key rotation policy")
+    with pytest.raises(ConfigError, match="kept the description you set for 'notes'") as error:
+        app.describe_collection("notes")
+    assert why in str(error.value) and "--set" in (error.value.hint or "")
+    info = app.store.describe("notes")
+    assert (info.description, info.description_generated) == ("Hand-written: key rotation policy", False)
+
+
+def test_a_generated_description_is_refreshed_from_file_names_without_an_llm(tmp_path: Path):
+    app = _app()
+    app.load([str(_folder(tmp_path))], "notes")
+    app.store.set_description("notes", "old generated text", generated=True)
+    assert app.describe_collection("notes").origin == "files"
+    assert app.store.describe("notes").description == "Files: ducks.md, lite.md. Titles: Milvus Lite."
+
+
 def test_sample_and_file_description_shapes():
     store = MemoryStore()
     from tests.unit.query_fakes import DIM, MILVUS_DOCS, RECIPES
