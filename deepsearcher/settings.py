@@ -239,7 +239,9 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
                               hint="pass --config PATH or set DEEPSEARCHER_CONFIG; see config.yaml in the repo")
         try:
             with cfg_path.open(encoding="utf-8") as stream:  # a stream, so YAML errors name the file
-                loaded = yaml.safe_load(stream)
+                loaded = yaml.load(stream, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
+        except DuplicateKey as exc:
+            raise ConfigError(f"{cfg_path}: {exc}", hint="merge them into one; YAML would keep only the last") from exc
         except yaml.YAMLError as exc:
             raise ConfigError(f"{cfg_path}: not valid YAML: {exc}") from exc
         except UnicodeDecodeError as exc:  # e.g. saved as UTF-16 by an editor
@@ -259,6 +261,30 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
         raise ConfigError(f"invalid configuration in {where}:\n" + "\n".join(_error_lines(exc))) from exc
     settings.config_path = cfg_path.resolve() if cfg_path else None
     return settings
+
+
+class DuplicateKey(yaml.YAMLError):
+    """A mapping of the config file gives one key twice."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` refusing a key given twice in one mapping: plain YAML loading keeps the last silently, so
+    a second ``query:`` block would drop every setting of the first (found by a new user: ``top_k: 7`` lost, and
+    ``config check`` said OK)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *defaults": keys given after it override it
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, (str, int, float, bool)):
+                if key in seen:
+                    raise DuplicateKey(f"the key {key!r} is given twice (lines {seen[key]} and {line})")
+                seen[key] = line
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def _error_lines(exc: ValidationError) -> list[str]:

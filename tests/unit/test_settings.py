@@ -1,9 +1,11 @@
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from deepsearcher.errors import ConfigError
-from deepsearcher.settings import load_settings
+from deepsearcher.settings import _StrictLoader, load_settings
 from deepsearcher.embedding.options import BUNDLED_MODEL
 
 
@@ -52,6 +54,26 @@ def test_missing_file_and_bad_yaml(tmp_path: Path):
     bad.write_text("llm: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_settings(bad)
+
+
+@pytest.mark.parametrize("text, key, lines", [
+    # found by a new user: a second query: block silently dropped the first one's top_k: 7; config check said OK
+    ("query:\n  top_k: 7\nllm: null\nquery:\n  max_iter: 2\n", "query", (1, 4)),
+    ("query:\n  top_k: 7\n  top_k: 9\n", "top_k", (2, 3)),
+])
+def test_a_key_given_twice_is_an_error_not_a_silent_loss(tmp_path: Path, text: str, key: str, lines: tuple[int, int]):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text)
+    twice = re.escape(f"the key '{key}' is given twice (lines {lines[0]} and {lines[1]})")
+    with pytest.raises(ConfigError, match=twice) as error:
+        load_settings(cfg)
+    assert str(cfg) in str(error.value) and "merge them" in (error.value.hint or "")
+
+
+def test_a_yaml_merge_key_and_one_key_in_two_mappings_are_fine():
+    loaded = yaml.load("d: &d {top_k: 3, max_iter: 2}\nq:\n  <<: *d\n  top_k: 7\nr: {top_k: 1}\n",
+                       Loader=_StrictLoader)
+    assert loaded["q"] == {"top_k": 7, "max_iter": 2} and loaded["r"] == {"top_k": 1}
 
 
 def test_relative_paths_resolve_against_config_folder(tmp_path: Path):
