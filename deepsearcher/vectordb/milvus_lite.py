@@ -67,11 +67,16 @@ def lite_version() -> str:
         return ""
 
 
+#: the first bytes of a Milvus Lite 2.x database (an SQLite file)
+LITE2_MAGIC = b"SQLite format 3\x00"
+
+
 def check_lite_format(path: Path) -> None:
     """Refuse a Lite database written by the other engine (3.x: a folder; 2.x: one file) with the way out.
 
     Raises:
-        ProviderError: the file's format does not match the installed milvus-lite.
+        ProviderError: the file's format does not match the installed milvus-lite, or (3.x) the path is a file that
+            is no Lite 2.x database either (empty, or anything else).
     """
     major = lite_engine_major()
     if major < 3 and path.is_dir():
@@ -79,9 +84,16 @@ def check_lite_format(path: Path) -> None:
                             hint="point vector_db.uri at a new file for the 2.x engine and load again, or "
                                  "pip install 'milvus-lite>=3.2'")
     if major >= 3 and path.is_file():
-        raise ProviderError(f"{path} is a Milvus Lite 2.x database (one file), but milvus-lite 3.x is installed",
-                            hint="pip install 'milvus-lite==2.5.1' 'setuptools<81' to open it, or point "
-                                 "vector_db.uri at a new path and load again")
+        with path.open("rb") as fh:
+            head = fh.read(len(LITE2_MAGIC))
+        if head == LITE2_MAGIC:
+            raise ProviderError(f"{path} is a Milvus Lite 2.x database (one file), but milvus-lite 3.x is installed",
+                                hint="pip install 'milvus-lite==2.5.1' 'setuptools<81' to open it, or point "
+                                     "vector_db.uri at a new path and load again")
+        what = "an empty file" if not head else "a file that is not a Milvus Lite database"
+        raise ProviderError(f"{path} is {what} (Milvus Lite 3.x keeps its database in a folder there)",
+                            hint="point vector_db.uri at a new path, or move that file away if it is not yours to "
+                                 "keep, and load again")
 
 
 def collection_props(desc: dict[str, Any]) -> dict[str, str]:
