@@ -397,6 +397,17 @@ class DeepSearcher:
         Raises:
             CollectionError: none exist, a name is unknown, or a model mismatches.
         """
+        names = self.collection_names(collections)
+        self.check_embeddings(names)
+        return names
+
+    def collection_names(self, collections: Sequence[str] | None) -> list[str]:
+        """The requested collection names (all when None), checked against the store only: no embedder is loaded,
+        so a query reports a misspelt ``-c`` or an empty store before it waits for a local model to load.
+
+        Raises:
+            CollectionError: none exist, or a name is unknown.
+        """
         available = self.store.list_collections()
         if not available:
             raise CollectionError(f"there are no collections yet in {self.store.uri}",
@@ -406,10 +417,17 @@ class DeepSearcher:
         unknown = [n for n in names if n not in available]
         if unknown:
             raise no_such_collection(unknown, available)
+        return names
+
+    def check_embeddings(self, names: Sequence[str]) -> None:
+        """Every collection of ``names`` was embedded with the configured model (loads the embedder).
+
+        Raises:
+            CollectionError: a collection was built with another embedding model or dimension.
+        """
         dim = self.embedder.dimension
         for name in names:
             self.store.check_embedding(name, self.embedder.model_name, dim)
-        return names
 
     # --- query ---------------------------------------------------------------------------------------------------
     def query(self, question: str, *, collections: Sequence[str] | None = None, agent: str | None = None,
@@ -454,9 +472,11 @@ class DeepSearcher:
 
         plan = self._plan_query(question, agent, report, max_iter, web, save_to)
         emit = on_event or self.on_event
+        _ = self.llm  # built: no LLM configured or a missing key is said before the store opens
+        names = self.collection_names(collections)  # before a local model loads: a misspelt -c is said at once
         self.check_llm(emit)  # before the embedder loads: a missing or unreachable LLM is reported in a moment
-        ctx = self._query_context(plan, self.resolve_collections(collections), emit, report, allow_private_urls,
-                                  where)
+        self.check_embeddings(names)
+        ctx = self._query_context(plan, names, emit, report, allow_private_urls, where)
         tools = ctx.research or ResearchTools()
         try:
             started = datetime.now().astimezone().date()  # the date every prompt of the run carries
@@ -567,8 +587,10 @@ class DeepSearcher:
 
         if not question.strip():
             raise ConfigError("the question is empty", hint='deepsearcher query "your question"')
+        _ = self.llm
+        names = self.collection_names(collections)
         self.check_llm()
-        names = self.resolve_collections(collections)
+        self.check_embeddings(names)
         qs = self.settings.query
         plans = self.plan_searches(names, "hybrid" if qs.hybrid else "dense", ignore_event, text=question)
         ctx = self._context(question.strip(), names, qs, self.on_event,

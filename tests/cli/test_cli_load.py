@@ -134,8 +134,11 @@ def test_a_collection_loaded_without_d_describes_itself_and_can_be_described(run
     assert "Description of milvus_docs (set): Milvus limits and consistency" in changed.stdout
     shown = json.loads(invoke(runner, cfg, "collections", "describe", "milvus_docs", "--json").stdout)
     assert shown == {"collection": "milvus_docs", "text": "Milvus limits and consistency", "generated": False}
-    refreshed = json.loads(invoke(runner, cfg, "collections", "describe", "milvus_docs", "--refresh", "--json").stdout)
-    assert refreshed["origin"] == "files" and refreshed["note"] == "no LLM is configured"
+    kept = invoke(runner, cfg, "collections", "describe", "milvus_docs", "--refresh")  # no LLM: yours is kept
+    assert kept.exit_code == 1 and "kept the description you set for 'milvus_docs'" in kept.stderr
+    assert "no LLM is configured" in kept.stderr and "Traceback" not in kept.output
+    shown = json.loads(invoke(runner, cfg, "collections", "describe", "milvus_docs", "--json").stdout)
+    assert shown == {"collection": "milvus_docs", "text": "Milvus limits and consistency", "generated": False}
 
     both = runner.invoke(main, ["--config", str(cfg), "collections", "describe", "milvus_docs", "--refresh", "--set",
                                 "x"])

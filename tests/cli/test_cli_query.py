@@ -14,6 +14,7 @@ from deepsearcher.cli import commands as cli
 from deepsearcher.cli import main
 from deepsearcher.llm.base import ChatResult
 from deepsearcher.testing.scripted import ScriptedChatModel, chunk_numbers
+from deepsearcher.vectordb.milvus import MilvusStore
 from tests.unit.query_fakes import memory_app
 
 def reply(messages) -> str | ChatResult:
@@ -111,10 +112,17 @@ def test_query_with_unreachable_llm_fails_fast(runner: CliRunner, tmp_path: Path
         port = sock.getsockname()[1]
     cfg = tmp_path / "config.yaml"
     cfg.write_text(f"llm:\n  base_url: http://127.0.0.1:{port}/v1\n  model: m\nvector_db:\n  uri: ./milvus.db\n")
+    empty = runner.invoke(main, ["--config", str(cfg), "query", "anything"], catch_exceptions=False)
+    assert empty.exit_code == 1 and "there are no collections yet" in empty.stderr  # the store is checked first
+    store = MilvusStore(str(tmp_path / "milvus.db"))
+    store.create_collection("docs", description="d", model_name="m", dim=4)
+    store.close()
     result = runner.invoke(main, ["--config", str(cfg), "query", "anything"], catch_exceptions=False)
     assert result.exit_code == 1
     assert f"cannot reach the LLM server at http://127.0.0.1:{port}/v1" in result.stderr
     assert "Traceback" not in result.output
+    typo = runner.invoke(main, ["--config", str(cfg), "query", "anything", "-c", "dosc"], catch_exceptions=False)
+    assert typo.exit_code == 1 and "no collection named 'dosc'" in typo.stderr  # said before the LLM is reached
 
 
 def test_query_help_lists_the_options(runner: CliRunner):
