@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -70,6 +71,22 @@ def _model_fingerprint(model_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def _not_a_folder(model_dir: str, src: Path) -> ProviderError:
+    """Why ``model_dir`` cannot be exported: a Hugging Face name (the ONNX backend reads folders only), a missing
+    folder, or a file."""
+    by_name = "set embedding.backend: torch to load a model by name (offline only when it is in the Hugging Face cache)"
+    if src.exists():
+        return ProviderError(f"the embedding model {model_dir!r} is a file, not a model folder",
+                             hint="point embedding.model at the sentence-transformers folder that holds it")
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", model_dir) and not model_dir.startswith("."):
+        return ProviderError(f"the ONNX backend (embedding.backend: onnx, the default) runs a local model folder, "
+                             f"and {model_dir!r} is a model name with no such folder here",
+                             hint=f"{by_name}, or point embedding.model at a downloaded folder")
+    return ProviderError(f"the embedding model folder {model_dir!r} does not exist",
+                         hint=f"fix embedding.model (a relative path is relative to the config file's folder), or "
+                              f"{by_name}")
+
+
 def _pooling_is_mean(model_dir: Path) -> bool:
     cfg = model_dir / "1_Pooling" / "config.json"
     if not cfg.is_file():
@@ -92,8 +109,7 @@ def ensure_export(model_dir: str | Path, *, int8: bool = True, cache_dir: Path |
     """
     src = Path(model_dir)
     if not src.is_dir():
-        raise ProviderError(f"the ONNX backend needs a local model folder, got {model_dir!r}",
-                            hint="use the bundled model or a local sentence-transformers folder")
+        raise _not_a_folder(str(model_dir), src)
     if not _pooling_is_mean(src):
         raise ProviderError(f"{src}: the ONNX backend supports mean-pooling models only", hint="use backend: torch")
     target = (cache_dir or cache_root() / "onnx") / f"{src.name}-{_model_fingerprint(src)}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -62,6 +63,7 @@ class SentenceTransformersEmbedder:
                 path = self.options.model
             # the ONNX path runs on CPU; a GPU device keeps torch, where the GPU does the work
             if self.options.backend == "onnx" and self.options.device == "cpu":
+                path = cached_model_folder(path)
                 from deepsearcher.embedding.onnx_backend import OnnxSentenceEncoder, ensure_export
 
                 int8 = self.options.onnx_int8
@@ -116,3 +118,17 @@ def _dimension_of(model: Any) -> int:
     # sentence-transformers 5 renamed get_sentence_embedding_dimension to get_embedding_dimension
     getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     return int(getter())
+
+
+def cached_model_folder(model: str) -> str:
+    """``model`` itself when it is a folder, else the folder of a Hugging Face model name already in the local
+    cache (``huggingface_hub.snapshot_download(local_files_only=True)``: never a download), else ``model`` unchanged
+    (the ONNX export then says what is wrong)."""
+    if Path(model).is_dir():
+        return model
+    try:
+        from huggingface_hub import snapshot_download
+
+        return str(snapshot_download(model, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not a name, not cached, no huggingface_hub: the export names the problem
+        return model
