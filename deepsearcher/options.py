@@ -26,6 +26,15 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def http_base_url(value: str | None) -> str | None:
+    """A ``base_url`` setting checked: it must start with ``http://`` or ``https://`` (without, the HTTP client fails
+    only at the first request, with "Request URL is missing an 'http://' or 'https://' protocol"); None stays."""
+    if value is not None and not value.startswith(("http://", "https://")):
+        raise PydanticCustomError("url_scheme", "must start with http:// or https://, got {got} (e.g. {example})",
+                                  {"got": repr(value), "example": f"http://{value}"})
+    return value
+
+
 class ProviderOptions(StrictModel):
     """Base of every provider's options model: the section's ``provider:`` name plus the provider's own keys.
 

@@ -10,6 +10,7 @@ import numpy as np
 from deepsearcher.embedding.base import l2_normalise
 from deepsearcher.errors import ProviderError
 from deepsearcher.embedding.options import OpenAICompatibleEmbeddingOptions
+from deepsearcher.net.unreachable import root_cause, unreachable_hint
 from deepsearcher.options import key_variable
 
 
@@ -25,6 +26,10 @@ class OpenAICompatibleEmbedder:
         self.model_name = options.model
         self._client: Any = None
         self._dimension: int | None = options.dimensions
+
+    @property
+    def where(self) -> str:
+        return self.options.base_url or "https://api.openai.com/v1"
 
     def _get_client(self) -> Any:
         if self._client is None:
@@ -62,8 +67,12 @@ class OpenAICompatibleEmbedder:
             batch = list(texts[start:start + self.options.batch_size])
             try:
                 resp = self._get_client().embeddings.create(input=batch, **kwargs)
+            except openai.APIConnectionError as exc:  # refused, timed out, a name that does not resolve
+                reason = root_cause(exc)
+                raise ProviderError(f"cannot reach the embeddings endpoint at {self.where}: {reason}",
+                                    hint=unreachable_hint(self.where, reason, "embedding.base_url")) from exc
             except openai.OpenAIError as exc:
-                raise ProviderError(f"embeddings endpoint failed: {exc}",
+                raise ProviderError(f"the embeddings endpoint at {self.where} failed: {exc}",
                                     hint="check embedding.base_url, embedding.model and the API key") from exc
             out.extend(item.embedding for item in sorted(resp.data, key=lambda d: d.index))
         if not out:

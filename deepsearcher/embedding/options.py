@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from deepsearcher.options import ProviderOptions
+from deepsearcher.options import ProviderOptions, http_base_url
 
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
 
@@ -34,6 +34,7 @@ class OpenAICompatibleEmbeddingOptions(ProviderOptions):
     provider: Literal["openai_compatible"] = "openai_compatible"
     model: str = Field("text-embedding-3-small", description="Embedding model name as the server knows it.")
     base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
+    _http_base_url = field_validator("base_url")(http_base_url)
     api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key. Left "
                                                                   "unset, $OPENAI_API_KEY is sent to OpenAI only; "
                                                                   "another base_url gets a key only when this names "

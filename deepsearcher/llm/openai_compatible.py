@@ -44,6 +44,7 @@ from deepsearcher.llm.base import (
 from deepsearcher.llm.server_info import ServerGate, ServerInfo, hosted_window, server_gate
 from deepsearcher.llm.window import limit_in_message
 from deepsearcher.llm.options import OpenAICompatibleLLMOptions
+from deepsearcher.net.unreachable import unreachable_hint
 from deepsearcher.options import key_variable
 
 log = logging.getLogger(__name__)
@@ -126,13 +127,13 @@ class OpenAICompatibleChat:
             if not _accepted(exc):
                 raise ProviderError(f"cannot reach the LLM server at {self.where}: no connection within "
                                     f"{min(CONNECT_TIMEOUT_S, timeout_s):g} s",
-                                    hint=f"start the server or fix llm.base_url in the config; {DOCS_HINT}") from exc
+                                    hint=unreachable_hint(self.where, "", "llm.base_url", DOCS_HINT)) from exc
             # up, but busy: a single-slot server (llama-cpp-python, llama-server --parallel 1) answers /models only
             # after the request it is generating; questions wait for it (llm.timeout_s, llm.max_retries)
             self._say_busy(f"did not answer GET /models within {timeout_s:g} s")
         except openai.APIConnectionError as exc:
             raise ProviderError(f"cannot reach the LLM server at {self.where}: {_reason(exc)}",
-                                hint=f"start the server or fix llm.base_url in the config; {DOCS_HINT}") from exc
+                                hint=unreachable_hint(self.where, _reason(exc), "llm.base_url", DOCS_HINT)) from exc
         except openai.APIStatusError:
             pass  # reachable; some servers have no /models
 
@@ -457,10 +458,10 @@ class OpenAICompatibleChat:
             return ProviderError(f"cannot reach the LLM server at {self.where}: no connection within "
                                  f"{min(CONNECT_TIMEOUT_S, self.options.timeout_s):g} s "
                                  f"({self.options.max_retries} retries)",
-                                 hint=f"start the server or fix llm.base_url; {DOCS_HINT}")
+                                 hint=unreachable_hint(self.where, "", "llm.base_url", DOCS_HINT))
         if isinstance(exc, openai.APIConnectionError):
             return ProviderError(f"cannot reach the LLM server at {self.where}: {_reason(exc)}",
-                                 hint=f"start the server or fix llm.base_url; {DOCS_HINT}")
+                                 hint=unreachable_hint(self.where, _reason(exc), "llm.base_url", DOCS_HINT))
         if isinstance(exc, openai.RateLimitError):
             return ProviderError(f"the LLM server at {self.where} is rate-limiting ({_reason(exc)}) after "
                                  f"{self.options.max_retries} retries", hint="raise llm.max_retries or wait")

@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 from typing_extensions import Self
 
-from deepsearcher.options import PathResolver, ProviderOptions
+from deepsearcher.options import PathResolver, ProviderOptions, http_base_url
 
 
 class OpenAICompatibleLLMOptions(ProviderOptions):
@@ -21,6 +21,7 @@ class OpenAICompatibleLLMOptions(ProviderOptions):
     provider: Literal["openai_compatible"] = "openai_compatible"
     model: str = Field("gpt-4o-mini", description="Model name as the server knows it.")
     base_url: str | None = Field(None, description="API base URL, e.g. http://127.0.0.1:8080/v1; None = OpenAI.")
+    _http_base_url = field_validator("base_url")(http_base_url)
     api_key_env: str | None = Field("OPENAI_API_KEY", description="Environment variable holding the API key. Left "
                                                                   "unset, $OPENAI_API_KEY is sent to OpenAI only; "
                                                                   "another base_url gets a key only when this names "

@@ -9,7 +9,7 @@ from typing import Callable
 import httpx
 import pytest
 from openai import OpenAI
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.llm.openai_compatible import OpenAICompatibleChat
@@ -204,6 +204,31 @@ def test_check_reports_unreachable_server():
         chat.check()
     assert "cannot reach the LLM server at http://127.0.0.1:9/v1: [Errno 111] Connection refused" in str(err.value)
     assert "llm.base_url" in str(err.value.hint)
+
+
+@pytest.mark.parametrize("base_url, error, hint", [
+    ("https://api.openai.com/v1", "[Errno -2] Name or service not known",
+     "the host name api.openai.com did not resolve: check this machine's network connection, DNS and proxy"),
+    ("https://llm.example.org/v1", "[Errno 111] Connection refused",
+     "check this machine's network connection, DNS and proxy (HTTPS_PROXY), and llm.base_url"),
+    ("http://localhost:8080/v1", "[Errno 111] Connection refused", "start the server or fix llm.base_url"),
+])
+def test_an_unreachable_hosted_api_gets_the_network_hint_not_start_the_server(base_url: str, error: str, hint: str):
+    # found by a new user: a bogus key, no internet: "start the server" for api.openai.com failing its DNS lookup
+    def fail(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError(error, request=request)
+
+    chat, _ = provider(fail, base_url=base_url)
+    with pytest.raises(ProviderError) as err:
+        chat.check()
+    assert f"cannot reach the LLM server at {base_url}: {error}" in str(err.value)
+    assert (err.value.hint or "").startswith(hint) and "docs/llm-providers.md" in (err.value.hint or "")
+
+
+@pytest.mark.parametrize("base_url", ["127.0.0.1:9/v1", "localhost:8080/v1", "api.openai.com/v1"])
+def test_a_base_url_without_its_scheme_is_a_config_error(base_url: str):
+    with pytest.raises(ValidationError, match="must start with http:// or https://"):
+        OpenAICompatibleLLMOptions(model="m", base_url=base_url)
 
 
 def test_check_passes_when_models_endpoint_is_missing():
