@@ -159,10 +159,24 @@ def _looks_binary(data: bytes) -> bool:
     return False
 
 
+#: suffix -> (format name, the bytes its files start with, how far in they may start): a file named so that does
+#: not start so is not that format (damaged, or another file renamed), said as such
+_SIGNATURES = {".pdf": ("PDF", b"%PDF-", 1024), ".docx": ("Word", b"PK\x03\x04", 0),
+               ".pptx": ("PowerPoint", b"PK\x03\x04", 0), ".xlsx": ("Excel", b"PK\x03\x04", 0),
+               ".epub": ("EPUB", b"PK\x03\x04", 0)}
+
+
 def _load_other(data: bytes, source: str, title: str, *, suffix: str) -> list[Document]:
     if suffix in TEXT_SUFFIXES or not suffix:
         # a .txt (or extension-less) file that sniffs as binary is not text, and markitdown would pass it through
         raise SkipSource("binary file")
+    if suffix in _SIGNATURES:
+        name, magic, within = _SIGNATURES[suffix]
+        if magic not in data[:within + len(magic)]:
+            if not data:
+                raise SkipSource("empty file")
+            raise SkipSource(f"named {suffix} but not a {name} file: it does not start like one (damaged, or another "
+                             "kind of file renamed?)")
     try:
         from markitdown import MarkItDown, StreamInfo
     except ModuleNotFoundError:

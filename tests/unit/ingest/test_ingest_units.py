@@ -163,6 +163,11 @@ def test_missing_milvus_lite_names_alternatives(tmp_path, monkeypatch):
     ("c.epub", b"PK\x03\x04garbage", "unreadable EPUB"),
     ("c.docx", b"PK\x03\x04garbage", "unreadable DOCX"),
     ("c.xls", b"\xd0\xcf\x11\xe0garbage\x01\x02\x03", "binary or corrupt|could not convert"),  # markitdown's turn
+    # found by a new user: random bytes named report.pdf were "could not convert .pdf"
+    ("report.pdf", bytes(range(256)) * 20, "named .pdf but not a PDF file: it does not start like one"),
+    ("notes.docx", b"plain text saved as docx " * 10, "named .docx but not a Word file"),
+    ("deck.pptx", b"\xd0\xcf\x11\xe0 an old .ppt renamed", "named .pptx but not a PowerPoint file"),
+    ("empty.pdf", b"", "empty file"),
 ])
 def test_binary_and_corrupt_content_is_skipped(name: str, data: bytes, reason: str):
     suffix = Path(name).suffix
