@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from deepsearcher.errors import DeepSearcherError
+from deepsearcher.errors import DeepSearcherError, without_hint
 from deepsearcher.quiet_logs import quiet_libraries
 from deepsearcher.cli.filter_options import build_filter, filter_options
 from deepsearcher.cli.safe_text import plain, printable, safe
@@ -100,10 +100,17 @@ def _close_quietly(ctx: click.Context) -> None:
 GLOBAL_OPTIONS = ("--config", "--debug", "--verbose")
 
 
+def wants_json(ctx: click.Context) -> bool:
+    """The command was given ``--json`` (before any ``--``): its errors are printed as JSON on stdout too."""
+    tokens = list(ctx.args)
+    return "--json" in (tokens[:tokens.index("--")] if "--" in tokens else tokens)
+
+
 class ErrorBoundary(click.Group):
     """Turns library errors into messages; ``--debug`` re-raises."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        as_json = wants_json(ctx)  # read before the group hands the command its arguments
         try:
             return super().invoke(ctx)
         except click.NoSuchOption as exc:
@@ -119,6 +126,9 @@ class ErrorBoundary(click.Group):
             if ctx.meta.get("debug"):
                 raise
             console.print(f"[bold red]Error:[/] {safe(exc, multiline=True)}", highlight=False, soft_wrap=True)
+            if as_json:  # a script reading stdout gets the error as JSON too, not an empty output
+                out.print_json(json.dumps({"error": without_hint(exc), "hint": exc.hint or "",
+                                           "kind": type(exc).__name__}, ensure_ascii=False))
             ctx.exit(1)
         except KeyboardInterrupt as exc:
             if ctx.meta.get("debug"):

@@ -123,6 +123,13 @@ def test_query_with_unreachable_llm_fails_fast(runner: CliRunner, tmp_path: Path
     assert "Traceback" not in result.output
     typo = runner.invoke(main, ["--config", str(cfg), "query", "anything", "-c", "dosc"], catch_exceptions=False)
     assert typo.exit_code == 1 and "no collection named 'dosc'" in typo.stderr  # said before the LLM is reached
+    as_json = runner.invoke(main, ["--config", str(cfg), "query", "anything", "--json"], catch_exceptions=False)
+    assert as_json.exit_code == 1 and "cannot reach the LLM server" in as_json.stderr
+    error = json.loads(as_json.stdout)  # a script reading stdout gets the error as JSON, not an empty output
+    assert error["kind"] == "ProviderError" and error["error"].startswith("cannot reach the LLM server at http")
+    assert "start the server" in error["hint"]
+    text = runner.invoke(main, ["--config", str(cfg), "query", "--", "--json"], catch_exceptions=False)
+    assert text.exit_code == 1 and text.stdout == ""  # "--json" as the question, after --, is no option
 
 
 def test_query_help_lists_the_options(runner: CliRunner):
