@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
@@ -115,8 +116,12 @@ def expand_paths(inputs: Sequence[str], options: LoaderOptions, allowed: PathAll
     missing: list[str] = []
     not_regular: list[str] = []
     bad_patterns: list[str] = []
+    other_schemes: list[str] = []
     for raw in inputs:
         path = Path(raw).expanduser()
+        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]+://", raw) and not os.path.lexists(path):
+            other_schemes.append(raw)  # "ftp://…", "s3://…": a URL, not a path that happens to be missing
+            continue
         files: list[Path] = []
         if not os.path.lexists(path) and any(ch in raw for ch in WILDCARDS):
             if ".." in _pattern_parts(path)[1]:
@@ -139,9 +144,11 @@ def expand_paths(inputs: Sequence[str], options: LoaderOptions, allowed: PathAll
     problems = ([f"not found: {', '.join(missing)}"] if missing else []) + (
         [f"not a regular file or folder (a device, pipe, or broken/looping link): {', '.join(not_regular)}"]
         if not_regular else []) + (
-        [f"'..' after a wildcard is not supported: {', '.join(bad_patterns)}"] if bad_patterns else [])
+        [f"'..' after a wildcard is not supported: {', '.join(bad_patterns)}"] if bad_patterns else []) + (
+        [f"only http:// and https:// URLs can be loaded: {', '.join(other_schemes)}"] if other_schemes else [])
     if problems:
-        raise IngestError("; ".join(problems), hint="check the paths; nothing was written")
+        raise IngestError("; ".join(problems), hint=("download the file and load it from disk; " if other_schemes
+                                                     else "") + "check the paths; nothing was written")
     by_real: dict[str, Path] = {}
     for f in found.files:
         by_real.setdefault(os.path.realpath(f), f)

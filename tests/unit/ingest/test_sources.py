@@ -158,3 +158,12 @@ def test_globstar_never_enters_a_folder_the_filter_refuses(tmp_path: Path) -> No
     found = expand_paths([str(inside / "**")], OPTIONS, allowed)
     assert names(found.files, inside) == ["sub/ok.md"] and found.skipped == []
     assert not [p for p in asked if (inside / "to_root") in p.parents]  # nothing below the link was looked at
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/x.pdf", "s3://bucket/key.md", "file:///etc/hosts"])
+def test_a_url_of_another_scheme_is_said_so_not_not_found(url: str, tmp_path: Path) -> None:
+    # found by a new user: "load ftp://example.com/x" said "not found: ftp://…", as if it were a missing path
+    with pytest.raises(IngestError, match="only http:// and https:// URLs can be loaded") as error:
+        expand_paths([url, str(tmp_path / "missing.md")], OPTIONS)
+    assert url in str(error.value) and "not found: " in str(error.value)  # the missing path is still named
+    assert "download the file" in (error.value.hint or "")
