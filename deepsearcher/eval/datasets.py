@@ -135,14 +135,18 @@ def default_run_folder(dataset: EvalDataset, mode: str, retrieval: str) -> Path:
 
 def _read_records(path: Path) -> list[dict[str, Any]]:
     text = path.read_text(encoding="utf-8")
-    try:
-        if path.suffix in {".jsonl", ".ndjson"}:
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            loaded = json.loads(text)
-            rows = loaded if isinstance(loaded, list) else [loaded]
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from exc
+    lines = text.splitlines() if path.suffix in {".jsonl", ".ndjson"} else [text]
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            loaded = json.loads(line)
+        except json.JSONDecodeError as exc:  # the file's line: a JSONL line is parsed alone (its lineno is 1)
+            where = exc.lineno if len(lines) == 1 else number
+            what = exc.msg.removesuffix(" at")  # "Unterminated string starting at" + its position
+            raise ConfigError(f"{path}: invalid JSON at line {where}, column {exc.colno}: {what}") from exc
+        rows.extend(loaded if isinstance(loaded, list) and len(lines) == 1 else [loaded])
     bad = [i for i, r in enumerate(rows) if not isinstance(r, dict) or "question" not in r]
     if bad:
         raise ConfigError(f"{path}: record {bad[0]} has no 'question' (expected the unified record format)")
