@@ -93,8 +93,9 @@ class OpenAICompatibleChat:
         if key:
             return key
         if self.options.base_url is None:
+            state = "is empty" if env and key is not None and not key.strip() else "is not set"
             raise ConfigError(
-                f"no API key for OpenAI: the environment variable {env or 'OPENAI_API_KEY'} is not set",
+                f"no API key for OpenAI: the environment variable {env or 'OPENAI_API_KEY'} {state}",
                 hint=f"export {env or 'OPENAI_API_KEY'}=sk-…, or point llm.base_url at a local server (llama.cpp, "
                      f"Ollama, vLLM); {DOCS_HINT}")
         return "not-needed"  # local servers accept any key; a hosted one answers 401, which names api_key_env

@@ -241,6 +241,9 @@ def test_openai_without_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch):
     chat = OpenAICompatibleChat(OpenAICompatibleLLMOptions(model="gpt-4o-mini"))
     with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set"):
         chat.check()
+    monkeypatch.setenv("OPENAI_API_KEY", "")  # exported but empty: said so, not "not set"
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY is empty"):
+        OpenAICompatibleChat(OpenAICompatibleLLMOptions(model="gpt-4o-mini")).check()
 
 
 def test_local_server_needs_no_key(monkeypatch: pytest.MonkeyPatch):
