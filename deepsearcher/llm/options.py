@@ -64,6 +64,18 @@ class LlamaCppOptions(ProviderOptions):
     price_per_1m_input: float | None = Field(None, ge=0, description="Price per 1M prompt tokens (for cost).")
     price_per_1m_output: float | None = Field(None, ge=0, description="Price per 1M completion tokens.")
 
+    @field_validator("model")
+    @classmethod
+    def _bundled(cls, value: str | None) -> str | None:
+        """A bundled model's name, checked when the config is read (``config check``), not at the first query."""
+        from deepsearcher.llm.bundled import BUNDLED
+
+        if value is not None and value not in BUNDLED:
+            raise PydanticCustomError("llama_cpp_model", "{name} is not a bundled model; bundled: {names} (or set "
+                                      "llm.model_path to a .gguf file)",
+                                      {"name": repr(value), "names": ", ".join(BUNDLED)})
+        return value
+
     @model_validator(mode="after")
     def _one_model(self) -> Self:
         """Exactly one of ``model`` (bundled) and ``model_path`` (a file)."""

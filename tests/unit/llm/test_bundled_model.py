@@ -101,6 +101,14 @@ def test_the_pins_and_the_default():
         bundled_model("qwen-7b")
 
 
+def test_an_unknown_bundled_name_is_a_config_error_when_the_config_is_read(tmp_path: Path):
+    # found by a new user: `config check` said OK for llm.model: qwen-9000; only `query` refused it
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("llm:\n  provider: llama_cpp\n  model: qwen-9000\n")
+    with pytest.raises(ConfigError, match="llm.model: 'qwen-9000' is not a bundled model; bundled: qwen2.5-coder"):
+        load_settings(cfg)
+
+
 def test_settings_default_to_the_bundled_model_and_keep_a_users_llm_block(tmp_path: Path):
     default = Settings().llm
     assert isinstance(default, LlamaCppOptions) and default.model == DEFAULT_LOCAL_MODEL and default.model_path is None
