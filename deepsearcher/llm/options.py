@@ -46,6 +46,8 @@ class OpenAICompatibleLLMOptions(ProviderOptions):
 #: the bundled model a config without an ``llm:`` section answers with (deepsearcher.llm.bundled; chosen by
 #: measurement, docs/benchmarks.md "The bundled model")
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b-instruct"
+#: the names of the bundled models (``deepsearcher.llm.bundled.BUNDLED`` has their packages and checksums)
+BUNDLED_NAMES = (DEFAULT_LOCAL_MODEL, "qwen2.5-coder-0.5b-instruct")
 
 
 class LlamaCppOptions(ProviderOptions):
@@ -68,12 +70,10 @@ class LlamaCppOptions(ProviderOptions):
     @classmethod
     def _bundled(cls, value: str | None) -> str | None:
         """A bundled model's name, checked when the config is read (``config check``), not at the first query."""
-        from deepsearcher.llm.bundled import BUNDLED
-
-        if value is not None and value not in BUNDLED:
+        if value is not None and value not in BUNDLED_NAMES:
             raise PydanticCustomError("llama_cpp_model", "{name} is not a bundled model; bundled: {names} (or set "
                                       "llm.model_path to a .gguf file)",
-                                      {"name": repr(value), "names": ", ".join(BUNDLED)})
+                                      {"name": repr(value), "names": ", ".join(BUNDLED_NAMES)})
         return value
 
     @model_validator(mode="after")

@@ -12,7 +12,7 @@ import pytest
 
 from deepsearcher.errors import ConfigError
 from deepsearcher.llm.bundled import BUNDLED, DEFAULT_MODEL, BundledModel, assemble, bundled_model, cached_path
-from deepsearcher.llm.options import DEFAULT_LOCAL_MODEL, LlamaCppOptions
+from deepsearcher.llm.options import BUNDLED_NAMES, DEFAULT_LOCAL_MODEL, LlamaCppOptions
 from deepsearcher.settings import Settings, load_settings
 
 PARTS = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5]
@@ -102,6 +102,7 @@ def test_the_pins_and_the_default():
 
 
 def test_an_unknown_bundled_name_is_a_config_error_when_the_config_is_read(tmp_path: Path):
+    assert set(BUNDLED) == set(BUNDLED_NAMES)  # the names the config accepts are the models there are
     # found by a new user: `config check` said OK for llm.model: qwen-9000; only `query` refused it
     cfg = tmp_path / "c.yaml"
     cfg.write_text("llm:\n  provider: llama_cpp\n  model: qwen-9000\n")
@@ -117,7 +118,7 @@ def test_settings_default_to_the_bundled_model_and_keep_a_users_llm_block(tmp_pa
     assert load_settings(cfg).llm.provider == "openai_compatible"  # type: ignore[union-attr]
     cfg.write_text("vector_db:\n  uri: ./x.db\n")
     assert load_settings(cfg).llm.model == DEFAULT_LOCAL_MODEL  # type: ignore[union-attr]
-    for bad in ("llm:\n  provider: llama_cpp\n", "llm:\n  provider: llama_cpp\n  model: a\n  model_path: b.gguf\n"):
+    for bad in ("llm:\n  provider: llama_cpp\n", "llm:\n  provider: llama_cpp\n  model: qwen2.5-coder-0.5b-instruct\n  model_path: b.gguf\n"):
         cfg.write_text(bad)
         with pytest.raises(ConfigError, match="give llm.model .a bundled model"):
             load_settings(cfg)
