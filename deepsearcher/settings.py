@@ -236,7 +236,8 @@ def load_settings(path: str | Path | None = None, overrides: dict[str, Any] | No
     if cfg_path is not None:
         if not cfg_path.is_file():
             raise ConfigError(f"config file not found: {cfg_path}",
-                              hint="pass --config PATH or set DEEPSEARCHER_CONFIG; see config.yaml in the repo")
+                              hint="pass --config PATH or set DEEPSEARCHER_CONFIG to an existing file; "
+                                   "`deepsearcher config check` without either shows the built-in defaults")
         try:
             with cfg_path.open(encoding="utf-8") as stream:  # a stream, so YAML errors name the file
                 loaded = yaml.load(stream, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
@@ -301,6 +302,8 @@ def _error_lines(exc: ValidationError) -> list[str]:
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown key" + _did_you_mean(loc)
+        elif err["type"] in {"model_type", "model_attributes_type", "dict_type"}:  # "query: 5"
+            msg = f"must be a section of keys (key: value lines indented under it), got {err.get('input')!r}"
         elif section in PROVIDER_SECTIONS and (
                 err["type"] == "union_tag_invalid" or (err["type"] == "literal_error" and loc[-1:] == ["provider"])):
             kind = PROVIDER_SECTIONS[section]

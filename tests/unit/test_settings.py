@@ -76,6 +76,16 @@ def test_a_yaml_merge_key_and_one_key_in_two_mappings_are_fine():
     assert loaded["q"] == {"top_k": 7, "max_iter": 2} and loaded["r"] == {"top_k": 1}
 
 
+@pytest.mark.parametrize("text", ["query: 5\n", "query: fast\n", "llm: [a, b]\n"])
+def test_a_section_that_is_not_a_mapping_is_said_so_without_class_names(tmp_path: Path, text: str):
+    # found by a new user: "query: 5" said "Input should be a valid dictionary or instance of QuerySettings"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError, match="must be a section of keys") as error:
+        load_settings(cfg)
+    assert "Settings" not in str(error.value) and "Options" not in str(error.value)
+
+
 def test_relative_paths_resolve_against_config_folder(tmp_path: Path):
     sub = tmp_path / "conf"
     sub.mkdir()
