@@ -32,6 +32,7 @@ import functools
 import logging
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
@@ -192,7 +193,7 @@ def _walk(folder: Path, options: LoaderOptions, skipped: list[FileResult],
           seen: set[tuple[int, int]] | None = None, allowed: PathAllowed | None = None) -> Iterator[Path]:
     """Files below ``folder`` (linked folders not followed), filtered by ``include`` / ``exclude``."""
     for path, rel, is_dir in _tree(folder, set() if seen is None else seen, skipped, follow_links=False,
-                                   allowed=allowed):
+                                   allowed=allowed, report_odd=lambda rel: in_scope(Path(rel), options)):
         if not is_dir and in_scope(Path(rel), options):
             yield path
 
@@ -206,14 +207,15 @@ def in_scope(rel: Path, options: LoaderOptions) -> bool:
 
 
 def _tree(root: Path, seen: set[tuple[int, int]], skipped: list[FileResult], *, follow_links: bool,
-          descend: Callable[[str, int], bool] | None = None,
-          allowed: PathAllowed | None = None) -> Iterator[tuple[Path, str, bool]]:
+          descend: Callable[[str, int], bool] | None = None, allowed: PathAllowed | None = None,
+          report_odd: Callable[[str], bool] | None = None) -> Iterator[tuple[Path, str, bool]]:
     """Walk ``root`` depth-first with an explicit stack: yields (path, path relative to root, is a folder).
 
     Each folder is entered once per ``seen`` set, recognised by (device, inode). Regular files and folders only
     (files through links included); pipes, sockets, devices and broken links are left out. ``descend(rel, depth)``
     decides whether a folder at ``depth`` (1 = a child of ``root``) is entered; default: always. A folder
-    ``allowed`` refuses (outside the server's roots, through a link) is neither entered nor yielded.
+    ``allowed`` refuses (outside the server's roots, through a link) is neither entered nor yielded. A broken link,
+    pipe, socket or device whose relative path ``report_odd`` accepts is listed in ``skipped`` with what it is.
     """
     try:
         key = _dir_key(root)
@@ -240,7 +242,13 @@ def _tree(root: Path, seen: set[tuple[int, int]], skipped: list[FileResult], *, 
                 is_file = not is_dir and entry.is_file()
             except OSError:
                 continue
-            if not (is_dir or is_file) or (is_dir and allowed is not None and not allowed(path)):
+            if not (is_dir or is_file):
+                odd = _odd_kind(entry) if report_odd is not None and report_odd(name) else None
+                if odd:
+                    where = f"{display_path(folder)}/{readable_name(entry.name)}"  # the link, not its target
+                    skipped.append(FileResult(where, "skipped", odd))
+                continue
+            if is_dir and allowed is not None and not allowed(path):
                 continue
             yield path, name, is_dir
             if is_dir and (descend is None or descend(name, depth + 1)):
@@ -254,6 +262,20 @@ def _tree(root: Path, seen: set[tuple[int, int]], skipped: list[FileResult], *, 
                     seen.add(child)
                     below.append((path, name, depth + 1))
         stack.extend(reversed(below))
+
+
+def _odd_kind(entry: os.DirEntry[str]) -> str | None:
+    """What a walked entry that is neither a file nor a folder is, as a skip reason; None for a link to a folder
+    (linked folders are not followed, by design)."""
+    try:
+        if entry.is_symlink():
+            return None if os.path.exists(entry.path) else "broken link (its target does not exist)"
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError as exc:
+        return f"not readable: {os_reason(exc)}"
+    kind = ("pipe" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special file")
+    return f"not a regular file (a {kind})"
 
 
 def _dir_key(path: Path) -> tuple[int, int]:

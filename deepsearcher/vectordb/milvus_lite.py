@@ -196,7 +196,9 @@ def open_lite_client(uri: str) -> GuardedClient:
     try:
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ProviderError(f"cannot create the Milvus Lite file {uri}: {exc.strerror or exc}",
+        blocking = next((p for p in Path(uri).parents if p.exists() and not p.is_dir()), None)
+        why = f"{blocking} is a file, not a folder" if blocking else exc.strerror or str(exc)
+        raise ProviderError(f"cannot create the Milvus Lite file {uri}: {why}",
                             hint="set vector_db.uri to a path in a writable folder") from exc
     check_lite_format(Path(uri))
     # milvus-lite's in-process gRPC server logs unimplemented optional RPCs (AllocTimestamp) at ERROR

@@ -167,3 +167,17 @@ def test_a_url_of_another_scheme_is_said_so_not_not_found(url: str, tmp_path: Pa
         expand_paths([url, str(tmp_path / "missing.md")], OPTIONS)
     assert url in str(error.value) and "not found: " in str(error.value)  # the missing path is still named
     assert "download the file" in (error.value.hint or "")
+
+
+def test_a_broken_link_and_a_pipe_in_a_folder_are_listed_as_skipped(tmp_path: Path) -> None:
+    # found by a new user: both were left out of the load summary without a word
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nsome text")
+    (folder / "broken.md").symlink_to(tmp_path / "nowhere.md")
+    os.mkfifo(folder / "pipe.md")
+    os.mkfifo(folder / "ignored.bin")
+    found = expand_paths([str(folder)], LoaderOptions(exclude=["*.bin"]))
+    assert found.files == [folder / "a.md"]
+    reasons = {Path(r.source).name: r.reason for r in found.skipped}
+    assert reasons == {"broken.md": "broken link (its target does not exist)", "pipe.md": "not a regular file (a pipe)"}

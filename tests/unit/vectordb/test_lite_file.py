@@ -42,3 +42,12 @@ def test_an_empty_or_junk_file_is_named_as_what_it_is(tmp_path: Path, content: b
 def test_a_folder_or_nothing_passes(tmp_path: Path) -> None:
     check_lite_format(tmp_path)
     check_lite_format(tmp_path / "new.db")
+
+
+def test_a_file_in_the_way_of_the_folder_is_named(tmp_path: Path) -> None:
+    # found by a new user: "cannot create the Milvus Lite file …: File exists" when a parent was a file
+    from deepsearcher.vectordb.milvus import MilvusStore
+
+    (tmp_path / "data").write_text("not a folder")
+    with pytest.raises(ProviderError, match=f"{tmp_path / 'data'} is a file, not a folder"):
+        MilvusStore(str(tmp_path / "data" / "sub" / "milvus.db")).list_collections()
