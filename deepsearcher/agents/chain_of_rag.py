@@ -31,14 +31,14 @@ from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route
 from deepsearcher.agents.base import FunctionAgent
 from deepsearcher.agents.relevance_check import (
-    SUPPORTING_EXAMPLE_NUMBERS, check_passage, check_position, numbers_past_check, with_check,
+    SUPPORTING_EXAMPLE_NUMBERS, check_passage, check_position, drawn_from_check, numbers_past_check, with_check,
 )
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
     ask_fitted, by_collection, chunk_ref, dedup_queries, retrieve,
 )
 from deepsearcher.events import (
-    QueryAccepted, QueryBudget, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
+    QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
 )
 from deepsearcher.types import Chunk, Hit, Report
 from deepsearcher.vectordb.fusion import fused_priority, hit_key
@@ -104,6 +104,11 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str
                               Intermediate, lambda kept: Intermediate(answer="", supporting=[]),
                               "keeping every retrieved chunk")
     answer = reply.value.answer.strip()
+    if passage is not None and answer and drawn_from_check(answer, passage, [h.chunk for h in shown], ctx.question):
+        ctx.emit(QueryFallback(step="intermediate", error=f"the intermediate answer “{answer[:80]}” is taken from the "
+                               f"check passage (“{passage.title}”, unrelated to the question)",
+                               fallback="no intermediate answer for this step"))
+        answer = ""  # never carried into the next follow-up or the report's notes
     if reply.fell_back or failed_before:
         return answer, list(hits), True  # every retrieved chunk, those the window left out too
     chosen = set(reply.value.supporting)

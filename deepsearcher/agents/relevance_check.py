@@ -25,7 +25,7 @@ import threading
 import zlib
 from dataclasses import dataclass, field
 
-from typing import Callable
+from typing import Callable, Sequence
 
 from deepsearcher.agents.rewrites import words
 from deepsearcher.events import Event, QueryFallback
@@ -75,6 +75,15 @@ def with_check(chunks: list[Chunk], passage: Chunk, position: int) -> list[Chunk
 def chunk_numbers_without(numbers: set[int], position: int) -> set[int]:
     """The reply's numbers as numbers of the chunks without the check passage (the passage's own number dropped)."""
     return {n - 1 if n > position else n for n in numbers if n != position}
+
+
+def drawn_from_check(answer: str, passage: Chunk, shown: Sequence[Chunk], question: str) -> bool:
+    """``answer`` uses words only the check passage has (none of ``shown``'s chunks, not the question): a model that
+    answered from the unrelated passage (measured: Qwen2.5-Coder-0.5B's intermediate answer "Sourdough starter"
+    for a MuSiQue question became the report's short answer)."""
+    own = words(answer) & (words(passage.title or "") | words(passage.text))
+    elsewhere = words(question).union(*(words(f"{c.title or ''} {c.text}") for c in shown))
+    return bool(own - elsewhere)
 
 
 @dataclass

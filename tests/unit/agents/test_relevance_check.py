@@ -7,10 +7,13 @@ import json
 import re
 from typing import Any
 
+import pytest
+
 from deepsearcher.agents import deep_search
 from deepsearcher.agents.relevance_check import PASSAGES, check_passage, check_position, chunk_numbers_without
 from deepsearcher.events import Event
 from deepsearcher.testing.scripted import ScriptedChatModel
+from deepsearcher.types import Chunk
 from tests.unit.query_fakes import make_ctx, of_kind
 
 Q = "What is Milvus Lite and what are its limits?"
@@ -258,3 +261,42 @@ def test_chain_of_rag_without_the_check_keeps_the_numbers_it_is_given():
     chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=False, max_iter=3))
     assert not any(t in p for p in intermediate_prompts(llm) for t, _, _ in PASSAGES)
     assert of_kind(events, "query.accepted")[0]["accepted"] == 2
+
+
+def test_chain_of_rag_an_intermediate_answer_taken_from_the_check_passage_is_dropped():
+    # measured: Qwen2.5-Coder-0.5B answered a MuSiQue follow-up with the check passage's title ("Sourdough starter"),
+    # which the report prompt's notes carried into the short answer
+    from deepsearcher.agents import chain_of_rag
+
+    script = chain_script(lambda p: [1, 2])
+
+    def from_the_check(messages: Any) -> str:
+        p = messages[-1]["content"]
+        if p.startswith("Answer the follow-up question"):
+            title = next((t for t, _, _ in PASSAGES if t in p), "In a local file.")  # no check after the first
+            return j(answer=title, supporting=[1, 2])
+        return script(messages)
+
+    llm = ScriptedChatModel([from_the_check] * 10)
+    events: list[Event] = []
+    chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=True, max_iter=3))
+    dropped = [f for f in of_kind(events, "query.fallback") if "is taken from the check passage" in f["error"]]
+    assert len(dropped) == 1 and dropped[0]["fallback"] == "no intermediate answer for this step"
+    assert of_kind(events, "query.intermediate")[0]["answer"] == ""
+    later = [p for p in llm.prompts if not p.startswith("Answer the follow-up question")]
+    assert not any(t in p for p in later for t, _, _ in PASSAGES)  # never in a follow-up or the report prompt
+
+
+@pytest.mark.parametrize("answer, dropped", [
+    ("Sourdough starter", True), ("Feed it flour and water every twelve hours.", True),
+    ("In a local file.", False), ("Milvus Lite stores data in a local file.", False),
+])
+def test_drawn_from_check_needs_a_word_only_the_check_passage_has(answer: str, dropped: bool):
+    from deepsearcher.agents.relevance_check import drawn_from_check
+
+    title, source, text = PASSAGES[0]  # the sourdough passage
+    passage = Chunk(id="relevance-check", text=text, source=source, title=title, page=None, chunk_index=0,
+                    doc_hash="")
+    shown = [Chunk(id="c", text="Milvus Lite keeps its data in a local file.", source="/d/lite.md", title="lite",
+                   page=None, chunk_index=0, doc_hash="")]
+    assert drawn_from_check(answer, passage, shown, "Where does Milvus Lite store data?") is dropped
