@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from deepsearcher.agents.citations import strip_citations
+from deepsearcher.agents.citations import cited_numbers, strip_citations
 from deepsearcher.agents.prompts import REPORT_FORMAT, SYSTEM
 from deepsearcher.agents.rewrites import overlap, words
 
@@ -227,10 +227,34 @@ def first_sentence(text: str) -> str:
     return ""
 
 
+#: a sentence about the sources rather than the question ("The answer is supported by all four sources.", "Both
+#: documents confirm this."): with no citation of its own it is a claim no one checked — the bundled 1.5B model wrote
+#: "supported by all four sources" under an answer that cited none, above a Sources list of one
+_SUPPORT_CLAIM = re.compile(
+    r"\b(?:supported|confirmed|backed(?:\s+up)?|corroborated|verified|validated)\s+by\s+(?:all|both|each|every|the|"
+    r"these|several|multiple|many|\w+)\s+(?:of\s+the\s+)?(?:\w+\s+)?(?:sources|documents|passages|references|"
+    r"chunks)\b|\b(?:all|both|each\s+of\s+the|every\s+one\s+of\s+the|the)\s+(?:\w+\s+)?(?:sources|documents|"
+    r"passages|references)\s+(?:all\s+)?(?:agree|confirm|support|corroborate|verify)\b", re.IGNORECASE)
+
+
+def without_support_claims(text: str) -> str:
+    """``text`` without the sentences that only vouch for the sources (``_SUPPORT_CLAIM``) and cite nothing; the
+    report's own Sources section and citation checks say what supports what. Other text is kept as written."""
+    if not _SUPPORT_CLAIM.search(text):
+        return text
+    kept = []
+    for line in text.split("\n"):
+        parts = re.split(r"(?<=[.!?])\s+", line)
+        left = [p for p in parts if not (_SUPPORT_CLAIM.search(p) and not cited_numbers(p))]
+        if left or not line.strip():
+            kept.append(" ".join(left) if len(left) != len(parts) else line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
 def short_answer_of(text: str) -> tuple[str, str]:
     """``(report, short answer)`` from a model's report text: the ``Answer:`` line taken out, else the first
     sentence; the report's leaked label at the start removed."""
-    report, short = split_short_answer(strip_echoed_sources(without_prompt_rules(text)))
+    report, short = split_short_answer(without_support_claims(strip_echoed_sources(without_prompt_rules(text))))
     report = strip_leaked_label(report)
     if names_the_answer_kind(strip_citations(report)):
         report = ""  # "[1][2][3] Yes/no" answers nothing

@@ -109,6 +109,19 @@ def wants_json(ctx: click.Context) -> bool:
 class ErrorBoundary(click.Group):
     """Turns library errors into messages; ``--debug`` re-raises."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:  # `deepsearcher --json query …`: a command's option before the command
+            owners = sorted(name for name, cmd in self.commands.items()
+                            if any(exc.option_name in p.opts for p in cmd.params))
+            command = next((a for a in args if a in self.commands), owners[0] if owners else None)
+            if not owners or command is None:
+                raise
+            raise click.NoSuchOption(exc.option_name, ctx=ctx, message=(
+                f"{exc.option_name} is an option of the command: it goes after it, e.g. deepsearcher {command} … "
+                f"{exc.option_name}")) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         as_json = wants_json(ctx)  # read before the group hands the command its arguments
         try:

@@ -223,6 +223,18 @@ def test_a_global_option_after_the_command_says_where_it_goes(runner: CliRunner,
     assert unknown.exit_code == 2 and "No such option '--bogus'" in unknown.output
 
 
+@pytest.mark.parametrize("args, hint", [
+    # found by a new user: `deepsearcher --json query …` was told "Did you mean '--version'?"
+    (["--json", "query", "x"], "--json is an option of the command: it goes after it, e.g. deepsearcher query … --json"),
+    (["-k", "3", "retrieve", "x"], "-k is an option of the command: it goes after it, e.g. deepsearcher retrieve … -k"),
+])
+def test_a_command_option_before_the_command_says_where_it_goes(runner: CliRunner, args: list[str], hint: str):
+    result = runner.invoke(main, args)
+    assert result.exit_code == 2 and f"Error: {hint}" in result.output
+    unknown = runner.invoke(main, ["--bogus", "query", "x"])
+    assert unknown.exit_code == 2 and "No such option '--bogus'" in unknown.output
+
+
 @pytest.mark.parametrize("watch, allowed, message", [
     ("gone", "docs", "server.watch: {tmp}/gone is not a folder"),
     ("file.md", ".", "server.watch: {tmp}/file.md is not a folder"),
