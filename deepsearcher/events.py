@@ -314,7 +314,15 @@ class QueryFallback(Event):
     fallback: str = _doc("what was done instead")
 
     def describe(self) -> list[str]:
-        return [f"! {self.step}: {self.error}; {self.fallback}"]
+        return [f"! {STEP_WORDS.get(self.step, self.step)}: {self.error}; {self.fallback}"]
+
+
+#: how a step is named to a reader (the CLI's lines); events and the API keep the step's id
+STEP_WORDS = {"synthesise": "writing the report", "synthesis": "writing the summary section",
+              "intermediate": "intermediate answer", "relevance": "relevance check", "decompose": "splitting the "
+              "question", "route": "routing", "reflect": "reflection", "research_step": "research step",
+              "evaluate": "evaluator", "checks": "choosing the checks", "final_answer": "final answer",
+              "coherence": "coherence pass", "web_search": "web search", "follow_up": "follow-up question"}
 
 
 @dataclass(frozen=True)

@@ -197,3 +197,13 @@ def test_query_start_says_how_far_the_agent_goes(agent: str, max_iter: int, line
     """Rounds are said only for the agents that search in rounds: a naive query makes one search."""
     start = events.QueryStart(question="q", agent=agent, collections=["docs"], max_iter=max_iter)
     assert start.describe() == [line]
+
+
+def test_a_fallback_line_names_the_step_in_words_and_the_event_keeps_its_id():
+    # a new user read "! synthesise: the report cites no source" on the quick start
+    from deepsearcher.events import QueryFallback
+
+    event = QueryFallback(step="synthesise", error="the report cites no source", fallback="quoted [1]")
+    assert event.describe() == ["! writing the report: the report cites no source; quoted [1]"]
+    assert event.data["step"] == "synthesise"
+    assert QueryFallback(step="a_new_step", error="e", fallback="f").describe() == ["! a_new_step: e; f"]
