@@ -251,10 +251,52 @@ def without_support_claims(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
 
 
+#: shortest line (citations aside) that ``without_repeated_lines`` merges: "Yes." twice may be two answers
+REPEAT_MIN_CHARS = 20
+
+
+def without_repeated_lines(text: str) -> str:
+    """``text`` with a line that says again what an earlier line said (the same words once citations, a leading
+    bullet and case are set aside) merged into that line, its citations added there: Qwen2.5-Coder-0.5B's
+    deep_research answer was one sentence three times, "[1] Haymo of Faversham … scholar." then the same after [2]
+    and [3]. Lines in code fences and tables, and short lines, are kept as written."""
+    lines = text.split("\n")
+    first: dict[str, int] = {}
+    cites: dict[int, list[int]] = {}
+    drop: set[int] = set()
+    fenced = False
+    for at, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        body = " ".join(strip_citations(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line)).split()).casefold()
+        if fenced or line.lstrip().startswith(("|", "```", "~~~")) or len(body) < REPEAT_MIN_CHARS:
+            continue
+        if body in first:
+            drop.add(at)
+            cites.setdefault(first[body], []).extend(cited_numbers(line))
+        else:
+            first[body] = at
+    if not drop:
+        return text
+    out = []
+    for at, line in enumerate(lines):
+        if at in drop:
+            continue
+        if at in cites:
+            own = cited_numbers(line)
+            extra = [n for n in dict.fromkeys(cites[at]) if n not in own]
+            if extra:
+                merged = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(strip_citations(line).split()))
+                line = f"{merged} " + "".join(f"[{n}]" for n in dict.fromkeys([*own, *extra]))
+        out.append(line)
+    return "\n".join(out)
+
+
 def short_answer_of(text: str) -> tuple[str, str]:
     """``(report, short answer)`` from a model's report text: the ``Answer:`` line taken out, else the first
     sentence; the report's leaked label at the start removed."""
-    report, short = split_short_answer(without_support_claims(strip_echoed_sources(without_prompt_rules(text))))
+    cleaned = without_repeated_lines(without_support_claims(strip_echoed_sources(without_prompt_rules(text))))
+    report, short = split_short_answer(cleaned)
     report = strip_leaked_label(report)
     if names_the_answer_kind(strip_citations(report)):
         report = ""  # "[1][2][3] Yes/no" answers nothing

@@ -410,3 +410,26 @@ def test_a_claim_that_the_sources_vouch_for_the_answer_with_no_citation_goes(rep
 ])
 def test_statements_about_other_things_or_with_citations_stay(text: str) -> None:
     assert short_answer_of("Answer: x\n\n" + text)[0] == text
+
+
+def test_a_line_said_again_is_merged_into_the_first_with_its_citations() -> None:
+    # Qwen2.5-Coder-0.5B's deep_research answer on HotpotQA: one sentence three times, each after a number
+    line = "Haymo of Faversham, O.F.M. ( c. 1243 ) was an English Franciscan scholar."
+    reply = f"[1] {line}\n[2] {line}\n[3] {line}"
+    assert short_answer_of(reply)[0] == f"{line} [1][2][3]"
+    again = f"Answer: Latin\n\nHe translated Aristotle into Latin [2].\n- he translated aristotle into latin [4]."
+    assert short_answer_of(again)[0] == "He translated Aristotle into Latin. [2][4]"
+
+
+@pytest.mark.parametrize("reply", [
+    "Answer: yes\n\nYes.\nYes.",  # short lines
+    "Answer: x\n\n| a long table row, the same twice | x |\n| a long table row, the same twice | x |",
+    "Answer: x\n\n```\nprint('the same long line of code')\nprint('the same long line of code')\n```",
+    "Answer: x\n\nMilvus Lite keeps its data in one file [1].\nMilvus Lite keeps its data in one file [1].",
+])
+def test_short_repeats_tables_and_code_stay_and_a_repeat_with_the_same_citation_says_it_once(reply: str) -> None:
+    report = short_answer_of(reply)[0]
+    if "Milvus" in reply:
+        assert report == "Milvus Lite keeps its data in one file [1]."
+    else:
+        assert report == reply.split("\n\n", 1)[1]
