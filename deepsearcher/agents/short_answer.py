@@ -172,6 +172,12 @@ def only_citations(text: str) -> bool:
     return bool(text.strip()) and body != text.strip() and not re.search(r"\w", body)
 
 
+#: the "Explanation:" label at the start of a later line ("- … → The Enola Gay …\n\nExplanation: The Enola Gay dropped
+#: …", a 0.5B chain_of_rag report on MuSiQue): the label goes, the explanation stays
+_EXPLANATION_LINE = re.compile(r"(?im)^([ \t]*)(?:#{1,6}[ \t]*)?[*_]*[ \t]*(?:the[ \t]+)?explanation(?:[ \t]+of[ \t]+the[ \t]+"
+                               r"answer)?[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*[ \t]*")
+
+
 def strip_leaked_label(text: str) -> str:
     """``text`` without a prompt label at its start ("A short direct answer:", "**Short Direct Answer:**" on its
     own line or before the answer, "## Direct answer"); other text is returned unchanged."""
@@ -297,7 +303,7 @@ def short_answer_of(text: str) -> tuple[str, str]:
     sentence; the report's leaked label at the start removed."""
     cleaned = without_repeated_lines(without_support_claims(strip_echoed_sources(without_prompt_rules(text))))
     report, short = split_short_answer(cleaned)
-    report = strip_leaked_label(report)
+    report = _EXPLANATION_LINE.sub(r"\1", strip_leaked_label(report))
     if names_the_answer_kind(strip_citations(report)):
         report = ""  # "[1][2][3] Yes/no" answers nothing
     if short and report:  # "Answer: X" then a line of source numbers only: they cite X, so the report says X [n]

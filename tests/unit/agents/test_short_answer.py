@@ -68,6 +68,17 @@ def test_the_explanation_label_the_prompt_leaks_is_not_left_in_the_report(reply:
     assert short_answer_of(reply) == ("Haymo translated Aristotle into Latin [2].", "Latin")
 
 
+@pytest.mark.parametrize("reply, report", [
+    # a 0.5B chain_of_rag report on MuSiQue: the label on a later line
+    ("Answer: Boeing B-29\n\nThe Enola Gay was a B-29 [1].\n\nExplanation: It dropped the bomb on Hiroshima [2].",
+     "The Enola Gay was a B-29 [1].\n\nIt dropped the bomb on Hiroshima [2]."),
+    ("Answer: Latin\n\nHaymo was a scholar [1].\n**Explanation:**\nHe translated into Latin [2].",
+     "Haymo was a scholar [1].\n\nHe translated into Latin [2]."),
+])
+def test_the_explanation_label_on_a_later_line_goes_too(reply: str, report: str):
+    assert short_answer_of(reply)[0] == report
+
+
 def test_an_explanation_line_is_never_taken_for_the_short_answer():
     assert split_short_answer("Explanation: the sources disagree [1].\n\nMore [2].") == (
         "Explanation: the sources disagree [1].\n\nMore [2].", "")
