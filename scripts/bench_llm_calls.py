@@ -14,9 +14,9 @@ Retrieved chunks are counted where the agent gets them: ``DeepSearcher.search`` 
 wrapped (``CountingSearcher``), so a count is the distinct hits a search returned to the agent — not the dense and
 BM25 candidate lists a hybrid search fetches inside the store (an earlier version patched the store's ``search``),
 nor the store's over-fetch that ``search_distinct`` asks for to collapse identical texts (a later version wrapped the
-store and counted 2 × top_k per search). deepsearcher also searches the original question in round 1; the reference does not, so the question's
-searches are left out of the reference count. Prints a Markdown section; ``--out`` writes it into that file
-(replacing an earlier "LLM calls per query" section).
+store and counted 2 × top_k per search). deepsearcher also searches the original question in round 1; the
+reference does not, so the question's searches are left out of the reference count. Prints a Markdown section;
+``--out`` writes it into that file (replacing an earlier "LLM calls per query" section).
 """
 
 from __future__ import annotations

@@ -105,8 +105,9 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str
                               "keeping every retrieved chunk")
     answer = reply.value.answer.strip()
     if passage is not None and answer and drawn_from_check(answer, passage, [h.chunk for h in shown], ctx.question):
-        ctx.emit(QueryFallback(step="intermediate", error=f"the intermediate answer “{answer[:80]}” is taken from the "
-                               f"check passage (“{passage.title}”, unrelated to the question)",
+        ctx.emit(QueryFallback(step="intermediate",
+                               error=f"the intermediate answer “{answer[:80]}” is taken from the check passage "
+                                     f"(“{passage.title}”, unrelated to the question)",
                                fallback="no intermediate answer for this step"))
         answer = ""  # never carried into the next follow-up or the report's notes
     if reply.fell_back or failed_before:

@@ -174,8 +174,8 @@ def only_citations(text: str) -> bool:
 
 #: the "Explanation:" label at the start of a later line ("- … → The Enola Gay …\n\nExplanation: The Enola Gay dropped
 #: …", a 0.5B chain_of_rag report on MuSiQue): the label goes, the explanation stays
-_EXPLANATION_LINE = re.compile(r"(?im)^([ \t]*)(?:#{1,6}[ \t]*)?[*_]*[ \t]*(?:the[ \t]+)?explanation(?:[ \t]+of[ \t]+the[ \t]+"
-                               r"answer)?[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*[ \t]*")
+_EXPLANATION_LINE = re.compile(r"(?im)^([ \t]*)(?:#{1,6}[ \t]*)?[*_]*[ \t]*(?:the[ \t]+)?explanation"
+                               r"(?:[ \t]+of[ \t]+the[ \t]+answer)?[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*[ \t]*")
 
 
 def strip_leaked_label(text: str) -> str:

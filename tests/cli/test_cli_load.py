@@ -225,8 +225,10 @@ def test_a_global_option_after_the_command_says_where_it_goes(runner: CliRunner,
 
 @pytest.mark.parametrize("args, hint", [
     # found by a new user: `deepsearcher --json query …` was told "Did you mean '--version'?"
-    (["--json", "query", "x"], "--json is an option of the command: it goes after it, e.g. deepsearcher query … --json"),
-    (["-k", "3", "retrieve", "x"], "-k is an option of the command: it goes after it, e.g. deepsearcher retrieve … -k"),
+    (["--json", "query", "x"], "--json is an option of the command: it goes after it, e.g. deepsearcher query … "
+                               "--json"),
+    (["-k", "3", "retrieve", "x"], "-k is an option of the command: it goes after it, e.g. deepsearcher retrieve "
+                                   "… -k"),
 ])
 def test_a_command_option_before_the_command_says_where_it_goes(runner: CliRunner, args: list[str], hint: str):
     result = runner.invoke(main, args)

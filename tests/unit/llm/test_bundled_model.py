@@ -118,7 +118,8 @@ def test_settings_default_to_the_bundled_model_and_keep_a_users_llm_block(tmp_pa
     assert load_settings(cfg).llm.provider == "openai_compatible"  # type: ignore[union-attr]
     cfg.write_text("vector_db:\n  uri: ./x.db\n")
     assert load_settings(cfg).llm.model == DEFAULT_LOCAL_MODEL  # type: ignore[union-attr]
-    for bad in ("llm:\n  provider: llama_cpp\n", "llm:\n  provider: llama_cpp\n  model: qwen2.5-coder-0.5b-instruct\n  model_path: b.gguf\n"):
+    both = "llm:\n  provider: llama_cpp\n  model: qwen2.5-coder-0.5b-instruct\n  model_path: b.gguf\n"
+    for bad in ("llm:\n  provider: llama_cpp\n", both):
         cfg.write_text(bad)
         with pytest.raises(ConfigError, match="give llm.model .a bundled model"):
             load_settings(cfg)
