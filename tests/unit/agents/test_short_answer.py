@@ -432,15 +432,15 @@ def test_a_line_said_again_is_merged_into_the_first_with_its_citations() -> None
     assert short_answer_of(again)[0] == "He translated Aristotle into Latin. [2][4]"
 
 
-@pytest.mark.parametrize("reply", [
-    "Answer: yes\n\nYes.\nYes.",  # short lines
-    "Answer: x\n\n| a long table row, the same twice | x |\n| a long table row, the same twice | x |",
-    "Answer: x\n\n```\nprint('the same long line of code')\nprint('the same long line of code')\n```",
-    "Answer: x\n\nMilvus Lite keeps its data in one file [1].\nMilvus Lite keeps its data in one file [1].",
+@pytest.mark.parametrize("reply, report", [
+    ("Answer: yes\n\nYes.\nYes.", "Yes.\nYes."),  # short lines
+    ("Answer: x\n\n| a long table row, the same twice | x |\n| a long table row, the same twice | x |",
+     "| a long table row, the same twice | x |\n| a long table row, the same twice | x |"),
+    ("Answer: x\n\n```\nprint('the same long line of code')\nprint('the same long line of code')\n```",
+     "```\nprint('the same long line of code')\nprint('the same long line of code')\n```"),
+    ("Answer: x\n\nMilvus Lite keeps its data in one file [1].\nMilvus Lite keeps its data in one file [1].",
+     "Milvus Lite keeps its data in one file [1]."),
 ])
-def test_short_repeats_tables_and_code_stay_and_a_repeat_with_the_same_citation_says_it_once(reply: str) -> None:
-    report = short_answer_of(reply)[0]
-    if "Milvus" in reply:
-        assert report == "Milvus Lite keeps its data in one file [1]."
-    else:
-        assert report == reply.split("\n\n", 1)[1]
+def test_short_repeats_tables_and_code_stay_and_a_repeat_with_the_same_citation_says_it_once(reply: str,
+                                                                                              report: str) -> None:
+    assert short_answer_of(reply)[0] == report
