@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 
 from deepsearcher.agents.citations import cited_numbers, strip_citations
 from deepsearcher.agents.prompts import REPORT_FORMAT, SYSTEM
-from deepsearcher.agents.rewrites import overlap, words
+from deepsearcher.agents.rewrites import overlap, sentences, words
 
 #: label words a small model copies from the prompt ("short direct answer", "final answer", "answer", "summary")
 _LABEL_WORDS = r"(?:an?\s+|the\s+|my\s+)?(?:(?:short|direct|brief|final|concise)[\s-]+){0,3}(?:answer|summary)"
@@ -250,10 +250,10 @@ def without_support_claims(text: str) -> str:
         return text
     kept = []
     for line in text.split("\n"):
-        parts = re.split(r"(?<=[.!?])\s+", line)
+        parts = sentences(line)  # a citation after a sentence's full stop belongs to that sentence
         left = [p for p in parts if not (_SUPPORT_CLAIM.search(p) and not cited_numbers(p))]
         if left or not line.strip():
-            kept.append(" ".join(left) if len(left) != len(parts) else line)
+            kept.append("".join(left).strip() if len(left) != len(parts) else line)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
 
 

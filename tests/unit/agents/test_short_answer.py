@@ -408,6 +408,8 @@ def test_numbered_statements_are_kept(reply: str) -> None:
     ("Answer: four\n\nMilvus has four levels [1].\n\nBoth documents confirm this.", "Milvus has four levels [1]."),
     ("Answer: four\n\nThis is corroborated by several passages.\nMilvus has four levels [1].",
      "Milvus has four levels [1]."),
+    # the [1] after the full stop cites the sentence before it, not the claim
+    ("Answer: four\n\nMilvus has four levels. [1] All the sources agree on this.", "Milvus has four levels. [1]"),
 ])
 def test_a_claim_that_the_sources_vouch_for_the_answer_with_no_citation_goes(reply: str, report: str) -> None:
     assert short_answer_of(reply)[0] == report
