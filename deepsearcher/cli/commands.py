@@ -116,7 +116,7 @@ class ErrorBoundary(click.Group):
             owners = sorted(name for name, cmd in self.commands.items()
                             if any(exc.option_name in p.opts for p in cmd.params))
             command = next((a for a in args if a in self.commands), owners[0] if owners else None)
-            if not owners or command is None:
+            if command not in owners:  # nobody has it, or the command given does not (`--json serve`)
                 raise
             raise click.NoSuchOption(exc.option_name, ctx=ctx, message=(
                 f"{exc.option_name} is an option of the command: it goes after it, e.g. deepsearcher {command} … "

@@ -227,6 +227,8 @@ def test_an_option_on_the_wrong_side_of_the_command_says_where_it_goes(runner: C
     assert result.exit_code == 2 and f"Error: {hint}" in result.output
     unknown = runner.invoke(main, bogus)  # an option nobody has keeps click's own message
     assert unknown.exit_code == 2 and "No such option '--bogus'" in unknown.output
+    not_its = runner.invoke(main, ["--json", "serve"])  # serve has no --json: never told to put it after serve
+    assert not_its.exit_code == 2 and "No such option '--json'" in not_its.output
 
 
 @pytest.mark.parametrize("watch, allowed, message", [
