@@ -23,12 +23,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import pysbd
+
 from deepsearcher.agents.citations import cited_numbers, strip_citations
 
 SAME = 0.5
 RELATED = 0.2
 _CITES = r"(?:\s*[\[【]\d[\d,\s\-–]*[\]】])*"
-_END = re.compile(rf"[.!?]{_CITES}(?=\s|$)|[。！？]{_CITES}")
+_LEADING_CITES = re.compile(rf"{_CITES}\s*")
+_STOPS = (".", "!", "?", "。", "！", "？")
 _WORDS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]{3,}")
 #: frequent English words that tie no claim to another (other languages: their longer words carry the claim)
 _STOP = frozenset("the and for with this that are was were has have from its into also which their these those "
@@ -55,14 +58,18 @@ class Checked:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` line by line (a sentence ends at . ! ? 。 ！ ？ and the citations right after it)."""
+    """The sentences of ``text`` line by line, each a substring of its line: a sentence ends at . ! ? 。 ！ ？ and the
+    citations right after it ("levels. [1] All …" gives "levels. [1]"), never at an abbreviation or an initial
+    ("J. K. Rowling", "O.F.M.", "U.S. Army", "e.g."), which pysbd's rules tell from a sentence's end."""
     out: list[str] = []
     for line in text.splitlines():
-        pos = 0
-        for end in _END.finditer(line):
-            out.append(line[pos:end.end()])
-            pos = end.end()
-        out.append(line[pos:])
+        # a Segmenter keeps the text it is segmenting on itself: one per call, as agents run in threads
+        for part in pysbd.Segmenter(language="en", clean=False).segment(line) if line.strip() else []:
+            cites = _LEADING_CITES.match(part)
+            if out and cites and cites.end() and out[-1].rstrip().endswith(_STOPS):
+                out[-1] += part[:cites.end()]
+                part = part[cites.end():]
+            out.append(part)
     return [s for s in out if s.strip()]
 
 

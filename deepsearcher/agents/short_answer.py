@@ -228,8 +228,7 @@ def first_sentence(text: str) -> str:
         if not block or block.startswith(("#", "|", "```", "*[")):
             continue
         block = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", block)
-        sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])", " ".join(block.split()), maxsplit=1)[0]
-        return clean(sentence)
+        return clean(sentences(" ".join(block.split()))[0])
     return ""
 
 

@@ -57,4 +57,18 @@ def test_a_new_claim_citing_an_unrelated_source_is_left_out_or_unchecked_for_bea
 
 
 def test_sentences_end_after_their_citations():
-    assert sentences("A claim. [1] Next one [2]! 中文句子[3]。") == ["A claim. [1]", " Next one [2]!", " 中文句子[3]。"]
+    text = "A claim. [1] Next one [2]! 中文句子[3]。"
+    assert [s.strip() for s in sentences(text)] == ["A claim. [1]", "Next one [2]!", "中文句子[3]。"]
+    assert "".join(sentences(text)) == text  # each a substring of its line, in order: rewrites replace them in place
+
+
+@pytest.mark.parametrize("text, first", [
+    ("J. K. Rowling wrote it [1]. Next [2].", "J. K. Rowling wrote it [1]."),  # initials
+    ("Haymo of Faversham, O.F.M. was an English Franciscan [2]. He taught.",
+     "Haymo of Faversham, O.F.M. was an English Franciscan [2]."),
+    ("The U.S. Army fought in St. Louis. Then it left.", "The U.S. Army fought in St. Louis."),
+    ("Gen. George S. Patton led it, e.g. in 1944 [3]. More.", "Gen. George S. Patton led it, e.g. in 1944 [3]."),
+    ("It cost 3.5 million. More.", "It cost 3.5 million."),
+])
+def test_an_abbreviation_or_an_initial_does_not_end_a_sentence(text: str, first: str):
+    assert sentences(text)[0].strip() == first

@@ -104,6 +104,10 @@ def test_without_an_answer_line_the_first_sentence_is_the_short_answer():
     assert split_short_answer(text) == (text, "")
     assert short_answer_of(text) == (text, "Milvus Lite stores data in a local file.")
     assert first_sentence("") == ""
+    # an initial or an abbreviation is not the end of the short answer (was "J." and "Haymo of Faversham, O.F.M.")
+    assert first_sentence("J. K. Rowling wrote it [1]. Then more.") == "J. K. Rowling wrote it."
+    assert first_sentence("Haymo of Faversham, O.F.M. was a Franciscan. He taught.") == (
+        "Haymo of Faversham, O.F.M. was a Franciscan.")
 
 
 def test_a_reply_that_is_only_the_answer_line_keeps_it_as_the_report():
