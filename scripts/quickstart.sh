@@ -14,5 +14,6 @@ echo "==> loading the sample corpus data/ into the collection 'sample'" >&2
 .venv/bin/deepsearcher --config config.yaml retrieve "What consistency levels does Milvus offer?" -k 3
 # One search and one cited answer (the naive agent: one LLM call). The first run assembles the model (1.1 GB) into the
 # cache (seconds); the answer then needs about 75 CPU seconds (docs/benchmarks.md, "The bundled model").
-echo "==> asking the bundled model (minutes on a busy CPU; the answer streams as it is written)" >&2
+if [ -t 1 ]; then how="the answer streams as it is written"; else how="the report is printed when it is done"; fi
+echo "==> asking the bundled model (minutes on a busy CPU; $how)" >&2
 .venv/bin/deepsearcher --config config.yaml query "What consistency levels does Milvus offer?" -c sample --agent naive
