@@ -494,6 +494,10 @@ class DeepSearcher:
             from deepsearcher.agents.run_dates import with_checked_dates
 
             result = with_checked_dates(result, {started, datetime.now().astimezone().date()})
+            # and a cited sentence its sources do not hold is listed (agents.cited_support)
+            from deepsearcher.agents.cited_support import with_checked_support
+
+            result = with_checked_support(result)
             if save_to is not None:
                 compose.save_pages(self.load, tools, save_to, emit)
         finally:

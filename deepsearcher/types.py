@@ -332,6 +332,23 @@ class Evaluation:
 
 
 @dataclass(frozen=True)
+class UnsupportedCitation:
+    """A sentence of an answer whose cited sources do not hold most of its words (``agents.cited_support``).
+
+    Attributes:
+        sentence: the sentence as written, citations included, on one line.
+        cited: the source numbers it cites.
+        share: the share of its words the cited sources hold together (0–1).
+        found_in: other sources of the report holding at least half its words, best first (empty: none does).
+    """
+
+    sentence: str
+    cited: list[int]
+    share: float
+    found_in: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Report:
     """The result of ``DeepSearcher.query``.
 
@@ -365,6 +382,9 @@ class Report:
         unsourced_dates: dates (as written, each once) the answer or the short answer gives that fall on a day of
             the run and that neither the question nor a cited source contains: the date every prompt carries,
             copied as a fact (``agents.run_dates``); the report says so.
+        unsupported_citations: the answer's sentences whose cited sources do not hold most of their words
+            (``agents.cited_support``: a citation on another chunk's sentence, a claim written from no chunk); the
+            text stays and the report says so.
     """
 
     question: str
@@ -388,6 +408,7 @@ class Report:
     pages_read: list[str] = field(default_factory=list)
     unretrieved_urls: list[str] = field(default_factory=list)
     unsourced_dates: list[str] = field(default_factory=list)
+    unsupported_citations: list[UnsupportedCitation] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data, the question and the short answer first."""

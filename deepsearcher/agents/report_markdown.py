@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from deepsearcher.agents.citations import cites_any, location, place
+from deepsearcher.agents.cited_support import support_note
 from deepsearcher.agents.run_dates import dates_note
 from deepsearcher.agents.safe_markdown import LinkRule, check_links, known_urls, md_inline, md_source, safe_answer
 from deepsearcher.agents.scaffold import word
@@ -179,6 +180,14 @@ def same_words(answer: str, short: str) -> bool:
     return bool(words(short)) and words(answer) == words(short)
 
 
+def report_notes(report: Report) -> list[str]:
+    """The notes under a report's answer, as Markdown, in order: how it was checked (DeepResearch), its questions,
+    its web searches, links it may not keep, the run's date copied, cited sentences their sources do not hold."""
+    notes = (research_note(report), questions_note(report), web_note(report), links_note(report),
+             dates_note(report), support_note(report))
+    return [note for note in notes if note]
+
+
 def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "cited") -> str:
     """The whole report as Markdown: the short answer (bold label ``Answer:``), the answer, how it was checked
     (DeepResearch), then a Sources section listing each cited file or URL once with the citation numbers (and pages)
@@ -204,16 +213,7 @@ def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "c
         if report.short_answer:
             parts.append(f"**Answer:** {escape_markdown(report.short_answer)}")
         parts.append(body)
-    if research_note(report):
-        parts.append(research_note(report))
-    if questions_note(report):
-        parts.append(questions_note(report))
-    if web_note(report):
-        parts.append(web_note(report))
-    if links_note(report):
-        parts.append(links_note(report))
-    if dates_note(report):
-        parts.append(dates_note(report))
+    parts.extend(report_notes(report))
     lang = report.language or "en"  # the headings follow the report language (agents.scaffold)
     if report.sources:
         heading = f"## {word(lang, 'sources' if cites_any(report.answer) else 'sources_consulted')}"

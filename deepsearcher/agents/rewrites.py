@@ -63,13 +63,15 @@ def sentences(text: str) -> list[str]:
     ("J. K. Rowling", "O.F.M.", "U.S. Army", "e.g."), which pysbd's rules tell from a sentence's end."""
     out: list[str] = []
     for line in text.splitlines():
+        mine: list[str] = []  # a citation opening a line ("[1] Strong is …") stays with that line's sentence
         # a Segmenter keeps the text it is segmenting on itself: one per call, as agents run in threads
         for part in pysbd.Segmenter(language="en", clean=False).segment(line) if line.strip() else []:
             cites = _LEADING_CITES.match(part)
-            if out and cites and cites.end() and out[-1].rstrip().endswith(_STOPS):
-                out[-1] += part[:cites.end()]
+            if mine and cites and cites.end() and mine[-1].rstrip().endswith(_STOPS):
+                mine[-1] += part[:cites.end()]
                 part = part[cites.end():]
-            out.append(part)
+            mine.append(part)
+        out.extend(mine)
     return [s for s in out if s.strip()]
 
 

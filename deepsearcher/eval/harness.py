@@ -67,6 +67,8 @@ class EvalRow:
             step or an empty relevance verdict from a bad answer.
         unsourced_dates: dates the answer gives that are the run's own date and in no source or the question
             (``Report.unsourced_dates``: the date of the prompt, copied).
+        unsupported_citations: the answer's cited sentences whose sources do not hold most of their words
+            (``Report.unsupported_citations``).
     """
 
     id: str
@@ -93,6 +95,7 @@ class EvalRow:
     kept_titles: list[str] = field(default_factory=list)
     fallbacks: list[str] = field(default_factory=list)
     unsourced_dates: list[str] = field(default_factory=list)
+    unsupported_citations: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -331,6 +334,7 @@ class EvalHarness:
                        completion_tokens=usage.completion_tokens, seconds=usage.seconds or seconds,
                        kept_titles=trail.kept_titles, fallbacks=trail.fallbacks,
                        unsourced_dates=report.unsourced_dates,
+                       unsupported_citations=[u.sentence for u in report.unsupported_citations],
                        citation_share=citation_share(report.answer, [s.number for s in report.sources],
                                                      report.removed_citations))
 
@@ -459,7 +463,8 @@ def write_csv(path: Path, rows: Sequence[EvalRow], ks: Sequence[int]) -> None:
     columns = ["id", "dataset", "question_type", "question", "gold_titles", "gold_complete", "gold_answers",
                "retrieved_titles", *[f"recall@{k}" for k in ks], "answer", "short_answer", "em", "f1",
                "report_f1", "cover_em", "llm_calls", "prompt_tokens", "completion_tokens", "seconds",
-               "citation_share", "error", "kept_titles", "fallbacks", "unsourced_dates"]
+               "citation_share", "error", "kept_titles", "fallbacks", "unsourced_dates",
+               "unsupported_citations"]
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()

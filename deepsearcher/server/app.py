@@ -51,7 +51,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from deepsearcher.errors import (
     ConfigError, DeepSearcherError, ExportError, LLMOutputError, ProviderError, StoreInUseError,
 )
-from deepsearcher.agents.report_markdown import group_sources, report_markdown, safe_report_answer
+from deepsearcher.agents.report_markdown import group_sources, report_markdown, report_notes, safe_report_answer
 from deepsearcher.agents.safe_markdown import LinkRule
 from deepsearcher.agents.citations import place
 from deepsearcher.server.markdown import answer_html
@@ -255,7 +255,7 @@ def _query_run(service: Service, body: QueryRequest) -> Callable[[EventCallback]
 
 def finish_report(report: Report, links: LinkRule = "cited") -> dict[str, Any]:
     """The report as JSON plus ``markdown`` (what the page copies and downloads: the same text as ``query --output``),
-    ``answer_html`` (safe HTML, citations as links) and ``source_groups`` (the sources by file or URL, each once, with
+    ``answer_html`` (safe HTML, citations as links), ``notes_html`` (the notes under the answer) and ``source_groups`` (the sources by file or URL, each once, with
     the numbers and pages cited: ``report_markdown.group_sources``, as the Markdown's Sources list them). Both
     renderings start from ``report_markdown.safe_report_answer`` (no remote images, no raw HTML, links per
     ``links``)."""
@@ -266,6 +266,8 @@ def finish_report(report: Report, links: LinkRule = "cited") -> dict[str, Any]:
                                            "place": place(src.chunk)} for src in g.sources]}
                              for g in group_sources(report.sources)]
     data["answer_html"] = answer_html(safe_report_answer(report, links), {src.number for src in report.sources})
+    # the notes the Markdown has under the answer (copied dates, unsupported citations…), for the page to show too
+    data["notes_html"] = answer_html("\n\n".join(report_notes(report)), set())
     return data
 
 

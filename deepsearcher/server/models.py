@@ -151,6 +151,9 @@ class ReportOut(BaseModel):
     usage: dict[str, Any]
     markdown: str
     answer_html: str
+    notes_html: str = Field("", description="The notes under the answer as safe HTML (a date copied from the "
+                                            "prompt, cited sentences their sources do not hold, links removed…); "
+                                            "\"\" when there are none.")
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {

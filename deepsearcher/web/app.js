@@ -155,6 +155,7 @@ function showReport(report) {
   $("answer-stream").textContent = "";
   $("short-answer").textContent = report.short_answer ? `Answer: ${report.short_answer}` : ""; // plain text
   $("answer").innerHTML = report.answer_html; // server-rendered with raw HTML disabled
+  $("notes").innerHTML = report.notes_html || ""; // the report's notes (unsupported citations, copied dates…), likewise
   const sources = $("sources");
   sources.replaceChildren();
   // one entry per file or URL (server-side grouping: citations.group_sources), a link per cited chunk
@@ -235,6 +236,7 @@ async function ask(event) {
   state.report = null;
   $("steps").replaceChildren();
   $("answer").replaceChildren();
+  $("notes").replaceChildren();
   $("short-answer").textContent = "";
   $("answer-stream").textContent = "";
   $("sources").replaceChildren();

@@ -22,7 +22,8 @@ FAILURE_TIMEOUT_S = 120
 QUESTION = "What is Milvus Lite?"
 DESCRIPTION = "Notes on vector search: Milvus Lite and hybrid retrieval."
 ANSWER = ("Milvus Lite is the embedded edition of the Milvus vector database that runs inside a Python process "
-          "and stores everything in one local file [1].\n\n- It needs **no server** [1].")
+          "and stores everything in one local file [1].\n\n- It needs **no server** [1].\n"
+          "- It was first built by penguins on the Moon [1].")  # a claim its source does not hold: the page's note
 
 OUTLINE_QUESTIONS = ["What is Milvus Lite?", "Where does Milvus Lite store its data?", "Does it need a server?"]
 DOCS = {

@@ -94,6 +94,9 @@ def test_ask_watch_steps_read_report_and_open_a_cited_source(server: str, browse
     answer = browser.find_element(By.ID, "answer")
     assert "Milvus Lite is the embedded edition" in answer.text
     assert answer.find_element(By.TAG_NAME, "strong").text == "no server"  # Markdown rendered
+    notes = browser.find_element(By.ID, "notes").text  # the report's notes, as the Markdown has them
+    assert "Citations. 1 sentence of the answer cites sources that do not hold most of its words" in notes
+    assert "“It was first built by penguins on the Moon (1).” cites source 1, with 0 % of its words" in notes
     assert "LLM calls" in browser.find_element(By.ID, "usage").text
     assert browser.find_element(By.ID, "copy").is_enabled() and browser.find_element(By.ID, "download").is_enabled()
     wait.until(lambda d: d.find_element(By.ID, "status").text == "done")

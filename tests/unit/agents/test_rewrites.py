@@ -62,6 +62,12 @@ def test_sentences_end_after_their_citations():
     assert "".join(sentences(text)) == text  # each a substring of its line, in order: rewrites replace them in place
 
 
+def test_a_citation_opening_a_line_stays_with_that_lines_sentence():
+    # a model numbering its paragraphs after the sources: "[2]" is not the end of the line above
+    assert [s.strip() for s in sentences("Strong is strict.\n[2] Session is per client.")] == [
+        "Strong is strict.", "[2] Session is per client."]
+
+
 @pytest.mark.parametrize("text, first", [
     ("J. K. Rowling wrote it [1]. Next [2].", "J. K. Rowling wrote it [1]."),  # initials
     ("Haymo of Faversham, O.F.M. was an English Franciscan [2]. He taught.",

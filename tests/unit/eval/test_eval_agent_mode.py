@@ -148,6 +148,7 @@ def test_rows_keep_every_kept_chunk_and_the_fallbacks(dataset: EvalDataset, tmp_
     assert rows["q1"]["retrieved_titles"] == ["lite"]  # the one cited source
     assert len(rows["q1"]["kept_titles"]) == 3 and rows["q1"]["kept_titles"][0] == "lite"  # top_k 3, all kept
     assert rows["q1"]["fallbacks"] == []
+    assert rows["q1"]["unsupported_citations"] == []  # its one cited sentence is lite.md's
     assert "query.accepted" in seen and "query.report" in seen
     header = (tmp_path / "out/rows.csv").read_text().splitlines()[0]
-    assert header.endswith("kept_titles,fallbacks,unsourced_dates")
+    assert header.endswith("kept_titles,fallbacks,unsourced_dates,unsupported_citations")

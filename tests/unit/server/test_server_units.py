@@ -281,3 +281,20 @@ def test_a_reserved_place_counts_from_arrival_and_is_freed_by_cancel_or_by_its_j
         first.submit(lambda: 6)
     assert queue.admitted == 0
     queue.shutdown()
+
+
+def test_the_page_gets_the_reports_notes_as_safe_html() -> None:
+    from dataclasses import replace
+
+    from deepsearcher.server.app import finish_report
+    from deepsearcher.types import UnsupportedCitation
+
+    report = replace(_report(REPORT), unsupported_citations=[UnsupportedCitation(
+        sentence="Milvus was built on the Moon <script>alert(1)</script> [2].", cited=[2], share=0.2)])
+    data = finish_report(report)
+    html = data["notes_html"]
+    assert "<strong>Citations.</strong> 1 sentence of the answer cites sources" in html
+    assert "Milvus was built on the Moon" in html and "<script>" not in html  # model text stays text
+    assert 'data-source' not in html  # "(2)" in the quote: no citation link
+    assert "**Citations.**" in data["markdown"]  # the same note the Markdown has
+    assert finish_report(_report(REPORT))["notes_html"] == ""

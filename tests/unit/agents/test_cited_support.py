@@ -1,0 +1,106 @@
+"""A cited sentence its sources do not hold (``agents.cited_support``).
+
+The case that found it: the quick start from a fresh clone (2026-12-03, bundled Qwen2.5-Coder-1.5B, the naive
+agent) answered "What consistency levels does Milvus offer?" with five paragraphs numbered [1]…[5] after its five
+sources; [1] was chunk 2's PACELC sentence, [3] and [4] gave one invented definition to two levels. The chunks in
+``data/quickstart_chunks.json`` are the five the run retrieved from ``data/milvus_docs``, in order.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deepsearcher.agents.cited_support import support_note, unsupported_citations
+from deepsearcher.agents.report_markdown import report_markdown
+from deepsearcher.testing.scripted import ScriptedChatModel
+from deepsearcher.types import Chunk, Report, Source, UnsupportedCitation, Usage
+from tests.unit.query_fakes import memory_app
+
+QUICKSTART_ANSWER = """\
+[1] Consistency levels are defined by the PACELC theorem, which ensures that a distributed database has to trade \
+off among consistency, availability, and latency.
+
+[2] Strong is the highest and the most strict level of consistency. It ensures that users can read the latest \
+version of data.
+
+[3] Bounded staleness is a compromise between strong consistency and eventual consistency. It ensures that users \
+can read a data view that is not completely up-to-date, but is still more up-to-date than the eventual consistency \
+level.
+
+[4] Session is a compromise between strong consistency and eventual consistency. It ensures that users can read a \
+data view that is not completely up-to-date, but is still more up-to-date than the eventual consistency level.
+
+[5] Tunable Consistency Model Consistency ensures every Milvus node or replica has the same view of data when \
+writing or reading data at a given time. You can easily tune the consistency level when conducting ANN searches in \
+Milvus."""
+
+
+def sources(texts: list[tuple[str, str, str]]) -> list[Source]:
+    return [Source(number=n, chunk=Chunk(id=str(n), text=text, source=source, title=title, page=None,
+                                         chunk_index=0, doc_hash="h"), collection="sample")
+            for n, (title, source, text) in enumerate(texts, start=1)]
+
+
+QUICKSTART_SOURCES = sources([(c["title"], c["source"], c["text"]) for c in json.loads(
+    (Path(__file__).parent / "data" / "quickstart_chunks.json").read_text(encoding="utf-8"))])
+
+
+def test_the_quick_starts_miscited_and_invented_sentences_are_found_and_the_copied_ones_pass():
+    found = unsupported_citations(QUICKSTART_ANSWER, QUICKSTART_SOURCES)
+    assert [(u.sentence.split(" is ")[0].split(" are ")[0], u.cited, u.found_in) for u in found] == [
+        ("[1] Consistency levels", [1], [2]),  # chunk 2's sentence: its words are there
+        ("[3] Bounded staleness", [3], [1]),   # invented; chunk 1 lists the four levels' names
+        ("[4] Session", [4], [1]),
+    ]
+    assert all(u.share < 0.5 for u in found)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Yes [1].",                                             # too few words to judge
+    "The answer supports sources [1] and [2].",             # speaks only of the answer and its sources
+    "This information comes from sources [1] and [2][3].",
+    "[1] Consistency (data/milvus_docs/consistency.md)",    # a copied source line: title and file are what it showed
+    "Milvus bietet vier Konsistenzstufen: Strong, Bounded, Session und Eventually [1].",  # another language
+])
+def test_sentences_that_claim_nothing_a_source_could_hold_are_not_judged(sentence: str):
+    assert unsupported_citations(sentence, QUICKSTART_SOURCES) == []
+
+
+def test_a_sentence_is_judged_against_all_the_sources_it_cites_together():
+    text = "Strong is the most strict level, and the default level in Milvus is bounded staleness [1][2]."
+    assert unsupported_citations(text, QUICKSTART_SOURCES) == []
+    # a wrong number alone: chunk 5 holds neither claim
+    assert [u.cited for u in unsupported_citations(text.replace("[1][2]", "[5]"), QUICKSTART_SOURCES)] == [[5]]
+
+
+def test_the_note_quotes_the_sentences_as_text_and_says_where_their_words_are():
+    found = [UnsupportedCitation(sentence="[1] PACELC says so ![x](https://evil.example/p.png)", cited=[1],
+                                 share=0.15, found_in=[2]),
+             UnsupportedCitation(sentence="Session is a compromise [4].", cited=[4], share=0.33)]
+    report = Report(question="q", answer="a", sources=[], sub_queries=[], iterations=0, usage=Usage(), agent="naive",
+                    unsupported_citations=found)
+    note = support_note(report)
+    assert note.startswith("**Citations.** 2 sentences of the answer cite sources that do not hold most of their "
+                           "words (checked by matching words, not by reading)")
+    # the model's image is text, not an image or a link; its "[1]" reads as no citation
+    assert ("- “(1) PACELC says so \\!(x)(https://evil.example/p.png)” cites source 1, with 15 % of its words; most "
+            "of them are in source 2.") in note
+    assert "- “Session is a compromise (4).” cites source 4, with 33 % of its words; no source holds most of them." \
+        in note
+    assert support_note(Report(question="q", answer="a", sources=[], sub_queries=[], iterations=0, usage=Usage(),
+                               agent="naive")) == ""
+
+
+def test_a_query_lists_the_sentence_its_source_does_not_hold_and_keeps_the_text():
+    llm = ScriptedChatModel(["Milvus Lite stores data in a local file [1]. "
+                             "Milvus Lite was written by the Apollo astronauts on the Moon [1]."])
+    report = memory_app(llm).query("Where does Milvus Lite store data?", agent="naive", collections=["milvus"])
+    assert [u.sentence for u in report.unsupported_citations] == [
+        "Milvus Lite was written by the Apollo astronauts on the Moon [1]."]
+    assert report.to_dict()["unsupported_citations"][0]["cited"] == [1]
+    markdown = report_markdown(report)
+    assert "**Citations.** 1 sentence of the answer cites sources that do not hold most of its words" in markdown
+    assert "written by the Apollo astronauts on the Moon [1]." in markdown  # the text stays as written
