@@ -163,6 +163,11 @@ def find_citations(text: str) -> list[Marker]:
     return markers
 
 
+def without_code(text: str) -> str:
+    """``text`` with its code (``code_spans``) replaced by spaces: what it says in prose, at the same positions."""
+    return _blank(text, code_spans(text))
+
+
 def _blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """``text`` with the given spans replaced by spaces (same length)."""
     chars = list(text)

@@ -3,20 +3,22 @@
 Verifying a citation's number (``citations.verify_citations``) shows only that it points at a chunk the run
 retrieved. A small model also cites the wrong chunk or writes a claim no chunk makes: on the quick start's question
 the bundled Qwen2.5-Coder-1.5B answered with five paragraphs numbered [1]…[5] after the five sources; [1] said
-chunk 2's PACELC sentence (15 % of its words are in chunk 1, all of them in chunk 2), [3] and [4] gave the same
-invented definition to two levels (25–33 % of their words in the chunk each cites), while [2] and [5] copied their
-chunk (100 %). A report that showed all five as citations looked verified.
+chunk 2's PACELC sentence (38 % of its words are in chunk 1, with its title; all of them in chunk 2), [3] and [4]
+gave the same invented definition to two levels (29 % and 50 % of their words in the chunk each cites), while [2]
+and [5] copied their chunk (100 %). A report that showed all five as citations looked verified.
 
 So every sentence of the answer that cites sources (``rewrites.sentences``, a citation after the full stop belonging
-to the sentence before) is compared by its words (``rewrites.words``: citations removed, case-folded, words of three
-or more letters, each Han/kana/Hangul character, frequent English words left out) with the text and title of the
-sources it cites together (their titles and file names too: the prompt showed them): when they hold less than ``SUPPORTED`` (half) of its words, the sentence is **not
-supported by its sources** and listed in ``Report.unsupported_citations`` with the other sources that do hold half
-its words (``found_in``). The report says so under the answer (``support_note``); the text stays as the model wrote
-it, so a reader sees what was claimed. A sentence of fewer than ``MIN_WORDS`` words ("Yes [1].") is not judged, nor
-one that only speaks of the answer and its sources ("The answer supports sources [1] and [2]."), nor
-a sentence in another language than every source it cites (a German report over English documents shares few words
-with them however right it is; ``scaffold.detect`` tells the languages apart).
+to the sentence before; code left out) is compared by its words (``rewrites.words``: citations removed, case-folded,
+words of three or more letters, each Han/kana/Hangul character, frequent English words left out; each reduced to its
+stem by the Snowball stemmer of the sentence's language, so "offers" is "offer" and "cities" "city") with the text,
+title and file name of the sources it cites together (the prompt showed all three): when they hold less than
+``SUPPORTED`` (half) of its words, the sentence is **not supported by its sources** and listed in
+``Report.unsupported_citations`` with the other sources that do hold half its words (``found_in``). The report says
+so under the answer (``support_note``); the text stays as the model wrote it, so a reader sees what was claimed. Not
+judged: a sentence of fewer than ``MIN_WORDS`` words ("Yes [1]."), one that only speaks of the answer and its
+sources ("The answer supports sources [1] and [2]."), one in another language than every source it cites (a German
+report over English documents shares few words with them however right it is; ``scaffold.detect`` tells the
+languages apart).
 
 Matching words is a screen, not a proof: a paraphrase in other words can be flagged, and a sentence that reuses a
 source's words to say something else passes. It catches what was measured: citations put on sentences from another
@@ -29,10 +31,12 @@ import re
 from dataclasses import replace
 from typing import Sequence
 
-from deepsearcher.agents.citations import cited_numbers
+import snowballstemmer
+
+from deepsearcher.agents.citations import cited_numbers, without_code
 from deepsearcher.agents.rewrites import overlap, sentences, words
 from deepsearcher.agents.safe_markdown import md_inline
-from deepsearcher.agents.scaffold import detect
+from deepsearcher.agents.scaffold import detect, english_name
 from deepsearcher.types import Report, Source, UnsupportedCitation
 
 #: share of a cited sentence's words its cited sources must hold together
@@ -44,6 +48,7 @@ MIN_WORDS = 3
 _ABOUT_SOURCES = frozenset("answer answers source sources document documents passage passages information provided "
                            "provide provides support supports supported state states stated according comes given "
                            "explanation directly corresponds text question details mentioned mentions".split())
+_NO_BRACKETS = str.maketrans("[]【】", "()()")
 _MARKER = re.compile(r"^(?:[-*+]|\d+[.)]|#{1,6})\s+")
 #: characters of a sentence quoted in the note
 _QUOTE = 90
@@ -53,31 +58,44 @@ def unsupported_citations(answer: str, sources: Sequence[Source]) -> list[Unsupp
     """The sentences of ``answer`` whose cited ``sources`` hold less than ``SUPPORTED`` of their words (module
     docstring), in the order written, each once."""
     by_number = {s.number: s for s in sources}
-    known: dict[int, tuple[set[str], str]] = {}
+    languages: dict[int, str] = {}
+    known: dict[tuple[int, str], set[str]] = {}
+    stemmers: dict[str, object] = {}  # one per call: a Snowball stemmer keeps state while it stems
 
-    def of(number: int) -> tuple[set[str], str]:
-        if number not in known:
+    def stems(found: set[str], language: str) -> set[str]:
+        name = english_name(language)
+        if name not in stemmers:
+            stemmers[name] = (snowballstemmer.stemmer(name) if name in snowballstemmer.algorithms() else None)
+        stemmer = stemmers[name]
+        return set(stemmer.stemWords(sorted(found))) if stemmer is not None else found  # type: ignore[attr-defined]
+
+    def language_of(number: int) -> str:
+        if number not in languages:
+            languages[number] = detect(by_number[number].chunk.text)
+        return languages[number]
+
+    def held_by(number: int, language: str) -> set[str]:
+        if (number, language) not in known:
             chunk = by_number[number].chunk
             # what the prompt showed of it: its title and file or URL ("[1] Cotula (docs/plants.md)") and its text
-            known[number] = (words(f"{chunk.title}\n{chunk.source}\n{chunk.text}"), detect(chunk.text))
-        return known[number]
+            known[number, language] = stems(words(f"{chunk.title}\n{chunk.source}\n{chunk.text}"), language)
+        return known[number, language]
 
     found: list[UnsupportedCitation] = []
     seen: set[str] = set()
-    for sentence in sentences(answer):
+    for sentence in sentences(without_code(answer)):  # code is no claim: "data=[1]" cites nothing
         cited = [n for n in dict.fromkeys(cited_numbers(sentence)) if n in by_number]
-        mine = words(sentence) - _ABOUT_SOURCES
         text = _MARKER.sub("", " ".join(sentence.split()))  # a list item's or heading's marker is not its text
-        if not cited or len(mine) < MIN_WORDS or text in seen:
+        if not cited or text in seen:
             continue
         language = detect(sentence)
-        if all(of(n)[1] != language for n in cited):
+        mine = stems(words(sentence) - _ABOUT_SOURCES, language)  # "offers" is "offer", "cities" "city"
+        if len(mine) < MIN_WORDS or all(language_of(n) != language for n in cited):
             continue
-        held = set().union(*(of(n)[0] for n in cited))
-        share = overlap(mine, held)
+        share = overlap(mine, set().union(*(held_by(n, language) for n in cited)))
         if share >= SUPPORTED:
             continue
-        others = [(overlap(mine, of(s.number)[0]), s.number) for s in sources if s.number not in cited]
+        others = [(overlap(mine, held_by(s.number, language)), s.number) for s in sources if s.number not in cited]
         found_in = [n for score, n in sorted(others, key=lambda t: (-t[0], t[1])) if score >= SUPPORTED]
         found.append(UnsupportedCitation(sentence=text, cited=cited, share=round(share, 2), found_in=found_in))
         seen.add(text)
@@ -98,7 +116,7 @@ def support_note(report: Report) -> str:
     def item(u: UnsupportedCitation) -> str:
         quote = u.sentence if len(u.sentence) <= _QUOTE else u.sentence[:_QUOTE].rsplit(" ", 1)[0] + " …"
         # model text as literal Markdown: no link, image or HTML out of it; its numbers must not read as citations
-        quote = md_inline(quote.replace("[", "(").replace("]", ")"))
+        quote = md_inline(quote.translate(_NO_BRACKETS)).replace("&", "\\&")  # "&#91;2&#93;" shows no [2] either
         where = f"; most of them are in {_numbered(u.found_in)}" if u.found_in else "; no source holds most of them"
         return f"- “{quote}” cites {_numbered(u.cited)}, with {round(u.share * 100)} % of its words{where}."
 

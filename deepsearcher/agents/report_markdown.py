@@ -95,13 +95,15 @@ def questions_note(report: Report) -> str:
     rejected = [e for e in report.evaluations if not e.passed]
     if not rejected and all(q.status == "answered" for q in report.questions) and len(report.questions) <= 1:
         return ""
-    lines = [f"- {q.question}: {STATUS_WORDS[q.status]} ({q.detail})" if q.detail else
-             f"- {q.question}: {STATUS_WORDS[q.status]}" for q in report.questions]
+    # questions, details and critiques are model text: literal Markdown (md_inline), no link or image out of them
+    lines = [f"- {md_inline(q.question)}: {STATUS_WORDS[q.status]} ({md_inline(q.detail)})" if q.detail else
+             f"- {md_inline(q.question)}: {STATUS_WORDS[q.status]}" for q in report.questions]
     marks = {True: "passed", False: "failed", None: "not run"}
     for e in report.evaluations:
         checks = ", ".join(f"{name} {marks[ok]}" for name, ok in e.checks.items())
-        verdict = "accepted" if e.passed else f"rejected: {e.critique}"
-        lines.append(f"- Evaluator, step {e.step} ({e.question}): {verdict}" + (f" [{checks}]" if checks else ""))
+        verdict = "accepted" if e.passed else f"rejected: {md_inline(e.critique)}"
+        lines.append(f"- Evaluator, step {e.step} ({md_inline(e.question)}): {verdict}" +
+                     (f" [{checks}]" if checks else ""))
     return "**Questions and verdicts.**\n" + "\n".join(lines)
 
 
@@ -163,8 +165,8 @@ def web_note(report: Report) -> str:
     """The "Web search" note: every search and how it went, when any was not clean ("" when all were ok)."""
     if all(w.outcome == "ok" for w in report.web_searches):
         return ""
-    lines = [f"- {w.query} ({w.provider}): {WEB_WORDS[w.outcome]}" + (f": {w.detail}" if w.detail else "")
-             for w in report.web_searches]
+    lines = [f"- {md_inline(w.query)} ({md_inline(w.provider)}): {WEB_WORDS[w.outcome]}" +
+             (f": {md_inline(w.detail)}" if w.detail else "") for w in report.web_searches]
     return "**Web search.** Not every web search went through:\n" + "\n".join(lines)
 
 

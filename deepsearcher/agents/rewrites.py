@@ -30,8 +30,9 @@ from deepsearcher.agents.citations import cited_numbers, strip_citations
 SAME = 0.5
 RELATED = 0.2
 _CITES = r"(?:\s*[\[【]\d[\d,\s\-–]*[\]】])*"
-_LEADING_CITES = re.compile(rf"{_CITES}\s*")
-_STOPS = (".", "!", "?", "。", "！", "？")
+_END = re.compile(rf"[.!?]{_CITES}(?=\s|$)|[。！？]{_CITES}")
+#: words on each side of a full stop that pysbd is shown to tell an abbreviation from a sentence's end
+_CONTEXT = 6
 _WORDS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]{3,}")
 #: frequent English words that tie no claim to another (other languages: their longer words carry the claim)
 _STOP = frozenset("the and for with this that are was were has have from its into also which their these those "
@@ -58,21 +59,44 @@ class Checked:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` line by line, each a substring of its line: a sentence ends at . ! ? 。 ！ ？ and the
-    citations right after it ("levels. [1] All …" gives "levels. [1]"), never at an abbreviation or an initial
-    ("J. K. Rowling", "O.F.M.", "U.S. Army", "e.g."), which pysbd's rules tell from a sentence's end."""
+    """The sentences of ``text`` line by line, each a substring of its line: a sentence ends at . ! ? 。 ！ ？ with
+    the citations right after it ("levels. [1] All …" gives "levels. [1]"), followed by a space or the line's end —
+    except where pysbd's rules read the full stop as an abbreviation's or an initial's ("J. K. Rowling", "O.F.M.",
+    "U.S. Army", "e.g."). A full stop with a citation after it always ends one."""
     out: list[str] = []
     for line in text.splitlines():
-        mine: list[str] = []  # a citation opening a line ("[1] Strong is …") stays with that line's sentence
-        # a Segmenter keeps the text it is segmenting on itself: one per call, as agents run in threads
-        for part in pysbd.Segmenter(language="en", clean=False).segment(line) if line.strip() else []:
-            cites = _LEADING_CITES.match(part)
-            if mine and cites and cites.end() and mine[-1].rstrip().endswith(_STOPS):
-                mine[-1] += part[:cites.end()]
-                part = part[cites.end():]
-            mine.append(part)
-        out.extend(mine)
+        pos = 0
+        parts: list[str] = []
+        for end in _END.finditer(line):
+            parts.append(line[pos:end.end()])
+            pos = end.end()
+        parts.append(line[pos:])
+        merged: list[str] = []
+        for part in parts:
+            if merged and _abbreviation_ends(merged[-1], part):
+                merged[-1] += part
+            else:
+                merged.append(part)
+        out += merged
     return [s for s in out if s.strip()]
+
+
+def _abbreviation_ends(before: str, after: str) -> bool:
+    """``before`` ends at a full stop that does not end a sentence, as pysbd reads the words around it (a few on
+    each side: its rules are slow on long text, and they look no further)."""
+    if not before.endswith(".") or not after.strip():
+        return False
+    first = after.split()[0]
+    if first[0].islower() or (first[0].isdigit() and before.split()[-1][:-1].isalpha()):
+        return True  # "ca. 1200", "Vol. 2", "e.g. the": a sentence starts with a capital, not after a word a number
+    left = " ".join(before.split()[-_CONTEXT:])
+    window = f"{left} {' '.join(after.split()[:_CONTEXT])}"
+    # a Segmenter keeps the text it is segmenting on itself: one per call, as agents run in threads
+    ends, at = set(), 0
+    for segment in pysbd.Segmenter(language="en", clean=False).segment(window):
+        at += len(segment)
+        ends.add(at)
+    return not ends & {len(left), len(left) + 1}
 
 
 def words(sentence: str) -> set[str]:

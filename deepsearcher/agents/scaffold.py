@@ -188,6 +188,11 @@ def language_code(question: str, configured: str | None = None) -> str:
     return detect(question)
 
 
+def english_name(code: str) -> str:
+    """The English name of a report language's code ("de" → "german"; the code itself when unknown)."""
+    return _NAMES.get(code, (code,))[0]
+
+
 def detect(text: str) -> str:
     """The language of ``text`` by script, then by function words for Latin script ("en" when unsure)."""
     if re.search(r"[\u3040-\u30ff]", text):

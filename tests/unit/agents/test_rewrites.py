@@ -68,6 +68,13 @@ def test_a_citation_opening_a_line_stays_with_that_lines_sentence():
         "Strong is strict.", "[2] Session is per client."]
 
 
+def test_a_bold_label_and_a_citation_right_after_the_full_stop_keep_their_sentences():
+    assert [s.strip() for s in sentences("**Strong.** It is strict [1]. Next.")] == [
+        "**Strong.** It is strict [1].", "Next."]
+    assert [s.strip() for s in sentences("He was born in 1990.[1] All agree. He died in 2020 [2].")] == [
+        "He was born in 1990.[1]", "All agree.", "He died in 2020 [2]."]
+
+
 @pytest.mark.parametrize("text, first", [
     ("J. K. Rowling wrote it [1]. Next [2].", "J. K. Rowling wrote it [1]."),  # initials
     ("Haymo of Faversham, O.F.M. was an English Franciscan [2]. He taught.",
@@ -75,6 +82,7 @@ def test_a_citation_opening_a_line_stays_with_that_lines_sentence():
     ("The U.S. Army fought in St. Louis. Then it left.", "The U.S. Army fought in St. Louis."),
     ("Gen. George S. Patton led it, e.g. in 1944 [3]. More.", "Gen. George S. Patton led it, e.g. in 1944 [3]."),
     ("It cost 3.5 million. More.", "It cost 3.5 million."),
+    ("Born ca. 1200, see Vol. 2 of it [1]. More.", "Born ca. 1200, see Vol. 2 of it [1]."),  # a number after a word
 ])
 def test_an_abbreviation_or_an_initial_does_not_end_a_sentence(text: str, first: str):
     assert sentences(text)[0].strip() == first

@@ -298,3 +298,19 @@ def test_the_page_gets_the_reports_notes_as_safe_html() -> None:
     assert 'data-source' not in html  # "(2)" in the quote: no citation link
     assert "**Citations.**" in data["markdown"]  # the same note the Markdown has
     assert finish_report(_report(REPORT))["notes_html"] == ""
+
+
+def test_model_text_in_the_notes_makes_no_link_or_image() -> None:
+    from dataclasses import replace
+
+    from deepsearcher.server.app import finish_report
+    from deepsearcher.types import Evaluation, QuestionStatus, WebSearchOutcome
+
+    evil = "see [the official fix](https://evil.example/fix) ![t](https://evil.example/t.png)"
+    report = replace(_report(REPORT), questions=[QuestionStatus(question=evil, status="nothing_found", detail=evil)],
+                     evaluations=[Evaluation(step=1, question=evil, passed=False, checks={}, critique=evil)],
+                     web_searches=[WebSearchOutcome(query=evil, provider="searxng", outcome="failed", detail=evil)])
+    data = finish_report(report)
+    assert "see \\[the official fix\\]" in data["markdown"]  # literal text in report.md
+    assert "<a " not in data["notes_html"] and "<img" not in data["notes_html"]
+    assert "the official fix" in data["notes_html"]
