@@ -35,7 +35,7 @@ import snowballstemmer
 
 from deepsearcher.agents.citations import cited_numbers, without_code
 from deepsearcher.agents.rewrites import overlap, sentences, words
-from deepsearcher.agents.safe_markdown import md_inline
+from deepsearcher.agents.safe_markdown import LINK_MARKS, md_inline
 from deepsearcher.agents.scaffold import detect, english_name
 from deepsearcher.types import Report, Source, UnsupportedCitation
 
@@ -83,9 +83,14 @@ def unsupported_citations(answer: str, sources: Sequence[Source]) -> list[Unsupp
 
     found: list[UnsupportedCitation] = []
     seen: set[str] = set()
-    for sentence in sentences(without_code(answer)):  # code is no claim: "data=[1]" cites nothing
+    written = LINK_MARKS.sub("", answer)  # the link rule's marks are ours, not the model's claim
+    prose = without_code(written)  # code is no claim: "data=[1]" cites nothing; same length, so positions hold
+    at = 0
+    for sentence in sentences(prose):
+        at = prose.find(sentence, at)
+        original, at = written[at:at + len(sentence)], at + len(sentence)  # quoted with its inline code
         cited = [n for n in dict.fromkeys(cited_numbers(sentence)) if n in by_number]
-        text = _MARKER.sub("", " ".join(sentence.split()))  # a list item's or heading's marker is not its text
+        text = _MARKER.sub("", " ".join(original.split()))  # a list item's or heading's marker is not its text
         if not cited or text in seen:
             continue
         language = detect(sentence)

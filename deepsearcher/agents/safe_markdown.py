@@ -52,6 +52,8 @@ _INLINE = re.compile(
 
 NOT_RETRIEVED = "not retrieved by this run"
 _MARK = f" ({NOT_RETRIEVED})"
+#: the marks the link rule adds to a model's text ("(link to `host` removed: not retrieved by this run)")
+LINK_MARKS = re.compile(rf" ?\((?:link to `[^`\n]*` removed: )?{NOT_RETRIEVED}\)")
 
 
 def normal_url(url: str) -> str:

@@ -125,3 +125,13 @@ def test_the_note_shows_no_citation_in_any_bracket_or_entity():
     note = support_note(Report(question="q", answer="a", sources=[], sub_queries=[], iterations=0, usage=Usage(),
                                agent="naive", unsupported_citations=found))
     assert "“Penguins built it (3) \\&#91;2\\&#93;.”" in note
+
+
+def test_the_link_rules_mark_is_not_the_models_claim_and_inline_code_is_quoted():
+    # measured: the quick start's [1] quoted as "PACELC (link to removed: not retrieved by this …"
+    answer = ("Consistency levels are defined by the PACELC (link to `en.wikipedia.org` removed: not retrieved by this "
+              "run) theorem, so a distributed database trades off among consistency, availability, and latency [2].")
+    assert unsupported_citations(answer, QUICKSTART_SOURCES) == []
+    found = unsupported_citations(answer.replace("[2]", "[5]").replace("latency", "`latency`"), QUICKSTART_SOURCES)
+    assert found[0].sentence.startswith("Consistency levels are defined by the PACELC theorem, so")
+    assert "`latency` [5]." in found[0].sentence
