@@ -46,6 +46,10 @@ _ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\([^()\n
 #: more numbered 1, 2, 3 … it is the prompt's numbered list copied without its locations (Qwen2.5-Coder-0.5B's whole
 #: forced answer in deep_research, twice in 10 HotpotQA questions). A title starts with a capital or a digit; a
 #: statement goes on in lower case after a citation, or ends in punctuation
+#: a line opening with a source's number: "[2] Strong is the highest … level of consistency."
+_NUMBERED_LINE = re.compile(r"^\s*(?:[-*]\s+)?\[(\d+)\]\s+\S")
+#: lines of a copied digest of the sources (``_copied_digest``) at least
+DIGEST_LINES = 3
 _NUMBERED_TITLE = re.compile(r"^\s*(?:[-*]\s+)?\[(\d+)\]\s+(?=[^\W_a-z])[^\[\]\n.!?;:]{1,200}$")
 #: the question restated as a preamble ('The final answer to the question "Are … the same state?" is:'): the forced
 #: answer prompt's "write the final answer to the question" copied; what follows it is the answer
@@ -76,7 +80,7 @@ def strip_echoed_sources(text: str) -> str:
     is no statement and cites nothing. Lines that repeat the prompt's scaffolding (``_ECHOED_SCAFFOLD``, with the
     bullet lines under it) go too. Other lines are kept as written."""
     lines = text.split("\n")
-    listed = _copied_numbered_list(lines)
+    listed = _copied_numbered_list(lines) | _copied_digest(lines)
     kept: list[str] = []
     in_echo = False  # the bullet lines under an echoed "The research searched for:" heading
     for at, line in enumerate(lines):
@@ -113,6 +117,28 @@ def _copied_numbered_list(lines: Sequence[str]) -> set[int]:
             run = [at] if match else []
         last = number
     return listed
+
+
+def _copied_digest(lines: Sequence[str]) -> set[int]:
+    """Indexes of the lines of the prompt's sources told again in order: ≥ ``DIGEST_LINES`` lines (blank lines
+    between them aside) that open with ``[1]``, ``[2]``, ``[3]`` … and cite nothing else, when the reply has a line
+    besides them (its answer). The bundled 1.5B model answered the quick start's question with its Answer line and
+    then "[1] …", "[2] …" … "[5] …", one paragraph per source in the prompt's order, two of them not what that source
+    says (``cited_support``); the report's Sources list those sources already."""
+    run: list[int] = []
+    for at, line in enumerate(lines):
+        match = _NUMBERED_LINE.match(line)
+        number = int(match.group(1)) if match and set(cited_numbers(line)) <= {int(match.group(1))} else 0
+        if number and number == len(run) + 1:
+            run.append(at)
+        elif number == 1 and len(run) < DIGEST_LINES:
+            run = [at]
+        elif line.strip():
+            if len(run) >= DIGEST_LINES:
+                break
+            run = []
+    others = [line for at, line in enumerate(lines) if line.strip() and at not in run]
+    return set(run) if len(run) >= DIGEST_LINES and others else set()
 
 
 #: a run of this many words copied from the report prompt's format rules is the prompt speaking, not the answer

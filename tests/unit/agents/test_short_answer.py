@@ -450,3 +450,37 @@ def test_a_line_said_again_is_merged_into_the_first_with_its_citations() -> None
 def test_short_repeats_tables_and_code_stay_and_a_repeat_with_the_same_citation_says_it_once(reply: str,
                                                                                               report: str) -> None:
     assert short_answer_of(reply)[0] == report
+
+
+#: the bundled 1.5B model's reply to the quick start's question (fresh clone, 2026-12-03): its answer, then the five
+#: sources told again in the prompt's order, [1] with chunk 2's sentence and [3]/[4] with an invented definition
+QUICKSTART_DIGEST = """\
+Answer: Milvus offers four consistency levels: strong, bounded staleness, session, and eventually.
+
+[1] Consistency levels are defined by the PACELC theorem, which ensures that a distributed database has to trade \
+off among consistency, availability, and latency.
+
+[2] Strong is the highest and the most strict level of consistency. It ensures that users can read the latest \
+version of data.
+
+[3] Bounded staleness is a compromise between strong consistency and eventual consistency.
+
+[4] Session is a compromise between strong consistency and eventual consistency.
+
+[5] Tunable Consistency Model Consistency ensures every Milvus node or replica has the same view of data."""
+
+
+def test_the_sources_told_again_in_order_under_an_answer_are_no_statement() -> None:
+    answer = "Milvus offers four consistency levels: strong, bounded staleness, session, and eventually."
+    assert short_answer_of(QUICKSTART_DIGEST) == (answer, answer)
+
+
+@pytest.mark.parametrize("reply", [
+    "[1] Milvus Lite runs in-process.\n[2] Standalone runs in Docker.\n[3] Distributed runs on Kubernetes.",  # all
+    "Answer: Three\n\n[1] Lite runs in-process.\n[2] Standalone runs in Docker [3].\n[3] Distributed on K8s.",
+    "Answer: Two\n\n[1] Lite runs in-process.\n[2] Standalone runs in Docker.",  # two lines are no digest
+    "Answer: Three\n\n[2] Lite runs in-process.\n[3] Standalone runs in Docker.\n[4] Distributed on K8s.",
+])
+def test_numbered_lines_that_cite_across_or_are_all_there_is_are_kept(reply: str) -> None:
+    report, _ = short_answer_of(reply)
+    assert "runs in-process" in report
