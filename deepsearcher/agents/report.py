@@ -23,7 +23,7 @@ from typing import Sequence
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import Verified, cited_sources, consulted_sources, location, verify_citations
-from deepsearcher.agents.short_answer import only_citations, short_answer_of, without_echoes
+from deepsearcher.agents.short_answer import only_citations, option_named, short_answer_of, without_echoes
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
 from deepsearcher.agents.support import support_note, supporting_sentence
@@ -239,7 +239,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
     text, short = short_answer_of(reply.text)
-    short = without_echoes(short, ctx.question, [location(h.chunk) for h in shown])
+    short = option_named(without_echoes(short, ctx.question, [location(h.chunk) for h in shown]), ctx.question)
     verified = verify_citations(text, len(shown))
     if not verified.text:
         return Written(empty_answer(reply), consulted_sources(shown), verified.removed)

@@ -377,3 +377,26 @@ def repeats_question(text: str, question: str) -> bool:
     mine, theirs = words(text), words(question)
     asks = text.rstrip(" *_").endswith(("?", "？"))
     return asks and min(overlap(mine, theirs), overlap(theirs, mine)) >= QUESTION_ECHO
+
+
+#: the two options a question offers at its end: "Which film was released first, Aas Ka Panchhi or Phoolwari?"
+_OPTIONS = re.compile(r"[,:;]\s*(?P<a>[^,:;?]{1,80}?)\s+or\s+(?P<b>[^,:;?]{1,80}?)\s*[?？]\s*$", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|neither|nor|no)\b|n't\b", re.IGNORECASE)
+
+
+def option_named(short: str, question: str) -> str:
+    """The option ``short`` names, when ``question`` ends by offering two ("…, A or B?") and ``short`` names exactly
+    one of them (whole words, any case) without a negation: "Phoolwari" for "Phoolwari was released first." or for
+    a source's first sentence the model gave as its answer ("God's Gift to Women (1931 American … film)"); the words
+    as ``short`` writes them. Otherwise ``short`` as it is. Measured on 2WikiMultihopQA with Qwen2.5-Coder-0.5B: 33
+    of 56 short answers to such questions named one option inside a longer sentence."""
+    match = _OPTIONS.search(question)
+    if not match or not short or _NEGATION.search(short):
+        return short
+    found = []
+    for option in (match["a"], match["b"]):
+        words_of = [re.escape(w) for w in option.split()]
+        hit = re.search(r"(?<!\w)" + r"\s+".join(words_of) + r"(?!\w)", short, re.IGNORECASE) if words_of else None
+        if hit:
+            found.append(hit.group(0))
+    return found[0] if len(found) == 1 else short

@@ -46,7 +46,7 @@ from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_
 from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding
-from deepsearcher.agents.short_answer import short_answer_of, without_echoes
+from deepsearcher.agents.short_answer import option_named, short_answer_of, without_echoes
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
 from deepsearcher.types import Evaluation, QuestionStatus, Report, Source, WebSearchOutcome
@@ -217,7 +217,7 @@ def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Rep
         answer = f"{answer}\n\n{gaps_note(finding.gaps, researched=finding.researched)}"
     checks = dict(finding.verdict.checks) if finding.verdict is not None else {}
     sources = store.sources(verified.cited) if verified.cited else consulted(ctx, store)
-    short = without_echoes(short, ctx.question, [location(s.chunk) for s in sources])
+    short = option_named(without_echoes(short, ctx.question, [location(s.chunk) for s in sources]), ctx.question)
     return Report(question=ctx.question, answer=answer, sources=sources,
                   sub_queries=finding.queries, iterations=finding.steps, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=verified.removed, gaps=finding.gaps, checks=checks,

@@ -484,3 +484,39 @@ def test_the_sources_told_again_in_order_under_an_answer_are_no_statement() -> N
 def test_numbered_lines_that_cite_across_or_are_all_there_is_are_kept(reply: str) -> None:
     report, _ = short_answer_of(reply)
     assert "runs in-process" in report
+
+
+@pytest.mark.parametrize("question, short, option", [
+    # measured, 2WikiMultihopQA with Qwen2.5-Coder-0.5B: a source's first sentence given as the answer
+    ("Which film has the director who is older, God'S Gift To Women or Aldri Annet Enn Bråk?",
+     "God's Gift to Women (1931 American pre-Code romantic musical comedy film directed by Michael Curtiz).",
+     "God's Gift to Women"),
+    ("Which film whose director is younger, Dangerously They Live or Salad By The Roots?",
+     "Salad by the Roots (literally \"Eating dandelions by the roots\") is a French film.", "Salad by the Roots"),
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "Phoolwari was released first.", "Phoolwari"),
+    ("Which is older: Milvus Lite or Milvus Standalone?", "Milvus Lite came first", "Milvus Lite"),
+])
+def test_a_short_answer_naming_one_of_the_two_options_is_that_option(question: str, short: str, option: str) -> None:
+    from deepsearcher.agents.short_answer import option_named
+
+    assert option_named(short, question) == option
+
+
+@pytest.mark.parametrize("question, short", [
+    ("Which band was formed first, The Exies or Circus Diablo?", "The Exies were formed before Circus Diablo."),
+    ("Which band was formed first, The Exies or Circus Diablo?", "Circus Diablo was not formed first."),  # negation
+    ("Which band was formed first, The Exies or Circus Diablo?", "Neither is known."),
+    ("Is Milvus a database or a library?", "A database."),  # no comma before the options: not "X, A or B?"
+    ("What is the capital of France?", "Paris"),
+])
+def test_other_short_answers_stay_as_they_are(question: str, short: str) -> None:
+    from deepsearcher.agents.short_answer import option_named
+
+    assert option_named(short, question) == short
+
+
+def test_the_naive_agents_short_answer_is_the_option_it_names() -> None:
+    llm = ScriptedChatModel(["Answer: Milvus Lite is the one that runs inside your Python process [1].\n\n"
+                             "Milvus Lite runs inside your Python process [1]."])
+    ctx = make_ctx(llm, "Which runs in-process, Milvus Lite or Milvus Standalone?")
+    assert naive_rag.run(ctx).short_answer == "Milvus Lite"
