@@ -388,8 +388,8 @@ def option_named(short: str, question: str) -> str:
     """The option ``short`` names, when ``question`` ends by offering two ("…, A or B?") and ``short`` names exactly
     one of them (whole words, any case) without a negation: "Phoolwari" for "Phoolwari was released first." or for
     a source's first sentence the model gave as its answer ("God's Gift to Women (1931 American … film)"); the words
-    as ``short`` writes them. Otherwise ``short`` as it is. Measured on 2WikiMultihopQA with Qwen2.5-Coder-0.5B: 33
-    of 56 short answers to such questions named one option inside a longer sentence."""
+    as ``short`` writes them. Otherwise ``short`` as it is. Measured on 2WikiMultihopQA with Qwen2.5-Coder-0.5B: 15
+    of the 56 stored short answers to such questions named one option inside a longer sentence."""
     match = _OPTIONS.search(question)
     if not match or not short or _NEGATION.search(short):
         return short
