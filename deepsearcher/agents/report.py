@@ -23,7 +23,8 @@ from typing import Sequence
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import Verified, cited_sources, consulted_sources, location, verify_citations
-from deepsearcher.agents.short_answer import only_citations, option_named, short_answer_of, without_echoes
+from deepsearcher.agents.short_answer import (only_citations, option_named, short_answer_of, without_echoes,
+                                               without_empty_opening)
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
 from deepsearcher.agents.support import support_note, supporting_sentence
@@ -238,7 +239,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         reply, shown = write_fitted(ctx, "synthesise", render, hits, priority, in_words=True)
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
-    text, short = short_answer_of(reply.text)
+    text, short = without_empty_opening(*short_answer_of(reply.text), ctx.question)
     short = option_named(without_echoes(short, ctx.question, [location(h.chunk) for h in shown]), ctx.question)
     verified = verify_citations(text, len(shown))
     if not verified.text:

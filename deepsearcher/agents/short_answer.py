@@ -249,13 +249,8 @@ def split_short_answer(text: str) -> tuple[str, str]:
 
 def first_sentence(text: str) -> str:
     """The first sentence of the first paragraph that is prose (not a heading, list or table), as a short answer."""
-    for block in re.split(r"\n\s*\n", strip_leaked_label(text)):
-        block = block.strip()
-        if not block or block.startswith(("#", "|", "```", "*[")):
-            continue
-        block = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", block)
-        return clean(sentences(" ".join(block.split()))[0])
-    return ""
+    prose = first_paragraph_prose(text)
+    return clean(sentences(prose)[0]) if prose else ""
 
 
 #: a sentence about the sources rather than the question ("The answer is supported by all four sources.", "Both
@@ -400,3 +395,40 @@ def option_named(short: str, question: str) -> str:
         if hit:
             found.append(hit.group(0))
     return found[0] if len(found) == 1 else short
+
+
+def names_the_subject(text: str, question: str) -> bool:
+    """``text`` (citations aside) is at most ``SUBJECT_WORDS`` words that the question already says, in its order
+    ("Milvus Lite [1] [2][3]" for "What is Milvus Lite?"), and the question names no two things ("… A or B?", "… out
+    of A and B?"), whose answer is one of them."""
+    said = " ".join(strip_citations(text).split()).strip(" .,;:*_").casefold()
+    if not said or len(said.split()) > SUBJECT_WORDS or re.search(r"\b(?:or|and)\b", question, re.IGNORECASE):
+        return False
+    return re.search(rf"(?<!\w){re.escape(said)}(?!\w)", " ".join(question.split()).casefold()) is not None
+
+
+#: words of an answer that only names the question's subject, at most
+SUBJECT_WORDS = 4
+
+
+def without_empty_opening(report: str, short: str, question: str) -> tuple[str, str]:
+    """``(report, short)`` without an opening paragraph that only names the question's subject, with citations or
+    without ("Milvus Lite [1] [2][3][4][5]" over a paragraph that says what it is: the bundled 1.5B model on the quick
+    start's data, from a fresh clone), and with a short answer that says something: when ``short`` only names the
+    subject, the first sentence of the report that does not (``""`` when there is none)."""
+    first, sep, rest = report.strip().partition("\n\n")
+    if sep and rest.strip() and names_the_subject(first, question):
+        report = rest.strip()
+    if short and names_the_subject(short, question):
+        short = next((clean(s) for s in sentences(first_paragraph_prose(report))
+                      if not names_the_subject(s, question) and clean(s)), "")
+    return report, short
+
+
+def first_paragraph_prose(text: str) -> str:
+    """The first paragraph of ``text`` that is prose (not a heading, list or table), on one line ("" when none)."""
+    for block in re.split(r"\n\s*\n", strip_leaked_label(text)):
+        block = block.strip()
+        if block and not block.startswith(("#", "|", "```", "*[")):
+            return " ".join(re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", block).split())
+    return ""

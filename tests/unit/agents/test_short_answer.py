@@ -520,3 +520,35 @@ def test_the_naive_agents_short_answer_is_the_option_it_names() -> None:
                              "Milvus Lite runs inside your Python process [1]."])
     ctx = make_ctx(llm, "Which runs in-process, Milvus Lite or Milvus Standalone?")
     assert naive_rag.run(ctx).short_answer == "Milvus Lite"
+
+
+def test_an_opening_that_only_names_the_questions_subject_is_no_answer() -> None:
+    from deepsearcher.agents.short_answer import without_empty_opening
+
+    # the bundled 1.5B model on the quick start's data, from a fresh clone (2026-12-03)
+    reply = ("Milvus Lite [1] [2][3][4][5]\n\nMilvus Lite is a lightweight version of Milvus, an open-source vector "
+             "database that powers AI applications. It is ideal for quick prototyping in Jupyter Notebooks.")
+    report, short = without_empty_opening(*short_answer_of(reply), "What is Milvus Lite?")
+    assert report == reply.split("\n\n", 1)[1]
+    assert short == "Milvus Lite is a lightweight version of Milvus, an open-source vector database that powers AI " \
+                    "applications."
+    assert without_empty_opening("Milvus Lite [1]", "Milvus Lite", "What is Milvus Lite?") == ("Milvus Lite [1]", "")
+
+
+@pytest.mark.parametrize("reply, question", [
+    ("Milvus is open source [1].\n\nIts licence is Apache 2.0 [1].", "Is Milvus open source?"),  # yes/no: its words
+    ("Phoolwari [1]\n\nIt was released in 1968 [2].", "Which film was released first, Aas Ka Panchhi or Phoolwari?"),
+    ("Milvus Lite runs in-process [1].\n\nMore.", "What is Milvus Lite?"),  # adds words
+    ("Andy Summers [1]\n\nHe was born in 1942 [2].", "Who was born first out of Aivar Kuusmaa and Andy Summers?"),
+])
+def test_an_opening_that_answers_stays(reply: str, question: str) -> None:
+    from deepsearcher.agents.short_answer import without_empty_opening
+
+    assert without_empty_opening(*short_answer_of(reply), question)[0] == reply
+
+
+def test_the_naive_agent_answers_what_is_with_what_it_is() -> None:
+    llm = ScriptedChatModel(["Milvus Lite [1] [2]\n\nMilvus Lite runs inside your Python process [1]."])
+    report = naive_rag.run(make_ctx(llm, "What is Milvus Lite?"))
+    assert report.short_answer == "Milvus Lite runs inside your Python process."
+    assert report.answer.startswith("Milvus Lite runs inside your Python process [1].")
