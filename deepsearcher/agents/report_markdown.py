@@ -153,7 +153,7 @@ def links_note(report: Report) -> str:
     count = len(report.unretrieved_urls)
     if not count:
         return ""
-    return (f"**Links.** The answer linked to {count} URL(s) this run never retrieved or read; those links are "
+    return (f"**Links.** The answer linked to {count} URL{'s' if count > 1 else ''} this run never retrieved or read; those links are "
             "marked \"not retrieved by this run\" and are not among the sources.")
 
 

@@ -259,7 +259,7 @@ def test_urls_the_run_never_retrieved_are_removed_counted_and_never_sources(sear
     assert "`https://in-code.example/x` stays code." in data["answer"]
     assert [s["chunk"]["source"] for s in data["sources"]] == [str(searcher.root / "docs" / "lite.md")]
     assert "milvus.io" not in run.markdown.split("## Sources")[1]
-    assert ("**Links.** The answer linked to 2 URL(s) this run never retrieved or read; those links are marked "
+    assert ("**Links.** The answer linked to 2 URLs this run never retrieved or read; those links are marked "
             "\"not retrieved by this run\" and are not among the sources.") in run.markdown
 
 

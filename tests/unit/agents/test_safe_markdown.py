@@ -109,7 +109,7 @@ def test_a_report_keeps_links_to_its_sources_and_pages_read_only() -> None:
     assert checked.short_answer == "See (link to `made.up` removed: not retrieved by this run)"
     assert checked.pages_read == ["https://ducks.example/teal"]
     assert checked.to_dict()["unretrieved_urls"] == ["https://made.up/guide"]
-    assert links_note(checked).startswith("**Links.** The answer linked to 1 URL(s) this run never retrieved")
+    assert links_note(checked).startswith("**Links.** The answer linked to 1 URL this run never retrieved")
     md = report_markdown(checked)
     assert "(https://ducks.example/teal)" in md and links_note(checked) in md
     assert links_note(with_checked_links(Report("q", "No links [1].", [source], [], 1, Usage(), "naive"), [])) == ""
