@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Sequence
+from typing import Any, Sequence
 
 import snowballstemmer
 
@@ -60,14 +60,14 @@ def unsupported_citations(answer: str, sources: Sequence[Source]) -> list[Unsupp
     by_number = {s.number: s for s in sources}
     languages: dict[int, str] = {}
     known: dict[tuple[int, str], set[str]] = {}
-    stemmers: dict[str, object] = {}  # one per call: a Snowball stemmer keeps state while it stems
+    stemmers: dict[str, Any] = {}  # one per call: a Snowball stemmer keeps state while it stems
 
     def stems(found: set[str], language: str) -> set[str]:
         name = english_name(language)
         if name not in stemmers:
             stemmers[name] = (snowballstemmer.stemmer(name) if name in snowballstemmer.algorithms() else None)
         stemmer = stemmers[name]
-        return set(stemmer.stemWords(sorted(found))) if stemmer is not None else found  # type: ignore[attr-defined]
+        return set(stemmer.stemWords(sorted(found))) if stemmer is not None else found
 
     def language_of(number: int) -> str:
         if number not in languages:
