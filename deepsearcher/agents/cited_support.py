@@ -34,7 +34,7 @@ from typing import Any, Sequence
 import snowballstemmer
 
 from deepsearcher.agents.citations import cited_numbers, without_code
-from deepsearcher.agents.rewrites import overlap, sentences, words
+from deepsearcher.agents.rewrites import ABOUT_ANSWER, overlap, sentences, words
 from deepsearcher.agents.safe_markdown import LINK_MARKS, md_inline
 from deepsearcher.agents.scaffold import detect, english_name
 from deepsearcher.types import Report, Source, UnsupportedCitation
@@ -43,11 +43,6 @@ from deepsearcher.types import Report, Source, UnsupportedCitation
 SUPPORTED = 0.5
 #: a sentence with fewer words than this is not judged
 MIN_WORDS = 3
-#: words about the answer and its sources rather than the question: "The answer supports sources [1] and [2]."
-#: claims nothing a source could hold (such sentences are judged by their other words)
-_ABOUT_SOURCES = frozenset("answer answers source sources document documents passage passages information provided "
-                           "provide provides support supports supported state states stated according comes given "
-                           "explanation directly corresponds text question details mentioned mentions".split())
 _NO_BRACKETS = str.maketrans("[]【】", "()()")
 _MARKER = re.compile(r"^(?:[-*+]|\d+[.)]|#{1,6})\s+")
 #: characters of a sentence quoted in the note
@@ -94,7 +89,8 @@ def unsupported_citations(answer: str, sources: Sequence[Source]) -> list[Unsupp
         if not cited or text in seen:
             continue
         language = detect(sentence)
-        mine = stems(words(sentence) - _ABOUT_SOURCES, language)  # "offers" is "offer", "cities" "city"
+        # judged by its words about the question; "offers" is "offer", "cities" "city"
+        mine = stems(words(sentence) - ABOUT_ANSWER, language)
         if len(mine) < MIN_WORDS or all(language_of(n) != language for n in cited):
             continue
         share = overlap(mine, set().union(*(held_by(n, language) for n in cited)))

@@ -99,6 +99,15 @@ def _abbreviation_ends(before: str, after: str) -> bool:
     return not ends & {len(left), len(left) + 1}
 
 
+#: words about an answer and its sources rather than about the question: "The answer supports sources [1] and [2].",
+#: "The answer is correct based on the information provided in the sources." claim nothing a source could hold
+#: (Qwen2.5-Coder-0.5B wrote both as reports' first sentences on MuSiQue)
+ABOUT_ANSWER = frozenset("answer answers source sources document documents passage passages information provided "
+                         "provide provides support supports supported state states stated according comes given "
+                         "explanation directly corresponds text question details mentioned mentions correct accurate "
+                         "based context additional relevant".split())
+
+
 def words(sentence: str) -> set[str]:
     """The words two sentences are compared by (module docstring)."""
     return {w.casefold() for w in _WORDS.findall(strip_citations(sentence))} - _STOP

@@ -11,11 +11,11 @@ such a label from the start of a text, whatever its Markdown dress.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from deepsearcher.agents.citations import cited_numbers, strip_citations
 from deepsearcher.agents.prompts import REPORT_FORMAT, SYSTEM
-from deepsearcher.agents.rewrites import overlap, sentences, words
+from deepsearcher.agents.rewrites import ABOUT_ANSWER, overlap, sentences, words
 
 #: label words a small model copies from the prompt ("short direct answer", "final answer", "answer", "summary")
 _LABEL_WORDS = r"(?:an?\s+|the\s+|my\s+)?(?:(?:short|direct|brief|final|concise)[\s-]+){0,3}(?:answer|summary)"
@@ -264,17 +264,78 @@ _SUPPORT_CLAIM = re.compile(
 
 
 def without_support_claims(text: str) -> str:
-    """``text`` without the sentences that only vouch for the sources (``_SUPPORT_CLAIM``) and cite nothing; the
-    report's own Sources section and citation checks say what supports what. Other text is kept as written."""
-    if not _SUPPORT_CLAIM.search(text):
-        return text
+    """``text`` without the sentences that only vouch for the sources (``_SUPPORT_CLAIM``) and cite nothing, and
+    without those made only of words about the answer and its sources (``about_the_answer``: "The answer supports
+    sources [1] and [2][3].", "The answer is correct based on the information provided in the sources.", first
+    sentences of Qwen2.5-Coder-0.5B reports on MuSiQue), cited or not; the report's own Sources section and citation
+    checks say what supports what; the numbers of a cited one go to the sentence before it on its line, which they
+    cite ("Milvus has four levels. This is supported by the documents [1][2]." → "Milvus has four levels. [1][2]").
+    Headings, tables, code, labels ("Sources:") and other text are kept as written, and so is a text that would keep
+    no words."""
     kept = []
+    fenced = changed = False
     for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if fenced or line.lstrip().startswith(("#", "|", "```", "~~~")):
+            kept.append(line)
+            continue
         parts = sentences(line)  # a citation after a sentence's full stop belongs to that sentence
-        left = [p for p in parts if not (_SUPPORT_CLAIM.search(p) and not cited_numbers(p))]
+        left: list[str] = []
+        for part in parts:
+            numbers = cited_numbers(part)
+            if not ((_SUPPORT_CLAIM.search(part) and not numbers)
+                    or (about_the_answer(part) and not part.rstrip(" *_\t").endswith((":", "：")))):
+                left.append(part)
+            elif numbers and left:  # "… four levels. This is supported by the documents [1][2].": they cite it
+                left[-1] = left[-1].rstrip() + " " + "".join(f"[{n}]" for n in numbers)
+        dropped = left != parts
+        changed = changed or dropped
         if left or not line.strip():
-            kept.append("".join(left).strip() if len(left) != len(parts) else line)
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+            kept.append("".join(left).strip() if dropped else line)
+    out = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return out if changed and re.search(r"\w", strip_citations(out)) else text
+
+
+#: words that claim nothing by themselves (articles, auxiliaries, prepositions, pronouns, question words); negations
+#: are not among them: "The sources do not say." says something
+_FUNCTION = frozenset("a an the is are was were be been being am of in on at to by for with from as this that these "
+                      "those it its and or but which who whom whose what where when how why than then there here has "
+                      "have had do does did can could will would should may might must shall also only both each "
+                      "every any all so such very more most into onto about over under between i we you he she they "
+                      "him her them his their our your me us my s".split())
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that can say something: every word (numbers and short words too, any script), citations
+    and ``_FUNCTION`` words aside, case folded."""
+    return {w for w in re.findall(r"\w+", strip_citations(text).casefold()) if w not in _FUNCTION}
+
+
+def about_the_answer(sentence: str) -> bool:
+    """Every word of ``sentence`` that can say something is about the answer or its sources (``ABOUT_ANSWER``):
+    "The answer supports sources [1] and [2][3]." Not "The answer is 42 [1]." nor "The sources do not say."."""
+    mine = content_words(sentence)
+    return bool(mine) and mine <= ABOUT_ANSWER
+
+
+#: a question whose answer its own words can make: it names two things ("… A or B?", "… of A and B?") or asks
+#: yes or no ("Is Milvus open source?" — "Milvus is open source.")
+_ANSWER_IN_ITS_WORDS = re.compile(r"\b(?:or|and)\b|^\W*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|"
+                                  r"would|should|shall|may|might|must)\b", re.IGNORECASE)
+
+
+def says_nothing(sentence: str, question: str) -> bool:
+    """``sentence`` adds nothing to ``question``: every word of it that can say something (``content_words``; numbers
+    count) is the question's or about the answer and its sources. "The book named after the artist known as the
+    most remarkable creation of MTV is [4].", "The information provided in source [1] directly answers the question
+    about the church of Meehan Bonnar's birthplace.", "WILM (AM)" for "… the city where WILM is licensed …?" — short
+    answers of Qwen2.5-Coder-0.5B on MuSiQue. Questions whose answer can be made of their own words
+    (``_ANSWER_IN_ITS_WORDS``) are left alone."""
+    if _ANSWER_IN_ITS_WORDS.search(question.strip()):
+        return False
+    mine = content_words(sentence)
+    return bool(mine) and mine <= content_words(question) | ABOUT_ANSWER
 
 
 #: shortest line (citations aside) that ``without_repeated_lines`` merges: "Yes." twice may be two answers
@@ -414,21 +475,31 @@ SUBJECT_WORDS = 4
 def without_empty_opening(report: str, short: str, question: str) -> tuple[str, str]:
     """``(report, short)`` without an opening paragraph that only names the question's subject, with citations or
     without ("Milvus Lite [1] [2][3][4][5]" over a paragraph that says what it is: the bundled 1.5B model on the quick
-    start's data, from a fresh clone), and with a short answer that says something: when ``short`` only names the
-    subject, the first sentence of the report that does not (``""`` when there is none)."""
+    start's data, from a fresh clone), or that is only source numbers ("[1] [2][3]" over the text: Qwen2.5-Coder-0.5B
+    on MuSiQue), and with a short answer that says something: when ``short`` only names the subject or adds nothing
+    to the question (``says_nothing``), the first sentence of the report's first prose paragraph that does (``""``
+    when there is none: no short answer rather than an empty one)."""
+    def empty(text: str) -> bool:
+        return names_the_subject(text, question) or says_nothing(text, question)
+
     first, sep, rest = report.strip().partition("\n\n")
-    if sep and rest.strip() and names_the_subject(first, question):
+    if sep and rest.strip() and (empty(first) or only_citations(first)):
         report = rest.strip()
-    if short and names_the_subject(short, question):
-        short = next((clean(s) for s in sentences(first_paragraph_prose(report))
-                      if not names_the_subject(s, question) and clean(s)), "")
+    if short and empty(short):
+        said = (clean(s) for block in prose_paragraphs(report) for s in sentences(block) if not empty(s))
+        short = next((s for s in said if s), "")
     return report, short
 
 
 def first_paragraph_prose(text: str) -> str:
     """The first paragraph of ``text`` that is prose (not a heading, list or table), on one line ("" when none)."""
+    return next(prose_paragraphs(text), "")
+
+
+def prose_paragraphs(text: str) -> Iterator[str]:
+    """The paragraphs of ``text`` that are prose (not headings, tables, code or ``*[…]`` notes), each on one line, a
+    list item's marker removed."""
     for block in re.split(r"\n\s*\n", strip_leaked_label(text)):
         block = block.strip()
         if block and not block.startswith(("#", "|", "```", "*[")):
-            return " ".join(re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", block).split())
-    return ""
+            yield " ".join(re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", block).split())
