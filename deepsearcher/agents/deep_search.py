@@ -30,6 +30,7 @@ from typing import ClassVar, Sequence
 from deepsearcher.agents import prompts
 from deepsearcher.agents.base import AgentCapabilities
 from deepsearcher.agents.budget import BudgetExhausted
+from deepsearcher.agents.citations import location
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding, write_section
@@ -38,6 +39,7 @@ from deepsearcher.agents.replies import Decomposition, Reflection, Relevance, no
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route_and_retrieve
+from deepsearcher.agents.short_answer import without_locations
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
     ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, in_parallel,
@@ -123,7 +125,8 @@ class Found:
 
 
 def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
-    """Propose at most 3 gap queries for what is still missing ([] = enough; fallback: [], i.e. stop).
+    """Propose at most 3 gap queries for what is still missing ([] = enough; fallback: [], i.e. stop); a source
+    location copied from a passage's header is taken out of a query.
 
     The prompt shows this round's newly accepted chunks in full first, then one compact line per chunk accepted so
     far, then the queries that found nothing useful; fitted to the window (whole lines of older chunks go before
@@ -146,7 +149,10 @@ def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
 
     reply, _ = ask_fitted(ctx, "reflect", render, items, priority, Reflection, lambda kept: Reflection(gap_queries=[]),
                           "stopping the research here")
-    return reply.value.gap_queries[:MAX_GAPS]
+    # a passage's header copied as a query ("Amri language (/data/corpus.json)", the 0.5B model): its title is searched
+    shown = [location(h.chunk) for _, h in items]
+    queries = (" ".join(without_locations(q, shown).split()) for q in reply.value.gap_queries)
+    return [q for q in queries if q][:MAX_GAPS]
 
 
 def _judge(ctx: QueryContext, iteration: int, query: str, new: list[Hit]) -> Judged:

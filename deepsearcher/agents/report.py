@@ -24,7 +24,7 @@ from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import Verified, cited_sources, consulted_sources, location, verify_citations
 from deepsearcher.agents.short_answer import (only_citations, option_named, short_answer_of, without_echoes,
-                                               without_empty_opening)
+                                               without_empty_opening, without_locations)
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
 from deepsearcher.agents.support import support_note, supporting_sentence
@@ -239,8 +239,10 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         reply, shown = write_fitted(ctx, "synthesise", render, hits, priority, in_words=True)
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
+    locations = [location(h.chunk) for h in shown]
     text, short = without_empty_opening(*short_answer_of(reply.text), ctx.question)
-    short = option_named(without_echoes(short, ctx.question, [location(h.chunk) for h in shown]), ctx.question)
+    text = without_locations(text, locations)  # after short_answer_of: a copied source list is known by them
+    short = option_named(without_echoes(short, ctx.question, locations), ctx.question)
     verified = verify_citations(text, len(shown))
     if not verified.text:
         return Written(empty_answer(reply), consulted_sources(shown), verified.removed)

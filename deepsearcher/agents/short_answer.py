@@ -412,11 +412,9 @@ def without_echoes(short: str, question: str, locations: Iterable[str] = ()) -> 
     ≥ 80 % of its words with the question, both ways: a title that is a question stays) or sentences of the system
     prompt ("Today is 2026-12-02 (Wednesday)", unless the question asks for the date). Measured with
     Qwen2.5-Coder-0.5B on HotpotQA: each of the three came back as the whole short answer."""
-    cleaned = short
+    cleaned = without_locations(short, locations)
     for where in sorted({w for w in locations if w}, key=len, reverse=True):
-        place = re.escape(where)
-        cleaned = re.sub(rf"(?<=\S)\s*(?:\(\s*{place}\s*\)|\[\s*{place}\s*\])", "", cleaned)
-        cleaned = re.sub(rf"(?<=\S)\s+{place}(?=\s*(?:[,;]|$))", "", cleaned)
+        cleaned = re.sub(rf"(?<=\S)\s+{re.escape(where)}(?=\s*(?:[,;]|$))", "", cleaned)
     cleaned = " ".join(cleaned.split()).strip(" ,;")
     short = cleaned or short
     parts = [part for part in re.split(r"(?<=[.;])\s+", short) if part.strip()]
@@ -424,6 +422,17 @@ def without_echoes(short: str, question: str, locations: Iterable[str] = ()) -> 
     if parts and not asks_date and all(any(p.match(part) for p in _SYSTEM_SENTENCES) for part in parts):
         return ""
     return "" if repeats_question(short, question) else short
+
+
+def without_locations(text: str, locations: Iterable[str]) -> str:
+    """``text`` without the source locations the prompt's headers gave (``[n] Title (location)``) in brackets after a
+    word: "Harris W. Fawell was born in [1] Harris W. Fawell (/data/corpus.json)." → "… [1] Harris W. Fawell.".
+    The Sources list under the report says where each source is; Qwen2.5-Coder-0.5B copied headers into 40 of 520
+    stored answers. A location in other words, or not the prompt's, stays."""
+    for where in sorted({w for w in locations if w}, key=len, reverse=True):
+        place = re.escape(where)
+        text = re.sub(rf"(?<=\S)[ \t]*(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])", "", text)
+    return text
 
 
 def repeats_question(text: str, question: str) -> bool:

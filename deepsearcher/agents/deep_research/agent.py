@@ -46,7 +46,8 @@ from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_
 from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding
-from deepsearcher.agents.short_answer import option_named, short_answer_of, without_echoes, without_empty_opening
+from deepsearcher.agents.short_answer import (option_named, short_answer_of, without_echoes, without_empty_opening,
+                                              without_locations)
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
 from deepsearcher.types import Evaluation, QuestionStatus, Report, Source, WebSearchOutcome
@@ -210,7 +211,9 @@ def decide(run: Run, allowed: list[Action]) -> tuple[StepBase, bool]:
 def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Report:
     """The ``Report`` of a short answer: citations of answers expanded to their items, verified and renumbered in
     order of first appearance, each mapped to its chunk or URL."""
+    shown = [location(item.chunk) for item in store if item.chunk is not None]
     text, short = without_empty_opening(*short_answer_of(store.expand_answers(finding.answer)), ctx.question)
+    text = without_locations(text, shown)
     verified = verify_citations(text, len(store))
     answer = verified.text or "The model returned an empty answer."
     if finding.gaps:

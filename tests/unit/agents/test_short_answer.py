@@ -626,3 +626,45 @@ def test_the_deep_search_agent_gives_no_short_answer_that_adds_nothing() -> None
     assert report.short_answer == ""
     assert "supports sources" not in report.answer
     assert report.answer.startswith("The information provided in source [1] directly answers")
+
+
+@pytest.mark.parametrize("text, kept", [
+    # Qwen2.5-Coder-0.5B on MuSiQue: a source's header copied into the answer
+    ("Harris W. Fawell was born in [1] Harris W. Fawell (/work/b/corpus_slice.json).",
+     "Harris W. Fawell was born in [1] Harris W. Fawell."),
+    ("[1] lite (/d/lite.md)[2] limits [/d/limits.md] say so.", "[1] lite[2] limits say so."),
+    ("It is ready (see /d/lite.md) and (/d/other.md).", "It is ready (see /d/lite.md) and (/d/other.md)."),
+])
+def test_a_source_location_copied_from_the_prompts_headers_goes(text: str, kept: str) -> None:
+    from deepsearcher.agents.short_answer import without_locations
+
+    assert without_locations(text, ["/d/lite.md", "/d/limits.md", "/work/b/corpus_slice.json"]) == kept
+
+
+def test_the_naive_report_carries_no_copied_source_location() -> None:
+    llm = ScriptedChatModel(["Answer: It runs in your Python process.\n\n"
+                             "[1] lite (/d/lite.md) says Milvus Lite runs inside your Python process [1]."])
+    report = naive_rag.run(make_ctx(llm, "What is Milvus Lite?"))
+    assert "(/d/lite.md)" not in report.answer
+    assert report.answer.startswith("[1] lite says Milvus Lite runs inside your Python process [1].")
+
+
+def test_a_gap_query_copied_from_a_passage_header_is_searched_as_its_title() -> None:
+    from deepsearcher.events import QuerySubQueries
+
+    gaps = iter([["consistency (/d/lite.md)"], []])
+
+    def reply(messages: list[dict[str, str]]) -> str:
+        prompt = messages[-1]["content"]
+        if '"sub_queries"' in prompt:
+            return json.dumps({"sub_queries": ["Milvus Lite local file"]})
+        if '"relevant"' in prompt:
+            return json.dumps({"relevant": [1]})
+        if '"gap_queries"' in prompt:
+            return json.dumps({"gap_queries": next(gaps)})
+        return "Milvus Lite runs inside your Python process [1]."
+
+    events: list = []
+    deep_search.run(make_ctx(ScriptedChatModel([reply] * 12), "What is Milvus Lite?", events=events))
+    rounds = [e.sub_queries for e in events if isinstance(e, QuerySubQueries)]
+    assert rounds[1] == ["consistency"]
