@@ -240,7 +240,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
     locations = [location(h.chunk) for h in shown]
-    text, short = without_empty_opening(*short_answer_of(reply.text), ctx.question)
+    text, short = without_empty_opening(*short_answer_of(reply.text, [h.chunk for h in shown]), ctx.question)
     text = without_locations(text, locations)  # after short_answer_of: a copied source list is known by them
     short = option_named(without_echoes(short, ctx.question, locations), ctx.question)
     verified = verify_citations(text, len(shown))

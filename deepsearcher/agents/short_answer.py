@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator, Sequence
 
-from deepsearcher.agents.citations import cited_numbers, strip_citations
+from deepsearcher.agents.citations import cited_numbers, location, strip_citations
 from deepsearcher.agents.prompts import REPORT_FORMAT, SYSTEM
 from deepsearcher.agents.rewrites import ABOUT_ANSWER, overlap, sentences, words
+from deepsearcher.types import Chunk
 
 #: label words a small model copies from the prompt ("short direct answer", "final answer", "answer", "summary")
 _LABEL_WORDS = r"(?:an?\s+|the\s+|my\s+)?(?:(?:short|direct|brief|final|concise)[\s-]+){0,3}(?:answer|summary)"
@@ -41,7 +42,7 @@ MAX_CHARS = 300
 #: number, title and (location) — how the prompt shows each source; a statement puts its citation after itself
 _ECHOED_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*\s*(?:numbered\s+)?sources\s*[*_]*\s*:?\s*[*_]*\s*$",
                              re.IGNORECASE)
-_ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\([^()\n]*\)\s*$")
+_ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\((?P<where>[^()\n]*)\)\s*$")
 #: a line that is only a number and a title ("[2] 1986 North Carolina Tar Heels football team"): in a run of two or
 #: more numbered 1, 2, 3 … it is the prompt's numbered list copied without its locations (Qwen2.5-Coder-0.5B's whole
 #: forced answer in deep_research, twice in 10 HotpotQA questions). A title starts with a capital or a digit; a
@@ -50,7 +51,8 @@ _ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\([^()\n
 _NUMBERED_LINE = re.compile(r"^\s*(?:[-*]\s+)?\[(\d+)\]\s+\S")
 #: lines of a copied digest of the sources (``_copied_digest``) at least
 DIGEST_LINES = 3
-_NUMBERED_TITLE = re.compile(r"^\s*(?:[-*]\s+)?\[(\d+)\]\s+(?=[^\W_a-z])[^\[\]\n.!?;:]{1,200}$")
+_NUMBERED_TITLE = re.compile(r"^\s*(?:[-*]\s+)?\[(\d+)\]\s+(?P<title>(?=[^\W_a-z])[^\[\]\n.!?;:]{1,200})$")
+_NUMBERED_NAME = re.compile(r"^\s*(?:[-*]\s+)?\[(\d+)\]\s+(?P<title>[^\[\]\n]{1,200})$")
 #: the question restated as a preamble ('The final answer to the question "Are … the same state?" is:'): the forced
 #: answer prompt's "write the final answer to the question" copied; what follows it is the answer
 _RESTATED = re.compile(r"^\s*[*_]*\s*(?:(?:the|my|our)\s+)?(?:(?:final|short|direct|brief|correct)\s+)*answer\s+to\s+"
@@ -74,13 +76,18 @@ def names_the_answer_kind(short: str) -> bool:
     return bool(_KIND_ONLY.match(short))
 
 
-def strip_echoed_sources(text: str) -> str:
+def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None) -> str:
     """``text`` without the copy of the prompt's source list a small model writes as its report ("Sources:" then
     "[1] Title (file › section)" lines): the report's own Sources section lists them already, and a copied list
     is no statement and cites nothing. Lines that repeat the prompt's scaffolding (``_ECHOED_SCAFFOLD``, with the
-    bullet lines under it) go too. Other lines are kept as written."""
+    bullet lines under it) go too. Other lines are kept as written.
+
+    ``shown``: the sources the prompt showed, in its order (``None`` for a number without a chunk). Given, a line is
+    a copied header only when its title or location is one of theirs, and a digest only when its text is theirs:
+    by form alone, "- [1] Ubuntu and macOS are supported (Windows is not)" or "[1] Ubuntu Linux on x86 and ARM"
+    would be taken for a header, and three cited paragraphs "[1] …", "[2] …", "[3] …" for a digest."""
     lines = text.split("\n")
-    listed = _copied_numbered_list(lines) | _copied_digest(lines)
+    listed = _copied_numbered_list(lines, shown) | _copied_digest(lines, shown)
     kept: list[str] = []
     in_echo = False  # the bullet lines under an echoed "The research searched for:" heading
     for at, line in enumerate(lines):
@@ -96,18 +103,39 @@ def strip_echoed_sources(text: str) -> str:
         if in_echo and re.match(r"^\s*[-*]\s", line):
             continue
         in_echo = False
-        if not (_ECHOED_HEADING.match(line) or _ECHOED_SOURCE.match(line)):
+        header = _ECHOED_SOURCE.match(line)
+        if header and shown is not None and not _is_shown(header["where"], shown, "location"):
+            header = None
+        if not (_ECHOED_HEADING.match(line) or header):
             kept.append(line)
     return "\n".join(kept).strip() if len(kept) != len(lines) else text
 
 
-def _copied_numbered_list(lines: Sequence[str]) -> set[int]:
-    """Indexes of the lines in runs of ≥ 2 consecutive ``_NUMBERED_TITLE`` lines numbered 1, 2, 3 … in order."""
+def _is_shown(name: str, shown: Sequence[Chunk | None], *fields: str) -> bool:
+    """``name`` is the title or location (``fields``) of a shown source, case and spacing aside."""
+    folded = " ".join(name.split()).casefold()
+    for chunk in shown:
+        if chunk is None:
+            continue
+        names = {"title": chunk.title, "location": location(chunk)}
+        if any(" ".join(names[f].split()).casefold() == folded for f in fields):
+            return True
+    return False
+
+
+def _copied_numbered_list(lines: Sequence[str], shown: Sequence[Chunk | None] | None = None) -> set[int]:
+    """Indexes of the lines in runs of ≥ 2 consecutive ``_NUMBERED_TITLE`` lines numbered 1, 2, 3 … in order (each
+    a shown source's title or location, when ``shown`` is given)."""
     listed: set[int] = set()
     run: list[int] = []
     last = 0  # the number of the run's last line
     for at, line in enumerate([*lines, ""]):
-        match = _NUMBERED_TITLE.match(line)
+        if shown is None:
+            match = _NUMBERED_TITLE.match(line)
+        else:  # any line that is a shown source's title or location, whatever its case
+            match = _NUMBERED_NAME.match(line)
+            if match and not _is_shown(match["title"].strip(" *_"), shown, "title", "location"):
+                match = None
         number = int(match.group(1)) if match else 0
         if match and (not run or number == last + 1):
             run.append(at)
@@ -119,16 +147,24 @@ def _copied_numbered_list(lines: Sequence[str]) -> set[int]:
     return listed
 
 
-def _copied_digest(lines: Sequence[str]) -> set[int]:
+#: share of a digest line's words that one shown source's text must hold (``_copied_digest``)
+DIGEST_COPIED = 0.8
+
+
+def _copied_digest(lines: Sequence[str], shown: Sequence[Chunk | None] | None = None) -> set[int]:
     """Indexes of the lines of the prompt's sources told again in order: ≥ ``DIGEST_LINES`` lines (blank lines
     between them aside) that open with ``[1]``, ``[2]``, ``[3]`` … and cite nothing else, when the reply has a line
-    besides them (its answer). The bundled 1.5B model answered the quick start's question with its Answer line and
-    then "[1] …", "[2] …" … "[5] …", one paragraph per source in the prompt's order, two of them not what that source
-    says (``cited_support``); the report's Sources list those sources already."""
+    besides them (its answer), and — with ``shown`` — each holding ``DIGEST_COPIED`` of its words from one shown
+    source's text, i.e. source text told again, which the Sources list shows. The bundled 1.5B model answered the
+    quick start's question with its Answer line and then "[1] …", "[2] …" … "[5] …", one paragraph per source in
+    the prompt's order; lines in words of their own are statements, kept for ``cited_support`` to judge."""
+    held = [words(f"{c.title} {c.text}") if c is not None else set() for c in shown or []]
     run: list[int] = []
     for at, line in enumerate(lines):
         match = _NUMBERED_LINE.match(line)
         number = int(match.group(1)) if match and set(cited_numbers(line)) <= {int(match.group(1))} else 0
+        if number and shown is not None and not any(overlap(words(line), h) >= DIGEST_COPIED for h in held):
+            number = 0
         if number and number == len(run) + 1:
             run.append(at)
         elif number == 1 and len(run) < DIGEST_LINES:
@@ -284,7 +320,7 @@ def without_support_claims(text: str) -> str:
         left: list[str] = []
         for part in parts:
             numbers = cited_numbers(part)
-            if not ((_SUPPORT_CLAIM.search(part) and not numbers)
+            if not ((not numbers and _vouches_only(part))
                     or (about_the_answer(part) and not part.rstrip(" *_\t").endswith((":", "：")))):
                 left.append(part)
             elif numbers and left:  # "… four levels. This is supported by the documents [1][2].": they cite it
@@ -297,6 +333,16 @@ def without_support_claims(text: str) -> str:
     return out if changed and re.search(r"\w", strip_citations(out)) else text
 
 
+def _vouches_only(sentence: str) -> bool:
+    """``sentence`` claims that sources vouch (``_SUPPORT_CLAIM``) and says nothing else: "The answer is supported by
+    all four sources." does; "The customs documents confirm the origin of the goods." states what they confirm."""
+    claim = _SUPPORT_CLAIM.search(sentence)
+    if claim is None:
+        return False
+    rest = f"{sentence[:claim.start()]} {sentence[claim.end():]}"
+    return not content_words(rest) - ABOUT_ANSWER - {"four", "three", "two", "five", "six", "above", "statement"}
+
+
 #: words that claim nothing by themselves (articles, auxiliaries, prepositions, pronouns, question words); negations
 #: are not among them: "The sources do not say." says something
 _FUNCTION = frozenset("a an the is are was were be been being am of in on at to by for with from as this that these "
@@ -307,9 +353,9 @@ _FUNCTION = frozenset("a an the is are was were be been being am of in on at to 
 
 
 def content_words(text: str) -> set[str]:
-    """The words of ``text`` that can say something: every word (numbers and short words too, any script), citations
-    and ``_FUNCTION`` words aside, case folded."""
-    return {w for w in re.findall(r"\w+", strip_citations(text).casefold()) if w not in _FUNCTION}
+    """The words of ``text`` that can say something: every word (numbers and short words too, any script; "2.2" and
+    "1,500" one word each), citations and ``_FUNCTION`` words aside, case folded."""
+    return {w for w in re.findall(r"\d+(?:[.,:/-]\d+)*|\w+", strip_citations(text).casefold()) if w not in _FUNCTION}
 
 
 def about_the_answer(sentence: str) -> bool:
@@ -379,10 +425,12 @@ def without_repeated_lines(text: str) -> str:
     return "\n".join(out)
 
 
-def short_answer_of(text: str) -> tuple[str, str]:
+def short_answer_of(text: str, shown: Sequence[Chunk | None] | None = None) -> tuple[str, str]:
     """``(report, short answer)`` from a model's report text: the ``Answer:`` line taken out, else the first
-    sentence; the report's leaked label at the start removed."""
-    cleaned = without_repeated_lines(without_support_claims(strip_echoed_sources(without_prompt_rules(text))))
+    sentence; the report's leaked label at the start removed. ``shown``: the sources the prompt showed, in its order
+    (``strip_echoed_sources``)."""
+    cleaned = without_repeated_lines(without_support_claims(strip_echoed_sources(without_prompt_rules(text),
+                                                                                 shown)))
     report, short = split_short_answer(cleaned)
     report = _EXPLANATION_LINE.sub(r"\1", strip_leaked_label(report))
     if names_the_answer_kind(strip_citations(report)):
@@ -446,25 +494,57 @@ def repeats_question(text: str, question: str) -> bool:
 
 #: the two options a question offers at its end: "Which film was released first, Aas Ka Panchhi or Phoolwari?"
 _OPTIONS = re.compile(r"[,:;]\s*(?P<a>[^,:;?]{1,80}?)\s+or\s+(?P<b>[^,:;?]{1,80}?)\s*[?？]\s*$", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:not|never|neither|nor|no)\b|n't\b", re.IGNORECASE)
+#: words that can turn an answer naming one option against it, or leave it open ("not", "unclear whether", "only
+#: mention", a question mark)
+_CONTRARY = re.compile(r"\b(?:not|never|neither|nor|no|none|unclear|unknown|uncertain|whether|only|mentions?|"
+                       r"mentioned|cannot)\b|n't\b|[?？]", re.IGNORECASE)
+#: words of order and degree, by the side they point to: an answer naming one option with a word of another side
+#: than the question's ("first" asked, "A was released later" said) may mean the other option
+_ORDER_SIDES = tuple(frozenset(group.split()) for group in (
+    "first earliest before prior earlier older oldest previously",
+    "second third last latest after later subsequently younger youngest newer newest",
+    "more most longer longest bigger biggest larger largest taller tallest higher highest greater greatest heavier "
+    "heaviest faster fastest farther farthest further furthest",
+    "less least fewer fewest shorter shortest smaller smallest lower lowest lighter lightest slower slowest closer "
+    "closest"))
+
+
+def _order_sides(words_of: set[str]) -> set[int]:
+    return {i for i, side in enumerate(_ORDER_SIDES) if words_of & side}
 
 
 def option_named(short: str, question: str) -> str:
     """The option ``short`` names, when ``question`` ends by offering two ("…, A or B?") and ``short`` names exactly
-    one of them (whole words, any case) without a negation: "Phoolwari" for "Phoolwari was released first." or for
-    a source's first sentence the model gave as its answer ("God's Gift to Women (1931 American … film)"); the words
-    as ``short`` writes them. Otherwise ``short`` as it is. Measured on 2WikiMultihopQA with Qwen2.5-Coder-0.5B: 15
-    of the 56 stored short answers to such questions named one option inside a longer sentence."""
+    one of them (whole words, any case), with no word near it (``OPTION_CONTEXT`` words each side) that can turn it
+    against that option or leave it open (``_CONTRARY``) and no word of order or degree there pointing another way
+    than the question's (``_ORDER_SIDES``: "came first" answers "older", "later" does not answer "first"):
+    "Phoolwari" for "Phoolwari was released first." or for a source's first sentence the model gave as its answer
+    ("God's Gift to Women (1931 American … film)"); the words as ``short`` writes them. Otherwise ``short`` as it
+    is: "Aas Ka Panchhi was released later." names the other option than the one it means. Measured on
+    2WikiMultihopQA with Qwen2.5-Coder-0.5B: 15 of the 56 stored short answers to such questions named one option
+    inside a longer sentence."""
     match = _OPTIONS.search(question)
-    if not match or not short or _NEGATION.search(short):
+    if not match or not short:
         return short
     found = []
     for option in (match["a"], match["b"]):
         words_of = [re.escape(w) for w in option.split()]
         hit = re.search(r"(?<!\w)" + r"\s+".join(words_of) + r"(?!\w)", short, re.IGNORECASE) if words_of else None
         if hit:
-            found.append(hit.group(0))
-    return found[0] if len(found) == 1 else short
+            found.append(hit)
+    if len(found) != 1:
+        return short
+    hit = found[0]
+    before = " ".join(short[:hit.start()].split()[-OPTION_CONTEXT:])
+    after = " ".join(short[hit.end():].split()[:OPTION_CONTEXT])
+    near = f"{before} {after}"
+    if _CONTRARY.search(near) or _order_sides(content_words(near)) - _order_sides(content_words(question)):
+        return short
+    return hit.group(0)
+
+
+#: words on each side of the option ``option_named`` reads for a word that could turn the answer against it
+OPTION_CONTEXT = 12
 
 
 def names_the_subject(text: str, question: str) -> bool:
@@ -474,7 +554,9 @@ def names_the_subject(text: str, question: str) -> bool:
     said = " ".join(strip_citations(text).split()).strip(" .,;:*_").casefold()
     if not said or len(said.split()) > SUBJECT_WORDS or re.search(r"\b(?:or|and)\b", question, re.IGNORECASE):
         return False
-    return re.search(rf"(?<!\w){re.escape(said)}(?!\w)", " ".join(question.split()).casefold()) is not None
+    # "2" is not in "Milvus 2.2": a number's neighbours across a decimal point or separator are part of it
+    return re.search(rf"(?<![\w.,])(?<!\d[.,]){re.escape(said)}(?![\w])(?![.,]\d)",
+                     " ".join(question.split()).casefold()) is not None
 
 
 #: words of an answer that only names the question's subject, at most

@@ -211,9 +211,9 @@ def decide(run: Run, allowed: list[Action]) -> tuple[StepBase, bool]:
 def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Report:
     """The ``Report`` of a short answer: citations of answers expanded to their items, verified and renumbered in
     order of first appearance, each mapped to its chunk or URL."""
-    shown = [location(item.chunk) for item in store if item.chunk is not None]
-    text, short = without_empty_opening(*short_answer_of(store.expand_answers(finding.answer)), ctx.question)
-    text = without_locations(text, shown)
+    chunks = [item.chunk for item in store]
+    text, short = without_empty_opening(*short_answer_of(store.expand_answers(finding.answer), chunks), ctx.question)
+    text = without_locations(text, [location(c) for c in chunks if c is not None])
     verified = verify_citations(text, len(store))
     answer = verified.text or "The model returned an empty answer."
     if finding.gaps:

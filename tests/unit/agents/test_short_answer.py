@@ -520,6 +520,10 @@ def test_numbered_lines_that_cite_across_or_are_all_there_is_are_kept(reply: str
      "Salad by the Roots (literally \"Eating dandelions by the roots\") is a French film.", "Salad by the Roots"),
     ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "Phoolwari was released first.", "Phoolwari"),
     ("Which is older: Milvus Lite or Milvus Standalone?", "Milvus Lite came first", "Milvus Lite"),
+    # a word of order far from the option is about something else (a stored 0.5B short answer on 2Wiki)
+    ("Which film came out first, Salad By The Roots or The Sea Wall?",
+     "Salad by the Roots is a Franco-Italian comedy directed by Georges Lautner and released in 1964, a year after "
+     "his success with Les Tontons flingueurs.", "Salad by the Roots"),
 ])
 def test_a_short_answer_naming_one_of_the_two_options_is_that_option(question: str, short: str, option: str) -> None:
     from deepsearcher.agents.short_answer import option_named
@@ -532,6 +536,14 @@ def test_a_short_answer_naming_one_of_the_two_options_is_that_option(question: s
     ("Which band was formed first, The Exies or Circus Diablo?", "Circus Diablo was not formed first."),  # negation
     ("Which band was formed first, The Exies or Circus Diablo?", "Neither is known."),
     ("Is Milvus a database or a library?", "A database."),  # no comma before the options: not "X, A or B?"
+    # a helper's replies (2026-12-03): each names one option and means the other, or leaves it open
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "Aas Ka Panchhi was released later."),
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "Phoolwari was released second."),
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "Phoolwari was made in 1975, so it came out last."),
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "It is unclear whether Phoolwari was first."),
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "The sources only mention Phoolwari."),
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "Phoolwari was released first?"),
+    ("Which band is older, The Exies or Circus Diablo?", "Circus Diablo is younger."),
     ("What is the capital of France?", "Paris"),
 ])
 def test_other_short_answers_stay_as_they_are(question: str, short: str) -> None:
@@ -668,3 +680,53 @@ def test_a_gap_query_copied_from_a_passage_header_is_searched_as_its_title() -> 
     deep_search.run(make_ctx(ScriptedChatModel([reply] * 12), "What is Milvus Lite?", events=events))
     rounds = [e.sub_queries for e in events if isinstance(e, QuerySubQueries)]
     assert rounds[1] == ["consistency"]
+
+
+@pytest.mark.parametrize("reply, kept", [
+    # a helper's replies (2026-12-03): by form alone each was taken for a copy of the prompt's sources and deleted
+    ("Answer: It depends on the workload.\n\n[1] Strong consistency is the right choice for banking workloads, while "
+     "Session consistency suits chat applications.\n\n[2] Strong consistency has the highest search latency and "
+     "Eventual consistency has the lowest.\n\n[3] Milvus offers four consistency levels.",
+     "[1] Strong consistency is the right choice for banking workloads"),
+    ("Answer: Ubuntu and macOS\n\nMilvus Lite runs inside Python applications [1]. Supported platforms:\n"
+     "- [1] Ubuntu and macOS are supported (Windows is not)", "- [1] Ubuntu and macOS are supported (Windows is not)"),
+    ("Milvus Lite supports these platforms:\n- [1] Ubuntu Linux on x86 and ARM\n- [2] Apple macOS on Intel and "
+     "Apple Silicon", "- [1] Ubuntu Linux on x86 and ARM\n- [2] Apple macOS on Intel and Apple Silicon"),
+])
+def test_numbered_lines_in_words_of_their_own_are_statements_when_the_sources_are_known(reply: str,
+                                                                                         kept: str) -> None:
+    from tests.unit.query_fakes import MILVUS_DOCS
+
+    assert kept in short_answer_of(reply, MILVUS_DOCS[:3])[0]
+
+
+@pytest.mark.parametrize("reply", [
+    "Answer: Two\n\n[1] lite (/d/lite.md)\n[2] limits (/d/limits.md)",  # the prompt's headers
+    "Answer: Two\n\n[1] lite\n[2] limits",  # its titles, numbered in order
+    "Answer: Two\n\n[1] Milvus Lite is the lightweight version of Milvus that runs inside your Python process.\n\n"
+    "[2] Milvus Lite stores data in a local file and suits prototypes and notebooks.\n\n"
+    "[3] Collection names may contain only letters, digits and underscores.",  # their texts, told again in order
+])
+def test_the_prompts_sources_copied_are_still_removed_when_the_sources_are_known(reply: str) -> None:
+    from tests.unit.query_fakes import MILVUS_DOCS
+
+    assert short_answer_of(reply, MILVUS_DOCS[:3])[0] == "Two"
+
+
+@pytest.mark.parametrize("reply", [
+    # a helper's replies (2026-12-03): the answer "2" was taken for the "2" of "Milvus 2.2" and dropped
+    "2 [1]\n\nThe shard count is set when the collection is created and cannot be changed later [1].",
+    "Answer: 2\n\nThe shard count is set when the collection is created and cannot be changed later [1].",
+])
+def test_a_number_is_not_the_subject_because_a_version_in_the_question_holds_its_digits(reply: str) -> None:
+    question = "How many shards does Milvus 2.2 create for a collection by default?"
+    report, short = without_empty_opening(*short_answer_of(reply), question)
+    assert short == "2"
+    assert report.startswith("2") or reply.startswith("Answer: 2")
+    assert not says_nothing("Milvus 2.2 creates 2 shards.", question)
+    assert says_nothing("Milvus 2.2 shards, by default.", question)
+
+
+def test_what_documents_confirm_is_a_statement_not_a_vouch() -> None:
+    reply = "The customs documents confirm the origin of the goods and their declared value."
+    assert short_answer_of(reply) == (reply, reply)
