@@ -167,7 +167,8 @@ _NAMES = {
     "ja": ("japanese", "日本語"), "ko": ("korean", "한국어"), "ar": ("arabic", "العربية"),
 }
 _FUNCTION_WORDS = {
-    "en": {"the", "what", "how", "which", "is", "are", "does", "and", "of", "in", "with", "for"},
+    "en": {"the", "what", "how", "which", "is", "are", "does", "and", "of", "in", "with", "for", "was", "were", "by",
+           "from", "to", "it", "this", "that", "has", "have", "be", "on", "at", "as", "an", "a", "who", "when", "not"},
     "de": {"der", "die", "das", "und", "ist", "wie", "was", "welche", "wird", "mit", "für", "nicht", "ein", "eine"},
     "fr": {"le", "la", "les", "est", "et", "des", "du", "comment", "quel", "quelle", "quels", "pour", "une", "avec"},
     "es": {"el", "la", "los", "las", "es", "qué", "que", "cómo", "cuál", "del", "para", "una", "con", "y"},
@@ -194,19 +195,20 @@ def english_name(code: str) -> str:
 
 
 def detect(text: str) -> str:
-    """The language of ``text`` by script, then by function words for Latin script ("en" when unsure)."""
-    if re.search(r"[\u3040-\u30ff]", text):
-        return "ja"
-    if re.search(r"[\uac00-\ud7af]", text):
-        return "ko"
-    if re.search(r"[\u4e00-\u9fff]", text):
-        return "zh"
-    if re.search(r"[\u0400-\u04ff]", text):
-        return "ru"
-    if re.search(r"[\u0600-\u06ff]", text):
-        return "ar"
-    tokens = re.findall(r"[^\W\d_]+", text.casefold())
-    votes = {code: sum(t in words for t in tokens) for code, words in _FUNCTION_WORDS.items()}
+    """The language of ``text``: the script most of its words are in (a CJK character counts as a word), then, for
+    Latin script, the language most of its function words belong to ("en" on a tie or when unsure). A few words in
+    another script do not decide: "Milvus uses the jieba analyzer for 向量数据库" is English, "Milvus Lite 是什么？"
+    Chinese (a tie goes to the other script: questions in it name things in Latin letters)."""
+    kana = len(re.findall(r"[\u3040-\u30ff]", text))
+    han = len(re.findall(r"[\u4e00-\u9fff]", text))
+    scores = {"ja": kana + han if kana else 0, "zh": 0 if kana else han,
+              "ko": len(re.findall(r"[\uac00-\ud7af]", text)),
+              "ru": len(re.findall(r"[\u0400-\u04ff]+", text)), "ar": len(re.findall(r"[\u0600-\u06ff]+", text))}
+    latin = re.findall(r"[^\W\d_\u0400-\u04ff\u0600-\u06ff\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]+", text.casefold())
+    script = max(scores, key=lambda c: scores[c])
+    if scores[script] and scores[script] >= len(latin):
+        return script
+    votes = {code: sum(t in words for t in latin) for code, words in _FUNCTION_WORDS.items()}
     best = max(votes, key=lambda c: (votes[c], c == "en"))
     return best if votes[best] else "en"
 

@@ -135,3 +135,16 @@ def test_the_link_rules_mark_is_not_the_models_claim_and_inline_code_is_quoted()
     found = unsupported_citations(answer.replace("[2]", "[5]").replace("latency", "`latency`"), QUICKSTART_SOURCES)
     assert found[0].sentence.startswith("Consistency levels are defined by the PACELC theorem, so")
     assert "`latency` [5]." in found[0].sentence
+
+
+@pytest.mark.parametrize("answer, source_text", [
+    # a helper's replies (2026-12-03): read as German ("was") and not judged
+    ("Phoolwari was written by penguins from Jupiter [1].",
+     "Phoolwari is a 1946 Indian Hindi-language film. The film was directed by Ravindra Dave."),
+    # a source with a few Chinese characters was read as Chinese, and no English sentence citing it was judged
+    ("Penguins wrote the jieba analyzer on the Moon in 1850 [1].",
+     "Milvus uses the jieba analyzer to tokenize Chinese text such as 向量数据库 for full-text search."),
+])
+def test_an_english_sentence_and_source_are_judged_as_english(answer: str, source_text: str):
+    found = unsupported_citations(answer, sources([("Source", "s.md", source_text)]))
+    assert [u.cited for u in found] == [[1]]

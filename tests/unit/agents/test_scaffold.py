@@ -23,6 +23,12 @@ from deepsearcher.types import Report, Usage
     ("Milvus Lite란 무엇입니까?", "ko"),
     ("ما هو Milvus Lite؟", "ar"),
     ("มิลวัสคืออะไร", "en"),  # a language without a table: English scaffolding
+    # a helper's sentences (2026-12-03): "was" is German too, "a" and "as" Portuguese; one name in another script
+    ("Phoolwari was written by penguins from Jupiter.", "en"),
+    ("Milvus Lite runs as a library inside Python.", "en"),
+    ("Milvus uses the jieba analyzer for Chinese text such as 向量数据库.", "en"),
+    ("Tokyo (東京) is the capital of Japan.", "en"),
+    ("什么是 Milvus?", "zh"),
 ])
 def test_the_question_language_is_detected(question, code):
     assert language_code(question) == code
