@@ -30,10 +30,18 @@ from deepsearcher.agents.citations import cited_numbers, strip_citations
 SAME = 0.5
 RELATED = 0.2
 _CITES = r"(?:\s*[\[【]\d[\d,\s\-–]*[\]】])*"
-_END = re.compile(rf"[.!?]{_CITES}(?=\s|$)|[。！？]{_CITES}")
+#: what can close a sentence after its full stop: emphasis, a bracket, a quote ("… one local file.** It was …")
+_CLOSERS = r"[*_)\"”’']{0,3}"
+_END = re.compile(rf"[.!?]{_CLOSERS}{_CITES}(?=\s|$)|[。！？।॥]{_CLOSERS}{_CITES}")
+#: a label in emphasis opening its sentence ("**Strong.** It is strict [1]."): part of that sentence
+_BOLD_LABEL = re.compile(r"^\s*[*_]{1,3}[^*_\s]+(?:\s+[^*_\s]+){0,2}[.!?][*_]{1,3}$")
 #: words on each side of a full stop that pysbd is shown to tell an abbreviation from a sentence's end
 _CONTEXT = 6
-_WORDS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]{3,}")
+#: letters with their combining marks: Devanagari, Bengali … Sinhala ("मिल्वस" is one word, not "म", "ल", "वस")
+_LETTER = r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])"
+#: scripts written without spaces between words (Thai, Lao, Myanmar, Khmer): compared by runs of three letters
+_UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]+")
+_WORDS = re.compile(rf"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|{_LETTER}{{3,}}")
 #: frequent English words that tie no claim to another (other languages: their longer words carry the claim)
 _STOP = frozenset("the and for with this that are was were has have from its into also which their these those "
                   "than then there about been can not but all any our you".split())
@@ -73,7 +81,7 @@ def sentences(text: str) -> list[str]:
         parts.append(line[pos:])
         merged: list[str] = []
         for part in parts:
-            if merged and _abbreviation_ends(merged[-1], part):
+            if merged and (_abbreviation_ends(merged[-1], part) or _BOLD_LABEL.match(merged[-1])):
                 merged[-1] += part
             else:
                 merged.append(part)
@@ -109,8 +117,11 @@ ABOUT_ANSWER = frozenset("answer answers source sources document documents passa
 
 
 def words(sentence: str) -> set[str]:
-    """The words two sentences are compared by (module docstring)."""
-    return {w.casefold() for w in _WORDS.findall(strip_citations(sentence))} - _STOP
+    """The words two sentences are compared by (module docstring): a CJK character, a word of three letters or more
+    (with its combining marks), or — in scripts written without spaces, such as Thai — each run of three letters."""
+    text = strip_citations(sentence)
+    shingles = {run[i:i + 3] for run in _UNSPACED.findall(text) for i in range(max(1, len(run) - 2))}
+    return ({w.casefold() for w in _WORDS.findall(_UNSPACED.sub(" ", text))} | shingles) - _STOP
 
 
 def overlap(sentence: set[str], other: set[str]) -> float:

@@ -148,3 +148,13 @@ def test_the_link_rules_mark_is_not_the_models_claim_and_inline_code_is_quoted()
 def test_an_english_sentence_and_source_are_judged_as_english(answer: str, source_text: str):
     found = unsupported_citations(answer, sources([("Source", "s.md", source_text)]))
     assert [u.cited for u in found] == [[1]]
+
+
+def test_a_claim_hidden_after_a_bold_sentence_is_judged_and_a_thai_paraphrase_passes():
+    lite = sources([("Lite", "lite.md", "Milvus Lite runs inside Python applications and stores all data in one "
+                                         "local file.")])
+    found = unsupported_citations("**Milvus Lite runs inside Python applications and stores all data in one local "
+                                  "file [1].** It was first built by penguins on the Moon [1].", lite)
+    assert [u.sentence for u in found] == ["It was first built by penguins on the Moon [1]."]
+    thai = sources([("Thai", "thai.md", "มิลวัสไลต์เป็นฐานข้อมูลเวกเตอร์ขนาดเล็กที่ทำงานในโปรแกรมไพธอน")])
+    assert unsupported_citations("ฐานข้อมูลเวกเตอร์นี้ทำงานในไพธอน [1]", thai) == []
