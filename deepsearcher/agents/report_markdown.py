@@ -191,8 +191,8 @@ def report_notes(report: Report) -> list[str]:
 
 
 def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "cited") -> str:
-    """The whole report as Markdown: the short answer (bold label ``Answer:``), the answer, how it was checked
-    (DeepResearch), then a Sources section listing each cited file or URL once with the citation numbers (and pages)
+    """The whole report as Markdown: the short answer (bold label ``Answer:``, in the report's language), the answer,
+    how it was checked (DeepResearch), then a Sources section listing each cited file or URL once with the citation numbers (and pages)
     that point into it.
 
     Args:
@@ -202,21 +202,22 @@ def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "c
         links: which links of the model-written answer stay links (``query.report_links``; ``safe_report_answer``).
     """
     parts = [f"# {md_inline(report.title or report.question)}"] if title else []
+    lang = report.language or "en"  # the labels and headings follow the report language (agents.scaffold)
+    label = f"**{word(lang, 'answer')}:**"
     body = safe_report_answer(report, links).strip()
     first, _, rest = body.partition("\n\n")
     plain = not re.match(r"\s*(?:#|\||[-*+]\s|\d+[.)]\s|>|```|~~~)", first)
     if report.short_answer and plain and same_words(first, report.short_answer):
         # the answer (or its first paragraph, e.g. above a supporting quote) is its short answer: said once, with
         # its citations
-        parts.append(f"**Answer:** {first}")
+        parts.append(f"{label} {first}")
         if rest.strip():
             parts.append(rest.strip())
     else:
         if report.short_answer:
-            parts.append(f"**Answer:** {escape_markdown(report.short_answer)}")
+            parts.append(f"{label} {escape_markdown(report.short_answer)}")
         parts.append(body)
     parts.extend(report_notes(report))
-    lang = report.language or "en"  # the headings follow the report language (agents.scaffold)
     if report.sources:
         heading = f"## {word(lang, 'sources' if cites_any(report.answer) else 'sources_consulted')}"
         parts.append(heading + "\n\n" + "\n".join(f"- {g.line()}" for g in group_sources(report.sources)))

@@ -18,8 +18,12 @@ from deepsearcher.agents.prompts import REPORT_FORMAT, SYSTEM
 from deepsearcher.agents.rewrites import ABOUT_ANSWER, overlap, sentences, words
 from deepsearcher.types import Chunk
 
-#: label words a small model copies from the prompt ("short direct answer", "final answer", "answer", "summary")
-_LABEL_WORDS = r"(?:an?\s+|the\s+|my\s+)?(?:(?:short|direct|brief|final|concise)[\s-]+){0,3}(?:answer|summary)"
+#: label words a small model copies from the prompt ("short direct answer", "final answer", "answer", "summary"), or
+#: translates into the question's language ("Antwort:", "答案：", "Respuesta:", "الإجابة:")
+_LABEL_WORDS = (r"(?:(?:an?\s+|the\s+|my\s+)?(?:(?:short|direct|brief|final|concise)[\s-]+){0,3}(?:answer|summary)"
+                r"|(?:kurze\s+)?antwort|réponse|reponse|respuesta|risposta|resposta|antwoord|svar|vastaus|odpowiedź|"
+                r"odpověď|ответ|відповідь|答案|回答|答え|解答|답변|정답|الإجابة|الجواب|cevap|yanıt|jawaban|câu\s+trả\s+lời|"
+                r"คำตอบ|उत्तर|απάντηση|válasz|răspuns)")
 #: the label the report prompt's "explain the answer" leaks before the explanation ("Explanation:", "**Explanation
 #: of the answer:**"): Qwen2.5-Coder-0.5B began 83 of 170 bench reports with it. Stripped from the start of a text,
 #: never read as an Answer line (the explanation is not the short answer)
@@ -34,8 +38,9 @@ _LABEL_PREFIX = re.compile(rf"^\s*(?:#{{1,6}}\s*)?[*_]*\s*{_LEAKED_WORDS}\s*[*_]
 _ANSWER_LINE = re.compile(rf"^\s*(?:[-*>]\s+)?(?:#{{1,6}}\s*)?[*_]*\s*{_LABEL_WORDS}\s*[*_]*\s*[:：]\s*[*_]*\s*"
                           r"(?P<answer>.*?)\s*[*_]*\s*$", re.IGNORECASE)
 #: the label the report prompt asks for ("Answer:", also "Final answer:" / "Short answer:"), in any Markdown dress
-_ASKED_LABEL = re.compile(r"^\s*(?:[-*>]\s+)?(?:#{1,6}\s*)?[*_]*\s*(?:(?:final|short)\s+)?answer\s*[*_]*\s*[:：]",
-                          re.IGNORECASE)
+_ASKED_LABEL = re.compile(r"^\s*(?:[-*>]\s+)?(?:#{1,6}\s*)?[*_]*\s*(?:(?:(?:final|short)\s+)?answer|(?:kurze\s+)?"
+                          r"antwort|réponse|reponse|respuesta|risposta|resposta|antwoord|ответ|答案|回答|答え|답변|"
+                          r"الإجابة|الجواب)\s*[*_]*\s*[:：]", re.IGNORECASE)
 #: longest short answer kept (a sentence); longer ones are cut at a word
 MAX_CHARS = 300
 #: a copy of the prompt's source list in a reply: a "Sources:" heading alone, or a line that is only a source's

@@ -12,7 +12,7 @@ from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.agents.short_answer import (first_sentence, says_nothing, short_answer_of, split_short_answer,
                                               strip_leaked_label, without_empty_opening, without_support_claims)
 from deepsearcher.testing.scripted import ScriptedChatModel
-from deepsearcher.types import Chunk, Source
+from deepsearcher.types import Chunk, Report, Source, Usage
 from tests.unit.query_fakes import make_ctx
 
 BODY = "Milvus Lite stores data in a local file [1]."
@@ -730,3 +730,21 @@ def test_a_number_is_not_the_subject_because_a_version_in_the_question_holds_its
 def test_what_documents_confirm_is_a_statement_not_a_vouch() -> None:
     reply = "The customs documents confirm the origin of the goods and their declared value."
     assert short_answer_of(reply) == (reply, reply)
+
+
+@pytest.mark.parametrize("reply, report", [
+    # a helper's replies (2026-12-03): the label in the question's language was shown as part of the short answer
+    ("Antwort: 1946\n\nPhoolwari ist ein indischer Film, der 1946 erschien [1].",
+     "Phoolwari ist ein indischer Film, der 1946 erschien [1]."),
+    ("答案：1946\n\nPhoolwari 于1946年上映[1]。", "Phoolwari 于1946年上映[1]。"),
+    ("Respuesta: 1946\n\nPhoolwari se estrenó en 1946 [1].", "Phoolwari se estrenó en 1946 [1]."),
+    ("الإجابة: 1946\n\nصدر الفيلم عام 1946 [1].", "صدر الفيلم عام 1946 [1]."),
+])
+def test_the_answer_line_in_the_questions_language_is_split_off(reply: str, report: str) -> None:
+    assert short_answer_of(reply) == (report, "1946")
+
+
+def test_the_markdown_answer_label_follows_the_report_language() -> None:
+    report = Report(question="Wann erschien Phoolwari?", answer="Phoolwari erschien 1946.", sources=[],
+                    sub_queries=[], iterations=1, usage=Usage(), agent="naive", short_answer="1946", language="de")
+    assert report_markdown(report).startswith("**Antwort:** 1946")
