@@ -192,8 +192,8 @@ def report_notes(report: Report) -> list[str]:
 
 def report_markdown(report: Report, *, title: bool = False, links: LinkRule = "cited") -> str:
     """The whole report as Markdown: the short answer (bold label ``Answer:``, in the report's language), the answer,
-    how it was checked (DeepResearch), then a Sources section listing each cited file or URL once with the citation numbers (and pages)
-    that point into it.
+    how it was checked (DeepResearch), then a Sources section listing each cited file or URL once with the citation
+    numbers (and pages) that point into it.
 
     Args:
         report: the report.
