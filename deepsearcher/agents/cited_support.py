@@ -72,8 +72,10 @@ def unsupported_citations(answer: str, sources: Sequence[Source]) -> list[Unsupp
     def held_by(number: int, language: str) -> set[str]:
         if (number, language) not in known:
             chunk = by_number[number].chunk
-            # what the prompt showed of it: its title and file or URL ("[1] Cotula (docs/plants.md)") and its text
-            known[number, language] = stems(words(f"{chunk.title}\n{chunk.source}\n{chunk.text}"), language)
+            # what the prompt showed of it: its title, file or page name ("[1] Cotula (docs/plants.md)") and its
+            # text; not the folders above the file ("film" of ".../films/phoolwari.md" is no fact about Phoolwari)
+            name = chunk.source.rstrip("/").rsplit("/", 1)[-1]
+            known[number, language] = stems(words(f"{chunk.title}\n{name}\n{chunk.text}"), language)
         return known[number, language]
 
     found: list[UnsupportedCitation] = []
@@ -118,7 +120,8 @@ def support_note(report: Report) -> str:
         quote = u.sentence if len(u.sentence) <= _QUOTE else u.sentence[:_QUOTE].rsplit(" ", 1)[0] + " …"
         # model text as literal Markdown: no link, image or HTML out of it; its numbers must not read as citations
         quote = md_inline(quote.translate(_NO_BRACKETS)).replace("&", "\\&")  # "&#91;2&#93;" shows no [2] either
-        where = f"; most of them are in {_numbered(u.found_in)}" if u.found_in else "; no source holds most of them"
+        where = (f"; most of them are in {_numbered(u.found_in)}" if u.found_in
+                 else "; no other listed source holds most of them")
         return f"- “{quote}” cites {_numbered(u.cited)}, with {round(u.share * 100)} % of its words{where}."
 
     if len(listed) == 1:

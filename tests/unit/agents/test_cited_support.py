@@ -96,7 +96,7 @@ def test_the_note_quotes_the_sentences_as_text_and_says_where_their_words_are():
     # the model's image is text, not an image or a link; its "[1]" reads as no citation
     assert ("- “(1) PACELC says so \\!(x)(https://evil.example/p.png)” cites source 1, with 15 % of its words; most "
             "of them are in source 2.") in note
-    assert "- “Session is a compromise (4).” cites source 4, with 33 % of its words; no source holds most of them." \
+    assert "- “Session is a compromise (4).” cites source 4, with 33 % of its words; no other listed source holds most of them." \
         in note
     assert support_note(Report(question="q", answer="a", sources=[], sub_queries=[], iterations=0, usage=Usage(),
                                agent="naive")) == ""
@@ -158,3 +158,10 @@ def test_a_claim_hidden_after_a_bold_sentence_is_judged_and_a_thai_paraphrase_pa
     assert [u.sentence for u in found] == ["It was first built by penguins on the Moon [1]."]
     thai = sources([("Thai", "thai.md", "มิลวัสไลต์เป็นฐานข้อมูลเวกเตอร์ขนาดเล็กที่ทำงานในโปรแกรมไพธอน")])
     assert unsupported_citations("ฐานข้อมูลเวกเตอร์นี้ทำงานในไพธอน [1]", thai) == []
+
+
+def test_the_folders_above_a_source_are_no_words_it_holds():
+    # a helper's source (2026-12-03): "film" of its folder "films/" made half of a wrong sentence's words "held"
+    aas = sources([("aas", "/tmp/docs/films/aas.md", "Aas Ka Panchhi is a 1961 Hindi drama by J. Om Prakash.")])
+    found = unsupported_citations("Phoolwari is a Hindi film by Kumar [1].", aas)  # 2 of 4 words with the folder
+    assert [u.cited for u in found] == [[1]]
