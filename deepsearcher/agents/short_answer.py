@@ -593,9 +593,29 @@ def first_paragraph_prose(text: str) -> str:
 
 
 def prose_paragraphs(text: str) -> Iterator[str]:
-    """The paragraphs of ``text`` that are prose (not headings, tables, code or ``*[…]`` notes), each on one line, a
-    list item's marker removed."""
-    for block in re.split(r"\n\s*\n", strip_leaked_label(text)):
+    """The paragraphs of ``text`` that are prose, each on one line: not headings, tables, code (fenced, blank lines
+    inside or not), quotes or ``*[…]`` notes; a list's items without their markers, joined with "; " where an item
+    ends without punctuation ("- Strong\n- Bounded" → "Strong; Bounded")."""
+    lines, fenced = [], False
+    for line in strip_leaked_label(text).split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            lines.append("")
+            continue
+        lines.append("" if fenced else line)
+    for block in re.split(r"\n\s*\n", "\n".join(lines)):
         block = block.strip()
-        if block and not block.startswith(("#", "|", "```", "*[")):
-            yield " ".join(re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", block).split())
+        if not block or block.startswith(("#", "|", "*[", ">")):
+            continue
+        items: list[str] = []
+        for line in block.split("\n"):
+            item = " ".join(_LIST_MARKER.sub("", line).split())
+            if items and _LIST_MARKER.match(line) and re.search(r"\w", strip_citations(items[-1])) \
+                    and items[-1][-1] not in ".!?:;,。！？":
+                items[-1] += ";"  # "- Strong\n- Bounded": two items, not one phrase
+            if item:
+                items.append(item)
+        yield " ".join(items)
+
+
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")

@@ -748,3 +748,14 @@ def test_the_markdown_answer_label_follows_the_report_language() -> None:
     report = Report(question="Wann erschien Phoolwari?", answer="Phoolwari erschien 1946.", sources=[],
                     sub_queries=[], iterations=1, usage=Usage(), agent="naive", short_answer="1946", language="de")
     assert report_markdown(report).startswith("**Antwort:** 1946")
+
+
+@pytest.mark.parametrize("reply, short", [
+    # a helper's replies (2026-12-03): code with a blank line inside, a list, a quote gave the short answer
+    ('```python\nfrom pymilvus import MilvusClient\n\nclient = MilvusClient("milvus_demo.db")\n```\n\n'
+     "Milvus Lite keeps data in a local file [1].", "Milvus Lite keeps data in a local file."),
+    ("- Strong\n- Bounded", "Strong; Bounded"),
+    ("> Note: Milvus Lite is for prototyping.\n\nIt runs in-process [1].", "It runs in-process."),
+])
+def test_the_first_sentence_is_taken_from_prose_not_code_quotes_or_list_markers(reply: str, short: str) -> None:
+    assert short_answer_of(reply)[1] == short
