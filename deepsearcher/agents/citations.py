@@ -62,6 +62,8 @@ VALUE_WORDS = frozenset("""
     шаг шаге раздел разделе глава главе рисунок рисунке таблица таблице страница странице строка строке год году
 """.split())
 _LAST_WORD = re.compile(r"(\w+)\.?\s*$")
+#: characters before a bracket read for the word it follows (a longer word is cut: still a word)
+NEAR = 200
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,7 @@ def _citation_position(text: str, start: int, indexed: set[str]) -> bool:
     before = text[start - 1]
     if before in ")]}>`'\"":
         return False
-    word = _WORD_BEFORE.search(text, 0, start)
+    word = _WORD_BEFORE.search(text, max(0, start - NEAR), start)  # a window: from 0 every marker rescans the text
     if word is None or before.isspace():
         return True  # after a space, punctuation, or a letter of a script without ASCII words (CJK, Cyrillic…)
     name = word.group()
@@ -245,7 +247,7 @@ def verify_citations(text: str, count: int) -> Verified:
 
 def value_context(text: str, start: int) -> bool:
     """True when the bracket at ``start`` follows a word that takes a number (``VALUE_WORDS``: "step [10]")."""
-    word = _LAST_WORD.search(text, 0, start)
+    word = _LAST_WORD.search(text, max(0, start - NEAR), start)
     return word is not None and word.group(1).lower() in VALUE_WORDS
 
 

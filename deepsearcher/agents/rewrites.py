@@ -37,6 +37,8 @@ _END = re.compile(rf"[.!?]{_CLOSERS}{_CITES}(?=\s|$)|[。！？।॥]{_CLOSERS}
 _BOLD_LABEL = re.compile(r"^\s*[*_]{1,3}[^*_\s]+(?:\s+[^*_\s]+){0,2}[.!?][*_]{1,3}$")
 #: words on each side of a full stop that pysbd is shown to tell an abbreviation from a sentence's end
 _CONTEXT = 6
+#: characters on each side of a full stop those words are taken from
+_NEAR = 300
 #: letters with their combining marks: Devanagari, Bengali … Sinhala ("मिल्वस" is one word, not "म", "ल", "वस")
 _LETTER = r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])"
 #: scripts written without spaces between words (Thai, Lao, Myanmar, Khmer): compared by runs of three letters
@@ -95,10 +97,11 @@ def _abbreviation_ends(before: str, after: str) -> bool:
     if not before.endswith(".") or not after.strip():
         return False
     first = after.split()[0]
-    if first[0].islower() or (first[0].isdigit() and before.split()[-1][:-1].isalpha()):
+    near = before[-_NEAR:].split()  # the end of a sentence merged so far: its whole text would make this quadratic
+    if first[0].islower() or (first[0].isdigit() and near[-1][:-1].isalpha()):
         return True  # "ca. 1200", "Vol. 2", "e.g. the": a sentence starts with a capital, not after a word a number
-    left = " ".join(before.split()[-_CONTEXT:])
-    window = f"{left} {' '.join(after.split()[:_CONTEXT])}"
+    left = " ".join(near[-_CONTEXT:])
+    window = f"{left} {' '.join(after[:_NEAR].split()[:_CONTEXT])}"
     # a Segmenter keeps the text it is segmenting on itself: one per call, as agents run in threads
     ends, at = set(), 0
     for segment in pysbd.Segmenter(language="en", clean=False).segment(window):
