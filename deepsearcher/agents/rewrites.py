@@ -43,7 +43,9 @@ _NEAR = 300
 _LETTER = r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])"
 #: scripts written without spaces between words (Thai, Lao, Myanmar, Khmer): compared by runs of three letters
 _UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]+")
-_WORDS = re.compile(rf"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|{_LETTER}{{3,}}")
+#: Chinese, Japanese and Korean: compared by pairs of characters ("企鹅", "开发"); one character alone counts too
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+_WORDS = re.compile(rf"{_LETTER}{{3,}}")
 #: frequent English words that tie no claim to another (other languages: their longer words carry the claim)
 _STOP = frozenset("the and for with this that are was were has have from its into also which their these those "
                   "than then there about been can not but all any our you".split())
@@ -120,11 +122,14 @@ ABOUT_ANSWER = frozenset("answer answers source sources document documents passa
 
 
 def words(sentence: str) -> set[str]:
-    """The words two sentences are compared by (module docstring): a CJK character, a word of three letters or more
-    (with its combining marks), or — in scripts written without spaces, such as Thai — each run of three letters."""
+    """The words two sentences are compared by (module docstring): a word of three letters or more (with its
+    combining marks); in Chinese, Japanese and Korean each pair of characters; in Thai and other scripts written
+    without spaces each run of three letters."""
     text = strip_citations(sentence)
     shingles = {run[i:i + 3] for run in _UNSPACED.findall(text) for i in range(max(1, len(run) - 2))}
-    return ({w.casefold() for w in _WORDS.findall(_UNSPACED.sub(" ", text))} | shingles) - _STOP
+    pairs = {run[i:i + 2] for run in _CJK.findall(text) for i in range(max(1, len(run) - 1))}
+    spaced = _CJK.sub(" ", _UNSPACED.sub(" ", text))
+    return ({w.casefold() for w in _WORDS.findall(spaced)} | shingles | pairs) - _STOP
 
 
 def overlap(sentence: set[str], other: set[str]) -> float:

@@ -165,3 +165,13 @@ def test_the_folders_above_a_source_are_no_words_it_holds():
     aas = sources([("aas", "/tmp/docs/films/aas.md", "Aas Ka Panchhi is a 1961 Hindi drama by J. Om Prakash.")])
     found = unsupported_citations("Phoolwari is a Hindi film by Kumar [1].", aas)  # 2 of 4 words with the folder
     assert [u.cited for u in found] == [[1]]
+
+
+def test_chinese_is_compared_by_pairs_of_characters():
+    # a helper's case (2026-12-03): by single characters, "developed by penguins on the Moon" shared 开, 发, 数, 据, 库,
+    # 是, 的 … with the source and passed
+    lite = sources([("Milvus Lite", "lite_zh.md", "Milvus Lite 是 Milvus 的轻量级版本，是一个可以在 Python 应用程序中运行的"
+                                                  "向量数据库。它适合快速原型开发。")])
+    found = unsupported_citations("Milvus Lite 是由企鹅在月球上开发的数据库[1]。", lite)
+    assert [u.cited for u in found] == [[1]]
+    assert unsupported_citations("Milvus Lite 是可以在 Python 应用程序中运行的向量数据库[1]。", lite) == []
