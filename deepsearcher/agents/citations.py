@@ -7,7 +7,7 @@ The report's Markdown, with its Sources list, is ``report_markdown``.
 Every ``[n]`` in a report must resolve to a chunk retrieved in this run (paper-qa verifies its citation keys the same
 way). Numbers outside ``1..len(chunks)`` are removed and counted; the remaining ones are renumbered in order of
 first appearance, so a report cites ``[1]``, ``[2]``, … and its Sources section lists exactly those chunks. Ranges
-(``[1-3]``) and lists (``[1, 2]``, ``【1】``) are understood and rewritten as ``[1][2][3]``.
+(``[1-3]``) and lists (``[1, 2]``, ``【1】``, full-width ``［1］``) are understood and rewritten as ``[1][2][3]``.
 
 A bracketed number is a citation only **in citation position**, and never inside code:
 
@@ -40,9 +40,9 @@ from typing import Callable, Sequence
 from deepsearcher.types import Chunk, Hit, OtherSource, Source
 
 _SEP = r"\s*(?:,|，|;|、|-|–|and)\s*"
-#: a bracketed citation candidate: ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】``; group 1 holds the numbers. Whether it is
+#: a bracketed citation candidate: ``[1]``, ``[1, 2]``, ``[1-3]``, ``【1】``, ``［1］``; group 1 holds the numbers. Whether it is
 #: a citation depends on where it stands (``find_citations``).
-CITATION_RE = re.compile(rf"[\[【]\s*(\d{{1,4}}(?:{_SEP}\d{{1,4}})*)\s*[\]】]")
+CITATION_RE = re.compile(rf"[\[【［]\s*(\d{{1,4}}(?:{_SEP}\d{{1,4}})*)\s*[\]】］]")
 _RANGE_RE = re.compile(r"(\d+)\s*[-–]\s*(\d+)")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 _TICKS_RE = re.compile(r"`+")

@@ -43,7 +43,7 @@ from deepsearcher.types import Report, Source, UnsupportedCitation
 SUPPORTED = 0.5
 #: a sentence with fewer words than this is not judged
 MIN_WORDS = 3
-_NO_BRACKETS = str.maketrans("[]【】", "()()")
+_NO_BRACKETS = str.maketrans("[]【】［］", "()()()")
 _MARKER = re.compile(r"^(?:[-*+]|\d+[.)]|#{1,6})\s+")
 #: characters of a sentence quoted in the note
 _QUOTE = 90

@@ -22,7 +22,8 @@ from typing import Sequence
 
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
-from deepsearcher.agents.citations import Verified, cited_sources, consulted_sources, location, verify_citations
+from deepsearcher.agents.citations import (Verified, cited_numbers, cited_sources, consulted_sources, location,
+                                          verify_citations)
 from deepsearcher.agents.short_answer import (only_citations, option_named, short_answer_of, without_echoes,
                                                without_empty_opening, without_locations)
 from deepsearcher.agents.state import QueryContext
@@ -239,6 +240,10 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         reply, shown = write_fitted(ctx, "synthesise", render, hits, priority, in_words=True)
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
+    if only_citations(reply.text):  # still, after the turn asking for words: no answer, whatever it cites
+        numbers = ", ".join(str(n) for n in dict.fromkeys(cited_numbers(reply.text)))
+        return Written(f"The model returned only source numbers ({numbers}), no answer in words.",
+                       consulted_sources(shown))
     locations = [location(h.chunk) for h in shown]
     text, short = without_empty_opening(*short_answer_of(reply.text, [h.chunk for h in shown]), ctx.question)
     text = without_locations(text, locations)  # after short_answer_of: a copied source list is known by them

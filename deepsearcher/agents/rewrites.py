@@ -29,7 +29,7 @@ from deepsearcher.agents.citations import cited_numbers, strip_citations
 
 SAME = 0.5
 RELATED = 0.2
-_CITES = r"(?:\s*[\[【]\d[\d,\s\-–]*[\]】])*"
+_CITES = r"(?:\s*[\[【［]\d[\d,\s\-–]*[\]】］])*"
 #: what can close a sentence after its full stop: emphasis, a bracket, a quote ("… one local file.** It was …")
 _CLOSERS = r"[*_)\"”’']{0,3}"
 _END = re.compile(rf"[.!?]{_CLOSERS}{_CITES}(?=\s|$)|[。！？।॥]{_CLOSERS}{_CITES}")

@@ -96,6 +96,7 @@ def test_an_unclosed_fence_protects_the_rest():
     ("Milvus Lite runs in-process[1] and stores a file[2][3].", ["[1]", "[2]", "[3]"]),  # plain words: citations
     ("Milvus 是向量数据库[1]，支持混合检索[2]。", ["[1]", "[2]"]),         # CJK text puts no space before them
     ("Claims [1][2], more [3, 4] and 【5】.", ["[1]", "[2]", "[3, 4]", "【5】"]),
+    ("Milvus 是向量数据库［1］。", ["［1］"]),  # full-width brackets (a helper's reply, 2026-12-03)
 ])
 def test_citation_position(text, markers):
     assert [text[m.start:m.end] for m in find_citations(text)] == markers

@@ -230,6 +230,15 @@ def test_a_report_reply_of_source_numbers_only_is_asked_again_in_words():
     assert [(e.step, e.fallback) for e in fallbacks] == [("synthesise", "asked once more for the answer in words")]
 
 
+def test_source_numbers_only_after_the_second_turn_are_no_answer():
+    # a helper's case (2026-12-03): the report's whole text was "[1]", with a Sources list: it looked like an answer
+    llm = ScriptedChatModel(["[1][2]", "[1]"])
+    report = naive_rag.run(make_ctx(llm, "Where does Milvus Lite store data?"))
+    assert report.answer == "The model returned only source numbers (1), no answer in words."
+    assert report.short_answer == ""
+    assert "Sources consulted (the answer cites none)" in report_markdown(report)
+
+
 def test_a_report_in_words_is_not_asked_again():
     llm = ScriptedChatModel(["Answer: a local file\n\nIt is a local file [1]."])
     naive_rag.run(make_ctx(llm, "Where does Milvus Lite store data?"))
