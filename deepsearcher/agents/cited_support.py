@@ -117,7 +117,8 @@ def support_note(report: Report) -> str:
         return ""
 
     def item(u: UnsupportedCitation) -> str:
-        quote = u.sentence if len(u.sentence) <= _QUOTE else u.sentence[:_QUOTE].rsplit(" ", 1)[0] + " …"
+        plain = re.sub(r"\*\*|__|(?<!\w)\*|\*(?!\w)", "", u.sentence)  # no emphasis the cut could leave open
+        quote = plain if len(plain) <= _QUOTE else plain[:_QUOTE].rsplit(" ", 1)[0] + " …"
         # model text as literal Markdown: no link, image or HTML out of it; its numbers must not read as citations
         quote = md_inline(quote.translate(_NO_BRACKETS)).replace("&", "\\&")  # "&#91;2&#93;" shows no [2] either
         where = (f"; most of them are in {_numbered(u.found_in)}" if u.found_in

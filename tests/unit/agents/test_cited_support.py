@@ -175,3 +175,11 @@ def test_chinese_is_compared_by_pairs_of_characters():
     found = unsupported_citations("Milvus Lite 是由企鹅在月球上开发的数据库[1]。", lite)
     assert [u.cited for u in found] == [[1]]
     assert unsupported_citations("Milvus Lite 是可以在 Python 应用程序中运行的向量数据库[1]。", lite) == []
+
+
+def test_the_quote_leaves_no_emphasis_open():
+    found = unsupported_citations("**Penguins** built the first Milvus server on the Moon in 1850 with the help of many "
+                                  "**very clever walruses from the Arctic sea** [1].", QUICKSTART_SOURCES)
+    line = support_note(Report(question="q", answer="", sources=[], sub_queries=[], iterations=1, usage=Usage(),
+                               agent="naive", unsupported_citations=found)).splitlines()[-1]
+    assert "*" not in line and "Penguins built the first Milvus server" in line
