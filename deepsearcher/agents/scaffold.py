@@ -168,7 +168,8 @@ _NAMES = {
 }
 _FUNCTION_WORDS = {
     "en": {"the", "what", "how", "which", "is", "are", "does", "and", "of", "in", "with", "for", "was", "were", "by",
-           "from", "to", "it", "this", "that", "has", "have", "be", "on", "at", "as", "an", "a", "who", "when", "not"},
+           "from", "to", "it", "this", "that", "has", "have", "be", "on", "at", "as", "an", "a", "who", "when", "not",
+           "where", "why", "do", "did", "can", "will", "there", "they", "their", "you"},
     "de": {"der", "die", "das", "und", "ist", "wie", "was", "welche", "wird", "mit", "für", "nicht", "ein", "eine"},
     "fr": {"le", "la", "les", "est", "et", "des", "du", "comment", "quel", "quelle", "quels", "pour", "une", "avec"},
     "es": {"el", "la", "los", "las", "es", "qué", "que", "cómo", "cuál", "del", "para", "una", "con", "y"},

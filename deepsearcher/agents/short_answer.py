@@ -484,7 +484,9 @@ def without_locations(text: str, locations: Iterable[str]) -> str:
     stored answers. A location in other words, or not the prompt's, stays."""
     for where in sorted({w for w in locations if w}, key=len, reverse=True):
         place = re.escape(where)
-        text = re.sub(rf"(?<=\S)[ \t]*(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])", "", text)
+        # not a Markdown link's destination: "[the page](https://…)" is a link the link rule judges
+        text = re.sub(rf"(?<=\S)(?<!\])(?:[ \t]+(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])|"
+                      rf"\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])", "", text)
     return text
 
 

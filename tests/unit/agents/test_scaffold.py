@@ -29,6 +29,7 @@ from deepsearcher.types import Report, Usage
     ("Milvus uses the jieba analyzer for Chinese text such as 向量数据库.", "en"),
     ("Tokyo (東京) is the capital of Japan.", "en"),
     ("什么是 Milvus?", "zh"),
+    ("Where do mallards feed?", "en"),  # "do" is Portuguese too
 ])
 def test_the_question_language_is_detected(question, code):
     assert language_code(question) == code

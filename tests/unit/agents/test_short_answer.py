@@ -655,6 +655,7 @@ def test_the_deep_search_agent_gives_no_short_answer_that_adds_nothing() -> None
      "Harris W. Fawell was born in [1] Harris W. Fawell."),
     ("[1] lite (/d/lite.md)[2] limits [/d/limits.md] say so.", "[1] lite[2] limits say so."),
     ("It is ready (see /d/lite.md) and (/d/other.md).", "It is ready (see /d/lite.md) and (/d/other.md)."),
+    ("See [the guide](/d/lite.md) [1].", "See [the guide](/d/lite.md) [1]."),  # a link: the link rule judges it
 ])
 def test_a_source_location_copied_from_the_prompts_headers_goes(text: str, kept: str) -> None:
     from deepsearcher.agents.short_answer import without_locations
