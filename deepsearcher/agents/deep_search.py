@@ -150,7 +150,7 @@ def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
     reply, _ = ask_fitted(ctx, "reflect", render, items, priority, Reflection, lambda kept: Reflection(gap_queries=[]),
                           "stopping the research here")
     # a passage's header copied as a query ("Amri language (/data/corpus.json)", the 0.5B model): its title is searched
-    shown = [location(h.chunk) for _, h in items]
+    shown = [(h.chunk.title, location(h.chunk)) for _, h in items]
     queries = (" ".join(without_locations(q, shown).split()) for q in reply.value.gap_queries)
     return [q for q in queries if q][:MAX_GAPS]
 

@@ -240,13 +240,15 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         reply, shown = write_fitted(ctx, "synthesise", render, hits, priority, in_words=True)
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
-    if only_citations(reply.text):  # still, after the turn asking for words: no answer, whatever it cites
-        numbers = ", ".join(str(n) for n in dict.fromkeys(cited_numbers(reply.text)))
+    cited = list(dict.fromkeys(cited_numbers(reply.text)))
+    if only_citations(reply.text) and all(1 <= n <= len(shown) for n in cited):  # "[3, 4]" with 1 source: a value
+        numbers = ", ".join(str(n) for n in cited)  # still, after the turn asking for words: no answer
         return Written(f"The model returned only source numbers ({numbers}), no answer in words.",
                        consulted_sources(shown))
     locations = [location(h.chunk) for h in shown]
     text, short = without_empty_opening(*short_answer_of(reply.text, [h.chunk for h in shown]), ctx.question)
-    text = without_locations(text, locations)  # after short_answer_of: a copied source list is known by them
+    # after short_answer_of: a copied source list is known by its locations
+    text = without_locations(text, [(h.chunk.title, location(h.chunk)) for h in shown])
     short = option_named(without_echoes(short, ctx.question, locations), ctx.question)
     verified = verify_citations(text, len(shown))
     if not verified.text:

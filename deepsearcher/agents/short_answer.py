@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator, Sequence
 
-from deepsearcher.agents.citations import cited_numbers, location, strip_citations
+from deepsearcher.agents.citations import cited_numbers, location, strip_citations, without_code
 from deepsearcher.agents.prompts import REPORT_FORMAT, SYSTEM
 from deepsearcher.agents.rewrites import ABOUT_ANSWER, overlap, sentences, words
+from deepsearcher.agents.scaffold import detect
 from deepsearcher.types import Chunk
 
 #: label words a small model copies from the prompt ("short direct answer", "final answer", "answer", "summary"), or
@@ -142,6 +143,8 @@ def _copied_numbered_list(lines: Sequence[str], shown: Sequence[Chunk | None] | 
             if match and not _is_shown(match["title"].strip(" *_"), shown, "title", "location"):
                 match = None
         number = int(match.group(1)) if match else 0
+        if match and not run and _introduced(lines, at):
+            match = None  # "The collection holds two films:" then the titles: the list is what it says
         if match and (not run or number == last + 1):
             run.append(at)
         else:
@@ -152,24 +155,26 @@ def _copied_numbered_list(lines: Sequence[str], shown: Sequence[Chunk | None] | 
     return listed
 
 
-#: share of a digest line's words that one shown source's text must hold (``_copied_digest``)
-DIGEST_COPIED = 0.8
+def _introduced(lines: Sequence[str], at: int) -> bool:
+    """The last non-empty line before ``lines[at]`` introduces a list (ends with a colon)."""
+    before = [line for line in lines[:at] if line.strip()]
+    return bool(before) and before[-1].rstrip(" *_").endswith((":", "："))
 
 
 def _copied_digest(lines: Sequence[str], shown: Sequence[Chunk | None] | None = None) -> set[int]:
     """Indexes of the lines of the prompt's sources told again in order: ≥ ``DIGEST_LINES`` lines (blank lines
     between them aside) that open with ``[1]``, ``[2]``, ``[3]`` … and cite nothing else, when the reply has a line
-    besides them (its answer), and — with ``shown`` — each holding ``DIGEST_COPIED`` of its words from one shown
-    source's text, i.e. source text told again, which the Sources list shows. The bundled 1.5B model answered the
-    quick start's question with its Answer line and then "[1] …", "[2] …" … "[5] …", one paragraph per source in
-    the prompt's order; lines in words of their own are statements, kept for ``cited_support`` to judge."""
-    held = [words(f"{c.title} {c.text}") if c is not None else set() for c in shown or []]
+    besides them (its answer) — by form, when the sources are not known. The bundled 1.5B model answered the quick
+    start's question with its Answer line and then "[1] …", "[2] …" … "[5] …", one paragraph per source in the
+    prompt's order. With ``shown`` none: such lines are statements for ``cited_support`` to judge, or the sources'
+    text, which the Sources list does not show (a helper's "Each level guarantees something different:" over three
+    copied sentences was left with nothing but that line)."""
+    if shown is not None:  # the Sources list shows where each source is, not its text: a copy is content
+        return set()
     run: list[int] = []
     for at, line in enumerate(lines):
         match = _NUMBERED_LINE.match(line)
         number = int(match.group(1)) if match and set(cited_numbers(line)) <= {int(match.group(1))} else 0
-        if number and shown is not None and not any(overlap(words(line), h) >= DIGEST_COPIED for h in held):
-            number = 0
         if number and number == len(run) + 1:
             run.append(at)
         elif number == 1 and len(run) < DIGEST_LINES:
@@ -260,7 +265,7 @@ def clean(answer: str) -> str:
     """A short answer as one plain line: citations, Markdown emphasis, labels and wrapping quotes removed, cut to
     ``MAX_CHARS`` at a word."""
     line = " ".join(strip_citations(strip_leaked_label(answer)).split())
-    line = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"(\*\*|__|`)", "", line)).strip(" *_\"'“”").strip()
+    line = re.sub(r"\s+([.,;:!?。，；：！？、])", r"\1", re.sub(r"(\*\*|__|`)", "", line)).strip(" *_\"'“”").strip()
     line = re.sub(r"([,;])(?:\s*[,;])+", r"\1", line)  # "Lilu, [1], 2026" without its citation: one comma
     if len(line) > MAX_CHARS:
         line = line[:MAX_CHARS].rsplit(" ", 1)[0] + "…"
@@ -305,14 +310,14 @@ _SUPPORT_CLAIM = re.compile(
 
 
 def without_support_claims(text: str) -> str:
-    """``text`` without the sentences that only vouch for the sources (``_SUPPORT_CLAIM``) and cite nothing, and
-    without those made only of words about the answer and its sources (``about_the_answer``: "The answer supports
-    sources [1] and [2][3].", "The answer is correct based on the information provided in the sources.", first
-    sentences of Qwen2.5-Coder-0.5B reports on MuSiQue), cited or not; the report's own Sources section and citation
-    checks say what supports what; the numbers of a cited one go to the sentence before it on its line, which they
-    cite ("Milvus has four levels. This is supported by the documents [1][2]." → "Milvus has four levels. [1][2]").
-    Headings, tables, code, labels ("Sources:") and other text are kept as written, and so is a text that would keep
-    no words."""
+    """``text`` without the sentences that only vouch for the sources and say nothing else (``_vouches_only``), and
+    without those that speak of the answer and its sources in words about them alone (``about_the_answer``: "The
+    answer supports sources [1] and [2][3].", "The answer is correct based on the information provided in the
+    sources.", first sentences of Qwen2.5-Coder-0.5B reports on MuSiQue); the report's own Sources section and
+    citation checks say what supports what. The numbers of a cited one go to the sentence before it on its line,
+    which they cite ("Milvus has four levels. This is supported by the documents [1][2]." → "Milvus has four levels.
+    [1][2]"). Headings, tables, code, list items, labels ("Sources:", "Answer: …") and other text are kept as written,
+    and so is a text that would keep no words."""
     kept = []
     fenced = changed = False
     for line in text.split("\n"):
@@ -322,14 +327,17 @@ def without_support_claims(text: str) -> str:
             kept.append(line)
             continue
         parts = sentences(line)  # a citation after a sentence's full stop belongs to that sentence
+        item = bool(_LIST_MARKER.match(line))  # "- Source documents [1]": a list's item names a thing
         left: list[str] = []
         for part in parts:
             numbers = cited_numbers(part)
-            if not ((not numbers and _vouches_only(part))
-                    or (about_the_answer(part) and not part.rstrip(" *_\t").endswith((":", "：")))):
+            if not (_vouches_only(part)
+                    or (not item and about_the_answer(part) and not part.rstrip(" *_\t").endswith((":", "：")))):
                 left.append(part)
             elif numbers and left:  # "… four levels. This is supported by the documents [1][2].": they cite it
-                left[-1] = left[-1].rstrip() + " " + "".join(f"[{n}]" for n in numbers)
+                new = [n for n in dict.fromkeys(numbers) if n not in cited_numbers(left[-1])]
+                if new:
+                    left[-1] = left[-1].rstrip() + " " + "".join(f"[{n}]" for n in new)
         dropped = left != parts
         changed = changed or dropped
         if left or not line.strip():
@@ -363,17 +371,38 @@ def content_words(text: str) -> set[str]:
     return {w for w in re.findall(r"\d+(?:[.,:/-]\d+)*|\w+", strip_citations(text).casefold()) if w not in _FUNCTION}
 
 
+#: the words by which a sentence speaks of the answer, the question or the sources as this report's own
+_ANCHORS = frozenset("answer answers question source sources".split())
+
+
 def about_the_answer(sentence: str) -> bool:
-    """Every word of ``sentence`` that can say something is about the answer or its sources (``ABOUT_ANSWER``):
-    "The answer supports sources [1] and [2][3]." Not "The answer is 42 [1]." nor "The sources do not say."."""
+    """``sentence`` speaks of the answer, the question or the sources (``_ANCHORS``) and every word of it that can say
+    something is about them (``ABOUT_ANSWER``): "The answer supports sources [1] and [2][3]." Not "The answer is 42
+    [1].", "The sources do not say.", "It provides relevant passages as context [1]." (a retriever's, in a report on
+    RAG), nor a labelled line ("Answer: Relevant passages")."""
+    if _ANSWER_LINE.match(sentence) or _LABEL_PREFIX.match(sentence):
+        return False
     mine = content_words(sentence)
-    return bool(mine) and mine <= ABOUT_ANSWER
+    return bool(mine & _ANCHORS) and mine <= ABOUT_ANSWER
 
 
-#: a question whose answer its own words can make: it names two things ("… A or B?", "… of A and B?") or asks
-#: yes or no ("Is Milvus open source?" — "Milvus is open source.")
-_ANSWER_IN_ITS_WORDS = re.compile(r"\b(?:or|and)\b|^\W*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|"
-                                  r"would|should|shall|may|might|must)\b", re.IGNORECASE)
+#: a question whose answer its own words can make: it names things to choose from ("… A or B?", "A vs B?", "… of A
+#: and B?", a list after a colon, a comma or a dash: "Which level is the default: Strong, Bounded, Session?", "—
+#: FLAT?"), quotes a word ("the past tense of 'read'") or asks yes or no ("Is Milvus open source?", "Milvus Lite
+#: supports macOS, right?", "Quick question: does it …?")
+_ANSWER_IN_ITS_WORDS = re.compile(r"\b(?:or|and|vs|versus)\b|[,:;—–]|\s-\s|[\"'“”‘’«»「」]|^\W*(?:is|are|was|were|do|"
+                                  r"does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b",
+                                  re.IGNORECASE)
+#: a question asking for something not in its own words (what, which, who …): says_nothing judges only these
+_WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|where|when|why|how)\b", re.IGNORECASE)
+
+
+def _judged(question: str) -> bool:
+    """``question`` is one whose answer cannot be made of its own words (``_ANSWER_IN_ITS_WORDS``): an English
+    wh-question — their words and ours are what ``says_nothing`` and ``names_the_subject`` know."""
+    question = question.strip()
+    return not _ANSWER_IN_ITS_WORDS.search(question) and bool(_WH_QUESTION.search(question)) \
+        and detect(question) == "en"
 
 
 def says_nothing(sentence: str, question: str) -> bool:
@@ -383,10 +412,11 @@ def says_nothing(sentence: str, question: str) -> bool:
     about the church of Meehan Bonnar's birthplace.", "WILM (AM)" for "… the city where WILM is licensed …?" — short
     answers of Qwen2.5-Coder-0.5B on MuSiQue. Questions whose answer can be made of their own words
     (``_ANSWER_IN_ITS_WORDS``) are left alone."""
-    if _ANSWER_IN_ITS_WORDS.search(question.strip()):
+    if not _judged(question):
         return False
-    mine = content_words(sentence)
-    return bool(mine) and mine <= content_words(question) | ABOUT_ANSWER
+    mine, asked = content_words(sentence), content_words(question)
+    # words about the answer count as nothing only where it speaks of the answer ("Relevant passages" may answer)
+    return bool(mine) and (mine <= asked or (bool(mine & _ANCHORS) and mine <= asked | ABOUT_ANSWER))
 
 
 #: shortest line (citations aside) that ``without_repeated_lines`` merges: "Yes." twice may be two answers
@@ -465,8 +495,10 @@ def without_echoes(short: str, question: str, locations: Iterable[str] = ()) -> 
     ≥ 80 % of its words with the question, both ways: a title that is a question stays) or sentences of the system
     prompt ("Today is 2026-12-02 (Wednesday)", unless the question asks for the date). Measured with
     Qwen2.5-Coder-0.5B on HotpotQA: each of the three came back as the whole short answer."""
-    cleaned = without_locations(short, locations)
+    cleaned = short
     for where in sorted({w for w in locations if w}, key=len, reverse=True):
+        place = re.escape(where)
+        cleaned = re.sub(rf"(?<=\S)(?<!\])[ \t]*(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])", "", cleaned)
         cleaned = re.sub(rf"(?<=\S)\s+{re.escape(where)}(?=\s*(?:[,;]|$))", "", cleaned)
     cleaned = " ".join(cleaned.split()).strip(" ,;")
     short = cleaned or short
@@ -477,16 +509,21 @@ def without_echoes(short: str, question: str, locations: Iterable[str] = ()) -> 
     return "" if repeats_question(short, question) else short
 
 
-def without_locations(text: str, locations: Iterable[str]) -> str:
-    """``text`` without the source locations the prompt's headers gave (``[n] Title (location)``) in brackets after a
-    word: "Harris W. Fawell was born in [1] Harris W. Fawell (/data/corpus.json)." → "… [1] Harris W. Fawell.".
-    The Sources list under the report says where each source is; Qwen2.5-Coder-0.5B copied headers into 40 of 520
-    stored answers. A location in other words, or not the prompt's, stays."""
-    for where in sorted({w for w in locations if w}, key=len, reverse=True):
+def without_locations(text: str, headers: Iterable[tuple[str, str]]) -> str:
+    """``text`` without a source header's location copied after its title (``[n] Title (location)``, the prompt's
+    ``headers`` as (title, location) pairs): "Harris W. Fawell was born in [1] Harris W. Fawell (/data/corpus.json)."
+    → "… [1] Harris W. Fawell.". The Sources list under the report says where each source is; Qwen2.5-Coder-0.5B
+    copied headers into 40 of 520 stored answers. A location after other words ("edit it (config/settings.txt)"),
+    in code or as a link's destination stays: a user may need it."""
+    prose = without_code(text)  # same length: matches in prose are cut from the text
+    spans: list[tuple[int, int]] = []
+    for title, where in sorted({h for h in headers if h[1]}, key=lambda h: len(h[1]), reverse=True):
         place = re.escape(where)
-        # not a Markdown link's destination: "[the page](https://…)" is a link the link rule judges
-        text = re.sub(rf"(?<=\S)(?<!\])(?:[ \t]+(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])|"
-                      rf"\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])", "", text)
+        before = rf"(?<!\w){re.escape(title)}" if title.strip() else r"\[\d+\]"  # "[3] (file.md)" without a title
+        pattern = rf"{before}(?P<at>[ \t]*(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\]))"
+        spans += [(m.start("at"), m.end("at")) for m in re.finditer(pattern, prose, re.IGNORECASE)]
+    for start, end in sorted(set(spans), reverse=True):
+        text = text[:start] + text[end:]
     return text
 
 
@@ -531,7 +568,7 @@ def option_named(short: str, question: str) -> str:
     2WikiMultihopQA with Qwen2.5-Coder-0.5B: 15 of the 56 stored short answers to such questions named one option
     inside a longer sentence."""
     match = _OPTIONS.search(question)
-    if not match or not short:
+    if not match or not short or len(re.findall(r"[,:;]", question)) > 1:  # "…, A, B, C or D?": more than two
         return short
     found = []
     for option in (match["a"], match["b"]):
@@ -547,7 +584,16 @@ def option_named(short: str, question: str) -> str:
     near = f"{before} {after}"
     if _CONTRARY.search(near) or _order_sides(content_words(near)) - _order_sides(content_words(question)):
         return short
-    return hit.group(0)
+    # only the question's words around it ("Phoolwari was released first."), or a source's opening line about it
+    # ("God's Gift to Women (1931 … film)", "Holm Jølsen (6 December 1833 – …) was a Norwegian …"): other words can
+    # say it is not the one ("Aas Ka Panchhi was preceded by the other film", "Phoolwari predates it")
+    plain = not content_words(f"{short[:hit.start()]} {short[hit.end():]}") - content_words(question)
+    opening = not short[:hit.start()].strip(" *_\"'“”") and _DESCRIBED.match(short[hit.end():]) is not None
+    return hit.group(0) if plain or opening else short
+
+
+#: what follows a name at the start of a source's first sentence: "(1931 film)", ", 1st Baronet", "is a …"
+_DESCRIBED = re.compile(r"\s*(?:\(|,|(?:is|was)\s+an?\b)", re.IGNORECASE)
 
 
 #: words on each side of the option ``option_named`` reads for a word that could turn the answer against it
@@ -559,7 +605,7 @@ def names_the_subject(text: str, question: str) -> bool:
     ("Milvus Lite [1] [2][3]" for "What is Milvus Lite?"), and the question names no two things ("… A or B?", "… out
     of A and B?"), whose answer is one of them."""
     said = " ".join(strip_citations(text).split()).strip(" .,;:*_").casefold()
-    if not said or len(said.split()) > SUBJECT_WORDS or re.search(r"\b(?:or|and)\b", question, re.IGNORECASE):
+    if not said or len(said.split()) > SUBJECT_WORDS or not _judged(question):
         return False
     # "2" is not in "Milvus 2.2": a number's neighbours across a decimal point or separator are part of it
     return re.search(rf"(?<![\w.,])(?<!\d[.,]){re.escape(said)}(?![\w])(?![.,]\d)",
@@ -581,7 +627,8 @@ def without_empty_opening(report: str, short: str, question: str) -> tuple[str, 
         return names_the_subject(text, question) or says_nothing(text, question)
 
     first, sep, rest = report.strip().partition("\n\n")
-    if sep and rest.strip() and (empty(first) or only_citations(first)):
+    # a paragraph that adds nothing is kept: the rule reads words, and a first paragraph holding the answer must stay
+    if sep and rest.strip() and (names_the_subject(first, question) or only_citations(first)):
         report = rest.strip()
     if short and empty(short):
         said = (clean(s) for block in prose_paragraphs(report) for s in sentences(block) if not empty(s))

@@ -213,7 +213,7 @@ def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Rep
     order of first appearance, each mapped to its chunk or URL."""
     chunks = [item.chunk for item in store]
     text, short = without_empty_opening(*short_answer_of(store.expand_answers(finding.answer), chunks), ctx.question)
-    text = without_locations(text, [location(c) for c in chunks if c is not None])
+    text = without_locations(text, [(c.title, location(c)) for c in chunks if c is not None])
     verified = verify_citations(text, len(store))
     answer = verified.text or "The model returned an empty answer."
     if finding.gaps:
