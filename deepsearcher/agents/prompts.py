@@ -47,8 +47,8 @@ answer the question or the search query.
 
 {chunks}
 
-Reply with JSON only, in this form: {{"relevant": [1, 3]}} listing the numbers of the helpful chunks, or \
-{{"relevant": []}} if none helps."""
+Reply with JSON only, in this form: {{"relevant": [<numbers of the helpful chunks>]}}, or {{"relevant": []}} if \
+none helps."""
 
 REFLECT = """Question: {question}
 

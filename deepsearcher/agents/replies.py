@@ -83,7 +83,7 @@ def chunk_numbers(value: object) -> object:
 class Relevance(BaseModel):
     """Which numbered chunks help to answer the question or the search query."""
 
-    relevant: list[int] = Field(description="The numbers of the helpful chunks, e.g. [1, 3]; [] when none helps.")
+    relevant: list[int] = Field(description="The numbers of the helpful chunks; [] when none helps.")
     _bare = _wrap("relevant")
 
     @field_validator("relevant", mode="before")

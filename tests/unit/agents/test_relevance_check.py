@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from deepsearcher.agents import deep_search
+from deepsearcher.agents import deep_search, prompts
 from deepsearcher.agents.relevance_check import PASSAGES, check_passage, check_position, chunk_numbers_without
 from deepsearcher.events import Event
 from deepsearcher.testing.scripted import ScriptedChatModel
@@ -99,17 +99,18 @@ def test_off_the_prompt_has_no_check_passage():
     assert not any(title in p for p in relevance_prompts(llm) for title, _, _ in PASSAGES)
 
 
-def test_the_check_passage_shares_no_words_with_the_question_and_sits_where_the_example_points():
+def test_the_check_passage_shares_no_words_with_the_question_and_sits_where_a_pattern_starts():
     assert check_passage("How do I keep a sourdough starter alive?", "sourdough starter feeding").title != \
         "Sourdough starter"
     assert check_passage("Why do sea anemones close at low tide?", "anemones tide pools").title != "Tide pools"
     positions = {check_position(q, 5) for q in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]}
-    assert positions == {1, 3}  # where the prompt's example reply ([1, 3]) points: a copy of it names the check
-    assert check_position("a", 1) == check_position("b", 1) == 1
+    assert positions == {1, 2}  # a reply by pattern starts at the first numbers (the 0.5B model: [1, 2, 4])
+    assert "[1, 3]" not in prompts.RELEVANCE  # an example with numbers is copied (the 1.5B model, 2 of 3 MuSiQue)
+    assert check_position("a", 0) == check_position("b", 0) == 1
 
 
-def test_a_model_that_copies_the_prompt_example_fails_the_check_on_its_first_prompt():
-    llm = ScriptedChatModel([script(lambda p: [1, 3])] * 10)
+def test_a_model_that_answers_by_a_pattern_fails_the_check_on_its_first_prompt():
+    llm = ScriptedChatModel([script(lambda p: [1, 2, 4])] * 10)
     events: list[Event] = []
     deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True))
     assert len(relevance_prompts(llm)) == 1
