@@ -558,15 +558,15 @@ def _order_sides(words_of: set[str]) -> set[int]:
 
 
 def option_named(short: str, question: str) -> str:
-    """The option ``short`` names, when ``question`` ends by offering two ("…, A or B?") and ``short`` names exactly
-    one of them (whole words, any case), with no word near it (``OPTION_CONTEXT`` words each side) that can turn it
-    against that option or leave it open (``_CONTRARY``) and no word of order or degree there pointing another way
-    than the question's (``_ORDER_SIDES``: "came first" answers "older", "later" does not answer "first"):
-    "Phoolwari" for "Phoolwari was released first." or for a source's first sentence the model gave as its answer
-    ("God's Gift to Women (1931 American … film)"); the words as ``short`` writes them. Otherwise ``short`` as it
-    is: "Aas Ka Panchhi was released later." names the other option than the one it means. Measured on
-    2WikiMultihopQA with Qwen2.5-Coder-0.5B: 15 of the 56 stored short answers to such questions named one option
-    inside a longer sentence."""
+    """The option ``short`` names, when ``question`` ends by offering two and no more ("…, A or B?") and ``short``
+    names exactly one of them (whole words, any case) with only the question's words around it ("Phoolwari was
+    released first.") or as the opening of a source's line about it ("God's Gift to Women (1931 American … film)",
+    a source's first sentence the model gave as its answer), and no word near it (``OPTION_CONTEXT`` words each side)
+    that can turn it against that option or leave it open (``_CONTRARY``) or of order or degree pointing another way
+    than the question's (``_ORDER_SIDES``); the words as ``short`` writes them. Otherwise ``short`` as it is: "Aas Ka
+    Panchhi was released later." or "… was preceded by the other film" names the option it does not mean. Measured
+    on 2WikiMultihopQA with Qwen2.5-Coder-0.5B: 15 of the 56 stored short answers to such questions named one option
+    inside a longer sentence (EM +9 over the stored rows of every dataset)."""
     match = _OPTIONS.search(question)
     if not match or not short or len(re.findall(r"[,:;]", question)) > 1:  # "…, A, B, C or D?": more than two
         return short
