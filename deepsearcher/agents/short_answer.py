@@ -390,7 +390,8 @@ def about_the_answer(sentence: str) -> bool:
 #: and B?", a list after a colon, a comma or a dash: "Which level is the default: Strong, Bounded, Session?", "—
 #: FLAT?"), quotes a word ("the past tense of 'read'") or asks yes or no ("Is Milvus open source?", "Milvus Lite
 #: supports macOS, right?", "Quick question: does it …?")
-_ANSWER_IN_ITS_WORDS = re.compile(r"\b(?:or|and|vs|versus)\b|[,:;—–]|\s-\s|[\"'“”‘’«»「」]|^\W*(?:is|are|was|were|do|"
+_ANSWER_IN_ITS_WORDS = re.compile(r"\b(?:or|and|vs|versus)\b|[,:;—–]|\s-\s|\"[^\"]+\"|“[^”]+”|«[^»]+»|「[^」]+」|"
+                                  r"(?<!\w)['‘][^'’]+['’](?!\w)|^\W*(?:is|are|was|were|do|"
                                   r"does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b",
                                   re.IGNORECASE)
 #: a question asking for something not in its own words (what, which, who …): says_nothing judges only these

@@ -624,6 +624,9 @@ def test_the_naive_agent_answers_what_is_with_what_it_is() -> None:
      "WILM (AM) [1]\n\nWILM is licensed to Wilmington, Delaware [1].", "WILM is licensed to Wilmington, Delaware."),
     ("In what county is the city where Harris W. Fawell was born?", "Harris W. Fawell was born in Harris W. Fawell.",
      "Harris W. Fawell was born in Harris W. Fawell.", ""),
+    # a possessive is no quote: the question is still judged
+    ("Of what church is the Diocese of Meehan Bonnar's birthplace?", "Meehan Bonnar's birthplace has a diocese.",
+     "Meehan Bonnar's birthplace has a diocese.", ""),
 ])
 def test_a_short_answer_that_adds_nothing_to_the_question_is_none(question: str, reply: str, report: str,
                                                                    short: str) -> None:
