@@ -461,12 +461,38 @@ def without_repeated_lines(text: str) -> str:
     return "\n".join(out)
 
 
+def without_repeated_sentences(text: str) -> str:
+    """``text`` with a sentence said again word for word (citations, case and spacing aside; at least
+    ``REPEAT_MIN_CHARS``) left out where it comes again, unless it cites what it did not before: the bundled 1.5B model's deep_search report on the README's
+    second example said its last three sentences five times in one paragraph until ``max_tokens`` (a helper's fresh
+    clone, 2026-12-03). Lines in code fences and tables are kept as written."""
+    seen: dict[str, set[int]] = {}
+    out: list[str] = []
+    fenced = changed = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if fenced or line.lstrip().startswith(("|", "```", "~~~")):
+            out.append(line)
+            continue
+        kept = []
+        for part in sentences(line) or [line]:
+            body = " ".join(strip_citations(part).split()).casefold()
+            if len(body) >= REPEAT_MIN_CHARS and body in seen and set(cited_numbers(part)) <= seen[body]:
+                changed = True  # said before, with these citations: nothing of it is lost
+                continue
+            seen.setdefault(body, set()).update(cited_numbers(part))
+            kept.append(part)
+        out.append("".join(kept).rstrip() if len(kept) != len(sentences(line) or [line]) else line)
+    return "\n".join(out) if changed else text
+
+
 def short_answer_of(text: str, shown: Sequence[Chunk | None] | None = None) -> tuple[str, str]:
     """``(report, short answer)`` from a model's report text: the ``Answer:`` line taken out, else the first
     sentence; the report's leaked label at the start removed. ``shown``: the sources the prompt showed, in its order
     (``strip_echoed_sources``)."""
-    cleaned = without_repeated_lines(without_support_claims(strip_echoed_sources(without_prompt_rules(text),
-                                                                                 shown)))
+    cleaned = without_repeated_sentences(without_repeated_lines(without_support_claims(strip_echoed_sources(
+        without_prompt_rules(text), shown))))
     report, short = split_short_answer(cleaned)
     report = _EXPLANATION_LINE.sub(r"\1", strip_leaked_label(report))
     if names_the_answer_kind(strip_citations(report)):

@@ -833,3 +833,18 @@ def test_an_answer_about_one_option_in_words_of_its_own_keeps_them(question: str
     from deepsearcher.agents.short_answer import option_named
 
     assert option_named(short, question) == short
+
+
+def test_a_sentence_said_again_in_the_same_paragraph_is_said_once():
+    # the bundled 1.5B model on the README's second example, from a fresh clone (2026-12-03): the last sentences five
+    # times over until max_tokens
+    reply = ("Milvus Lite does not support partitions [1]. It has a limited number of entities. It has a limited number "
+             "of search requests. It has a limited number of entities. It has a limited number of search requests. "
+             "It has a limited number of")
+    assert short_answer_of(reply)[0] == ("Milvus Lite does not support partitions [1]. It has a limited number of "
+                                         "entities. It has a limited number of search requests. It has a limited "
+                                         "number of")
+    # a repeat that cites another source stays; short sentences and code stay
+    assert short_answer_of("Lite runs in-process [1]. Lite runs in-process [2].")[0] == \
+        "Lite runs in-process [1]. Lite runs in-process [2]."
+    assert short_answer_of("Yes. Yes. It works.")[0] == "Yes. Yes. It works."
