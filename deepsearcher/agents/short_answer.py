@@ -437,7 +437,7 @@ def without_repeated_lines(text: str) -> str:
     for at, line in enumerate(lines):
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
-        body = " ".join(strip_citations(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line)).split()).casefold()
+        body = " ".join(strip_citations(_LIST_MARKER.sub("", line)).split()).casefold()
         if fenced or line.lstrip().startswith(("|", "```", "~~~")) or len(body) < REPEAT_MIN_CHARS:
             continue
         if body in first:
@@ -463,9 +463,10 @@ def without_repeated_lines(text: str) -> str:
 
 def without_repeated_sentences(text: str) -> str:
     """``text`` with a sentence said again word for word (citations, case and spacing aside; at least
-    ``REPEAT_MIN_CHARS``) left out where it comes again, unless it cites what it did not before: the bundled 1.5B model's deep_search report on the README's
-    second example said its last three sentences five times in one paragraph until ``max_tokens`` (a helper's fresh
-    clone, 2026-12-03). Lines in code fences and tables are kept as written."""
+    ``REPEAT_MIN_CHARS``) left out where it comes again, unless it cites what it did not before: the bundled 1.5B
+    model's deep_search report on the README's second example said its last three sentences five times in one
+    paragraph until ``max_tokens`` (a helper's fresh clone, 2026-12-03). Lines in code fences and tables are kept as
+    written."""
     seen: dict[str, set[int]] = {}
     out: list[str] = []
     fenced = changed = False
@@ -476,14 +477,15 @@ def without_repeated_sentences(text: str) -> str:
             out.append(line)
             continue
         kept = []
-        for part in sentences(line) or [line]:
+        parts = sentences(line) or [line]
+        for part in parts:
             body = " ".join(strip_citations(part).split()).casefold()
             if len(body) >= REPEAT_MIN_CHARS and body in seen and set(cited_numbers(part)) <= seen[body]:
                 changed = True  # said before, with these citations: nothing of it is lost
                 continue
             seen.setdefault(body, set()).update(cited_numbers(part))
             kept.append(part)
-        out.append("".join(kept).rstrip() if len(kept) != len(sentences(line) or [line]) else line)
+        out.append("".join(kept).rstrip() if len(kept) != len(parts) else line)
     return "\n".join(out) if changed else text
 
 
