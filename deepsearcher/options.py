@@ -80,6 +80,11 @@ class QuerySettings(StrictModel):
         True, description="Show a check passage, unrelated to the question, among the chunks of every relevance "
                           "prompt; a model that marks it helpful is not reading them, and the run keeps every "
                           "retrieved chunk from then on (agents/relevance_check.py).")
+    relevance_keep_top: int = Field(
+        1, ge=0, description="deep_search: when the model's relevance reply for the question keeps any "
+                             "chunk, the question's own best-ranked chunks (this many) are kept too: a small model's "
+                             "filter drops passages the question ranks first (docs/benchmarks.md). 0 = the reply "
+                             "alone decides.")
     long_report_budget_runs: float = Field(
         2.0, gt=0, le=20, description="A long report (every section, the outline and the editing pass together) may "
                                       "use at most this many times agents.deep_research.token_budget tokens per "

@@ -53,12 +53,14 @@ def make_ctx(llm: ScriptedChatModel, question: str = "What is Milvus Lite and wh
     """A QueryContext over the memory store; ``settings`` override QuerySettings (top_k defaults to 3; concurrency to
     1, so queued replies are consumed in the order the steps ask; tests of concurrency set it and answer by prompt;
     relevance_check to False, so a scripted ``{"relevant": [n]}`` numbers the retrieved chunks alone — the check
-    passage's tests turn it on). ``now`` is fixed (2026-11-30 09:00 UTC) unless given."""
+    passage's tests turn it on; relevance_keep_top to 0, so the scripted reply alone decides what deep_search keeps —
+    its tests turn it on). ``now`` is fixed (2026-11-30 09:00 UTC) unless given."""
     store = store or memory_store()
     embedder = HashEmbedder(DIM)
     now = settings.pop("now", NOW)
     window = settings.pop("window", None)
-    qs = QuerySettings(**{"top_k": 3, "concurrency": 1, "relevance_check": False, **settings})  # type: ignore[arg-type]
+    qs = QuerySettings(**{"top_k": 3, "concurrency": 1, "relevance_check": False, "relevance_keep_top": 0,
+                           **settings})  # type: ignore[arg-type]
     sink = events if events is not None else []
     return QueryContext(question=question, llm=MeteredChatModel(llm), collections=[store.describe(n) for n in
                                                                                   collections],

@@ -192,6 +192,37 @@ def test_relevance_keeps_only_marked_chunks():
     assert "[1] " in llm.prompts[-1] and "[2] " not in llm.prompts[-1]  # only the kept chunk reaches synthesis
 
 
+def test_the_questions_best_chunk_is_kept_with_what_the_model_keeps():
+    # the 1.5B model kept chunk 3 of the question's search and dropped its first: a gold passage on 5 of 20 MuSiQue
+    # questions (docs/benchmarks.md "The bundled model side by side")
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[3]), j(gap_queries=[]), "Process [1][2]."])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, events=events, relevance_keep_top=1))
+    shown = [block.split("\n", 1)[1].split("\n\n")[0] for block in llm.prompts[1].split("\n\n[")[1:4]]
+    accepted = of_kind(events, "query.accepted")[0]
+    assert (accepted["accepted"], accepted["retrieved"]) == (2, 3)
+    assert [s.chunk.text for s in report.sources] == [shown[0], shown[2]]  # retrieval order: the best chunk first
+
+
+def test_nothing_kept_for_the_question_stays_nothing():
+    # "nothing relevant" is the model's to say: the floor only joins chunks the model kept
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[]), j(gap_queries=[])])
+    events: list[Event] = []
+    report = deep_search.run(make_ctx(llm, events=events, relevance_keep_top=1))
+    assert of_kind(events, "query.accepted")[0]["accepted"] == 0
+    assert report.sources == []
+
+
+def test_the_floor_is_the_questions_not_a_sub_querys():
+    sub = "consistency levels and sparse vectors"
+    llm = ScriptedChatModel([j(sub_queries=[sub]), j(relevant=[2]), j(relevant=[2]), j(gap_queries=[]), "A [1]."])
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, events=events, relevance_keep_top=1, top_k=2))
+    by_query = {a["sub_query"]: (a["accepted"], a["retrieved"]) for a in of_kind(events, "query.accepted")}
+    assert by_query[Q] == (2, 2)  # its best with the marked one
+    assert by_query[sub] == (1, 2)  # only the marked chunk of the sub-query's two new ones, not its best
+
+
 def test_chunks_already_accepted_are_not_judged_again():
     # round 2's query retrieves the chunks round 1 accepted: nothing new to judge, so no relevance call
     llm = ScriptedChatModel([j(sub_queries=[Q]), j(relevant=[1, 2, 3]), j(gap_queries=[Q + " again"]),
