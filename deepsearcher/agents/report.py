@@ -245,11 +245,11 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         numbers = ", ".join(str(n) for n in cited)  # still, after the turn asking for words: no answer
         return Written(f"The model returned only source numbers ({numbers}), no answer in words.",
                        consulted_sources(shown))
-    locations = [location(h.chunk) for h in shown]
+    headers = [(h.chunk.title, location(h.chunk)) for h in shown]
     text, short = without_empty_opening(*short_answer_of(reply.text, [h.chunk for h in shown]), ctx.question)
     # after short_answer_of: a copied source list is known by its locations
-    text = without_locations(text, [(h.chunk.title, location(h.chunk)) for h in shown])
-    short = option_named(without_echoes(short, ctx.question, locations), ctx.question)
+    text = without_locations(text, headers)
+    short = option_named(without_echoes(short, ctx.question, headers), ctx.question)
     verified = verify_citations(text, len(shown))
     if not verified.text:
         return Written(empty_answer(reply), consulted_sources(shown), verified.removed)

@@ -517,18 +517,25 @@ _SYSTEM_SENTENCES = [
 QUESTION_ECHO = 0.8
 
 
-def without_echoes(short: str, question: str, locations: Iterable[str] = ()) -> str:
-    """``short`` without what the prompt showed: a location the sources' headers gave, after the answer's text in
-    brackets of its own or closing it ("Lilu (mythology) (/data/corpus.json)" → "Lilu (mythology)"; an answer
-    that is only a location stays); and ``""`` for a short answer that is the question again (a question sharing
-    ≥ 80 % of its words with the question, both ways: a title that is a question stays) or sentences of the system
-    prompt ("Today is 2026-12-02 (Wednesday)", unless the question asks for the date). Measured with
-    Qwen2.5-Coder-0.5B on HotpotQA: each of the three came back as the whole short answer."""
+def without_echoes(short: str, question: str, headers: Iterable[tuple[str, str]] = ()) -> str:
+    """``short`` without what the prompt showed: a location the sources' headers gave (``headers``: their (title,
+    location) pairs), after the answer's text in brackets of its own or closing it ("Lilu (mythology)
+    (/data/corpus.json)" → "Lilu (mythology)"; an answer that is only a location stays) or bare after a shown title
+    or the start of one ("Watertown /data/c.json, …": a location after other words, "Edit /d/limits.md, then
+    restart", stays); and ``""`` for a short answer that is the question again (a question sharing ≥ 80 % of its
+    words with the question, both ways: a title that is a question stays) or sentences of the system prompt ("Today
+    is 2026-12-02 (Wednesday)", unless the question asks for the date). Measured with Qwen2.5-Coder-0.5B on
+    HotpotQA: each of the three came back as the whole short answer."""
+    pairs = [(title.strip(), where) for title, where in headers if where]
     cleaned = short
-    for where in sorted({w for w in locations if w}, key=len, reverse=True):
+    for where in sorted({w for _, w in pairs}, key=len, reverse=True):
         place = re.escape(where)
         cleaned = re.sub(rf"(?<=\S)(?<!\])[ \t]*(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])", "", cleaned)
-        cleaned = re.sub(rf"(?<=\S)\s+{re.escape(where)}(?=\s*(?:[,;]|$))", "", cleaned)
+        titles = [t.casefold() for t, w in pairs if w == where and t]
+        bare = [m for m in re.finditer(rf"(?<=\S)\s+{place}(?=\s*(?:[,;]|$))", cleaned)
+                if _after_title(cleaned[:m.start()], titles)]
+        for m in reversed(bare):
+            cleaned = cleaned[:m.start()] + cleaned[m.end():]
     cleaned = " ".join(cleaned.split()).strip(" ,;")
     short = cleaned or short
     parts = [part for part in re.split(r"(?<=[.;])\s+", short) if part.strip()]
@@ -536,6 +543,15 @@ def without_echoes(short: str, question: str, locations: Iterable[str] = ()) -> 
     if parts and not asks_date and all(any(p.match(part) for p in _SYSTEM_SENTENCES) for part in parts):
         return ""
     return "" if repeats_question(short, question) else short
+
+
+def _after_title(before: str, titles: Sequence[str]) -> bool:
+    """``before`` (casefolded titles) ends with a whole title, or its last item (after a comma or semicolon) opens
+    one at a word boundary ("Watertown" of "Watertown International Airport")."""
+    text = before.casefold().rstrip()
+    item = re.split(r"[,;]", text)[-1].strip()
+    return any(re.search(rf"(?<!\w){re.escape(t)}$", text) or (item and (t == item or t.startswith(item + " ")))
+               for t in titles)
 
 
 def without_locations(text: str, headers: Iterable[tuple[str, str]]) -> str:

@@ -220,7 +220,8 @@ def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Rep
         answer = f"{answer}\n\n{gaps_note(finding.gaps, researched=finding.researched)}"
     checks = dict(finding.verdict.checks) if finding.verdict is not None else {}
     sources = store.sources(verified.cited) if verified.cited else consulted(ctx, store)
-    short = option_named(without_echoes(short, ctx.question, [location(s.chunk) for s in sources]), ctx.question)
+    headers = [(s.chunk.title, location(s.chunk)) for s in sources]
+    short = option_named(without_echoes(short, ctx.question, headers), ctx.question)
     return Report(question=ctx.question, answer=answer, sources=sources,
                   sub_queries=finding.queries, iterations=finding.steps, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=verified.removed, gaps=finding.gaps, checks=checks,

@@ -276,13 +276,23 @@ def test_real_answers_stay_and_an_echoed_scaffolding_block_goes(reply: str, repo
     assert short_answer_of(reply) == (report, short)
 
 
-@pytest.mark.parametrize("short, question, locations, expected", [
+AIRPORTS = [("Alexandria International Airport (Louisiana)", "/data/c.json"),
+            ("Watertown International Airport", "/data/c.json")]
+
+
+@pytest.mark.parametrize("short, question, headers, expected", [
     # measured with Qwen2.5-Coder-0.5B on HotpotQA (2026-12-02): the source header's location copied after a title
     ("Lilu (mythology) (/work/bench/hotpotqa/corpus_slice.json)", "If Gallu is a demon Lilu is what?",
-     ["/work/bench/hotpotqa/corpus_slice.json"], "Lilu (mythology)"),
+     [("Lilu (mythology)", "/work/bench/hotpotqa/corpus_slice.json")], "Lilu (mythology)"),
     ("Alexandria International Airport (Louisiana) /data/c.json, Watertown /data/c.json", "Same state?",
-     ["/data/c.json"], "Alexandria International Airport (Louisiana), Watertown"),
-    ("Milvus Lite [guide.md › Install › Linux]", "What runs locally?", ["guide.md › Install › Linux"], "Milvus Lite"),
+     AIRPORTS, "Alexandria International Airport (Louisiana), Watertown"),  # a title, and the start of one
+    ("Milvus Lite [guide.md › Install › Linux]", "What runs locally?", [("Milvus Lite", "guide.md › Install › Linux")],
+     "Milvus Lite"),
+    ("Paris (/data/c.json)", "Capital?", [("France", "/data/c.json")], "Paris"),  # in brackets: after any answer
+    # a bare location after other words is the user's to read (a helper's fresh clone: "Edit, then restart")
+    ("Edit /d/limits.md, then restart", "How do I raise the limit?", [("Limits", "/d/limits.md")],
+     "Edit /d/limits.md, then restart"),
+    ("Watertown /data/c.json", "Which?", [("", "/data/c.json")], "Watertown /data/c.json"),  # no title shown
     # the question again, as a question
     ("Flute Sonata in C major, BWV 1033 is in the hand of a German musician whose godfather is whom?",
      "The manuscript for Flute Sonata in C major, BWV 1033 is in the hand of a German musician whose godfather was "
@@ -297,19 +307,19 @@ def test_real_answers_stay_and_an_echoed_scaffolding_block_goes(reply: str, repo
     ("The data lives in /data/c.json.", "Where is the data?", [], "The data lives in /data/c.json."),
     ("Who Framed Roger Rabbit?", "Which was released first, Who Framed Roger Rabbit? or Back to the Future?", [],
      "Who Framed Roger Rabbit?"),  # a title that is a question: the question holds much more
-    ("https://milvus.io/docs/install", "Where is the guide?", ["https://milvus.io/docs/install"],
+    ("https://milvus.io/docs/install", "Where is the guide?", [("Install", "https://milvus.io/docs/install")],
      "https://milvus.io/docs/install"),  # an answer that is only a location stays
-    ("The guide is at https://milvus.io/docs/install.", "Where?", ["https://milvus.io/docs/install"],
+    ("The guide is at https://milvus.io/docs/install.", "Where?", [("Install", "https://milvus.io/docs/install")],
      "The guide is at https://milvus.io/docs/install."),
-    ("/data/c.jsonl", "Which file?", ["/data/c.json"], "/data/c.jsonl"),  # another, longer path
-    ("Lilu (a demon; see /data/c.json)", "Who?", ["/data/c.json"], "Lilu (a demon; see /data/c.json)"),
+    ("/data/c.jsonl", "Which file?", [("C", "/data/c.json")], "/data/c.jsonl"),  # another, longer path
+    ("Lilu (a demon; see /data/c.json)", "Who?", [("Lilu", "/data/c.json")], "Lilu (a demon; see /data/c.json)"),
     ("Today is 2026-12-02 (Wednesday)", "What is today's date?", [], "Today is 2026-12-02 (Wednesday)"),
 ])
-def test_what_the_prompt_showed_is_no_short_answer(short: str, question: str, locations: list[str],
+def test_what_the_prompt_showed_is_no_short_answer(short: str, question: str, headers: list[tuple[str, str]],
                                                    expected: str) -> None:
     from deepsearcher.agents.short_answer import without_echoes
 
-    assert without_echoes(short, question, locations) == expected
+    assert without_echoes(short, question, headers) == expected
 
 
 def test_a_report_whose_short_answer_copies_the_system_prompt_has_none() -> None:
