@@ -277,12 +277,16 @@ def split_short_answer(text: str) -> tuple[str, str]:
 
     The short answer is the first non-empty line when it has the ``Answer:`` form (any label wording and Markdown
     dress), else the last one when it has (models put it at either end); otherwise ``""`` and the text unchanged.
-    A reply that is only that line keeps it (unlabelled) as the report.
+    A reply that is only that line keeps it (unlabelled) as the report. A list item is no Answer line when the
+    line beside it is a list item too ("- question: …" then "- answer: the report": a list's last entry).
     """
     lines = text.strip().split("\n")
     for index in (0, len(lines) - 1):
         match = _ANSWER_LINE.match(lines[index])
         if match is None or not clean(match.group("answer")):
+            continue
+        beside = "" if len(lines) == 1 else lines[1] if index == 0 else lines[index - 1]
+        if _LIST_MARKER.match(lines[index]) and _LIST_MARKER.match(beside):
             continue
         if index == 0 and len(lines) > 1 and not _ASKED_LABEL.match(lines[0]):
             continue  # "A short direct answer: …" opens the report: its label is stripped, the text kept

@@ -271,6 +271,11 @@ def test_the_prompts_own_words_are_no_answer(reply: str) -> None:
     ("Answer: no", "no", "no"),
     ("Answer: The name is Bob [1]", "The name is Bob [1]", "The name is Bob"),
     ("Answer: a date in 1990 [2]", "a date in 1990 [2]", "a date in 1990"),
+    # a list's last entry labelled "answer" is no Answer line (a helper's fresh clone)
+    ("The eval rows hold these fields [1]:\n- question: the text asked\n- answer: the report the agent wrote",
+     "The eval rows hold these fields [1]:\n- question: the text asked\n- answer: the report the agent wrote",
+     "The eval rows hold these fields: question: the text asked; answer: the report the agent wrote"),
+    ("Paris is the capital [1].\n- Answer: Paris", "Paris is the capital [1].", "Paris"),
 ])
 def test_real_answers_stay_and_an_echoed_scaffolding_block_goes(reply: str, report: str, short: str) -> None:
     assert short_answer_of(reply) == (report, short)
