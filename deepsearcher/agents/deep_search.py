@@ -32,6 +32,7 @@ from deepsearcher.agents.base import AgentCapabilities
 from deepsearcher.agents.budget import BudgetExhausted
 from deepsearcher.agents.citations import location
 from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
+from deepsearcher.agents.echoes import without_locations
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding, write_section
 from deepsearcher.agents.relevance_check import check_passage, check_position, numbers_past_check, with_check
@@ -39,7 +40,6 @@ from deepsearcher.agents.replies import Decomposition, Reflection, Relevance, no
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route_and_retrieve
-from deepsearcher.agents.short_answer import without_locations
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
     ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, in_parallel,

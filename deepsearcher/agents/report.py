@@ -24,8 +24,8 @@ from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import (Verified, cited_numbers, cited_sources, consulted_sources, location,
                                           verify_citations)
-from deepsearcher.agents.short_answer import (only_citations, option_named, short_answer_of, without_echoes,
-                                               without_empty_opening, without_locations)
+from deepsearcher.agents.echoes import without_echoes, without_locations
+from deepsearcher.agents.short_answer import only_citations, option_named, short_answer_of, without_empty_opening
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
 from deepsearcher.agents.support import support_note, supporting_sentence

@@ -46,8 +46,8 @@ from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_
 from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding
-from deepsearcher.agents.short_answer import (option_named, short_answer_of, without_echoes, without_empty_opening,
-                                              without_locations)
+from deepsearcher.agents.echoes import without_echoes, without_locations
+from deepsearcher.agents.short_answer import option_named, short_answer_of, without_empty_opening
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
 from deepsearcher.types import Evaluation, QuestionStatus, Report, Source, WebSearchOutcome

@@ -24,7 +24,7 @@ from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem
 from deepsearcher.agents.deep_research.run import Run
 from deepsearcher.agents.deep_research.schemas import CheckChoice, verdict_model
-from deepsearcher.agents.short_answer import repeats_question
+from deepsearcher.agents.echoes import repeats_question
 
 GAP_CHECKS = ["definitive", "attribution"]
 #: measured: Qwen2.5-Coder-0.5B answered HotpotQA questions with the question itself ("<If Gallu is a demon Lilu is

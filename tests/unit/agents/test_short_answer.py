@@ -9,8 +9,10 @@ import pytest
 
 from deepsearcher.agents import deep_search, naive_rag, prompts
 from deepsearcher.agents.report_markdown import report_markdown
+from deepsearcher.agents.echoes import strip_leaked_label
+from deepsearcher.agents.filler import without_support_claims
 from deepsearcher.agents.short_answer import (first_sentence, says_nothing, short_answer_of, split_short_answer,
-                                              strip_leaked_label, without_empty_opening, without_support_claims)
+                                              without_empty_opening)
 from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.types import Chunk, Report, Source, Usage
 from tests.unit.query_fakes import make_ctx
@@ -322,7 +324,7 @@ AIRPORTS = [("Alexandria International Airport (Louisiana)", "/data/c.json"),
 ])
 def test_what_the_prompt_showed_is_no_short_answer(short: str, question: str, headers: list[tuple[str, str]],
                                                    expected: str) -> None:
-    from deepsearcher.agents.short_answer import without_echoes
+    from deepsearcher.agents.echoes import without_echoes
 
     assert without_echoes(short, question, headers) == expected
 
@@ -372,7 +374,7 @@ def test_the_report_prompt_rules_repeated_by_the_model_are_not_its_answer():
     "Milvus offers four consistency levels, each a short name [1][2].",
 ])
 def test_text_that_shares_a_few_words_with_the_rules_is_kept(text: str):
-    from deepsearcher.agents.short_answer import without_prompt_rules
+    from deepsearcher.agents.echoes import without_prompt_rules
 
     assert without_prompt_rules(text) == text
 
@@ -687,7 +689,7 @@ def test_the_deep_search_agent_gives_no_short_answer_that_adds_nothing() -> None
     ("Run `cat lite (/d/lite.md)` [1].", "Run `cat lite (/d/lite.md)` [1]."),
 ])
 def test_a_source_location_copied_from_the_prompts_headers_goes(text: str, kept: str) -> None:
-    from deepsearcher.agents.short_answer import without_locations
+    from deepsearcher.agents.echoes import without_locations
 
     headers = [("lite", "/d/lite.md"), ("limits", "/d/limits.md"), ("Harris W. Fawell", "/work/b/corpus_slice.json")]
     assert without_locations(text, headers) == kept
