@@ -246,11 +246,14 @@ class QueryAccepted(Event):
     accepted: int = _doc("chunks kept")
     chunks: list[ChunkRef] = _doc("the kept chunks")
     fell_back: bool = _doc("the relevance reply was unusable and every chunk was kept")
+    by_rank: int = _doc("of the kept chunks, those kept as the question's best-ranked, not marked by the model "
+                        "(query.relevance_keep_top)", default=0)
 
     def describe(self) -> list[str]:
         if not self.retrieved:
             return [f"– nothing new for: {self.sub_query} (its chunks were already found)"]
-        return [f"✓ kept {self.accepted} of {self.retrieved} new chunks for: {self.sub_query}"]
+        rank = f" ({self.by_rank} by rank)" if self.by_rank else ""
+        return [f"✓ kept {self.accepted} of {self.retrieved} new chunks{rank} for: {self.sub_query}"]
 
 
 @dataclass(frozen=True)

@@ -65,11 +65,12 @@ def decompose(ctx: QueryContext) -> list[str]:
 
 @dataclass(frozen=True)
 class Judged:
-    """One relevance call's outcome: the hits kept (retrieval order) and whether the step fell back to keeping them
-    all."""
+    """One relevance call's outcome: the hits kept (retrieval order), whether the step fell back to keeping them
+    all, and how many of them were kept by rank, not marked by the model (``question_floor``)."""
 
     kept: list[Hit]
     fell_back: bool
+    by_rank: int = 0
 
 
 def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judged:
@@ -79,12 +80,11 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
     worst rank in their collection's list are left out (and count as not kept). With ``query.relevance_check`` the
     prompt also shows a check passage unrelated to the question (``relevance_check``): a model that marks it is not
     reading the chunks, so that call and every later one of the run keep every chunk (the later ones without a call).
-    For the question itself (searched first in round 1), when the reply keeps any chunk, its
-    ``query.relevance_keep_top`` best-ranked chunks are kept too: a small model's filter drops passages the question
-    ranks first (``question_floor``).
+    For the question itself (searched first in round 1), when the reply keeps any chunk, the question's
+    best-ranked chunks shown in the collections it kept from are kept too (``question_floor``).
 
     Returns:
-        ``Judged``: kept hits in retrieval order, fell_back; no call and nothing kept for no hits.
+        ``Judged``: kept hits in retrieval order, fell_back, by_rank; no call and nothing kept for no hits.
     """
     if not hits:
         return Judged([], False)
@@ -112,25 +112,30 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
         if past is None:
             return Judged(list(hits), True)
         chosen = past
-    keep = {hit_key(h) for i, h in enumerate(shown, start=1) if i in chosen}
-    if keep:  # nothing chosen stays nothing: "nothing relevant" is the model's to say (report.nothing_relevant)
-        keep.update(hit_key(h) for h in question_floor(ctx, query, hits))
-    return Judged([h for h in hits if hit_key(h) in keep], False)
+    marked = [h for i, h in enumerate(shown, start=1) if i in chosen]
+    keep = {hit_key(h) for h in marked}
+    floor = {hit_key(h) for h in question_floor(ctx, query, shown, marked)} - keep
+    return Judged([h for h in hits if hit_key(h) in keep | floor], False, len(floor))
 
 
-def question_floor(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> list[Hit]:
-    """The hits kept whatever the relevance reply says: for the question itself, its ``query.relevance_keep_top``
-    best by fused rank over each collection's list (ties in retrieval order); none for any other query.
+def question_floor(ctx: QueryContext, query: str, shown: Sequence[Hit], marked: Sequence[Hit]) -> list[Hit]:
+    """The hits kept whatever the relevance reply says: for the question itself, when the model ``marked`` any, its
+    ``query.relevance_keep_top`` best ``shown`` in the collections the model marked a hit of, by fused rank over each
+    collection's list (ties in retrieval order); none for any other query, or when nothing was marked ("nothing
+    relevant" is the model's to say: ``report.nothing_relevant``). Only hits the model saw: a chunk the window left
+    out counts as not kept, and a collection it judged wholly unhelpful adds nothing.
 
     Measured (docs/benchmarks.md "The bundled model side by side"): with the 1.5B model the filter dropped a gold
     passage the question's own search ranked first on 5 of 20 MuSiQue questions.
     """
     keep = ctx.settings.relevance_keep_top
-    if not keep or fold_query(query) != fold_query(ctx.question):
+    if not keep or not marked or fold_query(query) != fold_query(ctx.question):
         return []
-    priority = fused_priority(hits, by_collection(hits))
-    best = sorted(range(len(hits)), key=lambda i: (priority[i], i))[:keep]
-    return [hits[i] for i in sorted(best)]
+    helped = {h.collection for h in marked}
+    candidates = [h for h in shown if h.collection in helped]
+    priority = fused_priority(candidates, by_collection(candidates))
+    best = sorted(range(len(candidates)), key=lambda i: (priority[i], i))[:keep]
+    return [candidates[i] for i in sorted(best)]
 
 
 @dataclass
@@ -179,7 +184,8 @@ def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
 def _judge(ctx: QueryContext, iteration: int, query: str, new: list[Hit]) -> Judged:
     judged = filter_relevant(ctx, query, new)
     ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(new), accepted=len(judged.kept),
-                           chunks=[chunk_ref(h) for h in judged.kept], fell_back=judged.fell_back))
+                           chunks=[chunk_ref(h) for h in judged.kept], fell_back=judged.fell_back,
+                           by_rank=judged.by_rank))
     return judged
 
 

@@ -268,24 +268,27 @@ QUESTION_ECHO = 0.8
 
 
 def without_echoes(short: str, question: str, headers: Iterable[tuple[str, str]] = ()) -> str:
-    """``short`` without what the prompt showed: a location the sources' headers gave (``headers``: their (title,
-    location) pairs), after the answer's text in brackets of its own or closing it ("Lilu (mythology)
-    (/data/corpus.json)" → "Lilu (mythology)"; an answer that is only a location stays) or bare after a shown title
-    or the start of one ("Watertown /data/c.json, …": a location after other words, "Edit /d/limits.md, then
-    restart", stays); and ``""`` for a short answer that is the question again (a question sharing ≥ 80 % of its
-    words with the question, both ways: a title that is a question stays) or sentences of the system prompt ("Today
-    is 2026-12-02 (Wednesday)", unless the question asks for the date). Measured with Qwen2.5-Coder-0.5B on
-    HotpotQA: each of the three came back as the whole short answer."""
-    pairs = [(title.strip(), where) for title, where in headers if where]
+    """``short`` without what the prompt showed: a source's location (``headers``: the shown sources' (title,
+    location) pairs) right after its whole title — in brackets as the prompt's headers give it ("Lilu (mythology)
+    (/data/corpus.json)" → "Lilu (mythology)"), or bare when the title opens the answer or an item of it (after a
+    comma or semicolon: "Alexandria International Airport (Louisiana) /data/c.json, Watertown International Airport
+    /data/c.json"); a location after other words stays, a user may need it ("Edit the config /etc/app/config.yaml,
+    then restart", "Raise it in (/d/limits.md)"), and so does an answer that is only a location. And ``""`` for a short answer that
+    is the question again (a question sharing ≥ 80 % of its words with the question, both ways: a title that is a
+    question stays) or sentences of the system prompt ("Today is 2026-12-02 (Wednesday)", unless the question asks
+    for the date). Measured with Qwen2.5-Coder-0.5B on HotpotQA: each of the three came back as the whole short
+    answer."""
+    pairs = [(" ".join(title.split()).casefold(), where) for title, where in headers if where]
     cleaned = short
     for where in sorted({w for _, w in pairs}, key=len, reverse=True):
         place = re.escape(where)
-        cleaned = re.sub(rf"(?<=\S)(?<!\])[ \t]*(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])", "", cleaned)
-        titles = [t.casefold() for t, w in pairs if w == where and t]
-        bare = [m for m in re.finditer(rf"(?<=\S)\s+{place}(?=\s*(?:[,;]|$))", cleaned)
-                if _after_title(cleaned[:m.start()], titles)]
-        for m in reversed(bare):
-            cleaned = cleaned[:m.start()] + cleaned[m.end():]
+        titles = [t for t, w in pairs if w == where and t]
+        copied = re.compile(rf"(?<=\S)(?<!\])[ \t]*(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])"
+                            rf"|(?<=\S)\s+{place}(?=\s*(?:[,;]|$))")
+        spans = [m.span() for m in copied.finditer(cleaned)
+                 if _after_title(cleaned[:m.start()], titles, anywhere=cleaned[m.start():m.end()].strip()[0] in "([")]
+        for start, end in reversed(spans):
+            cleaned = cleaned[:start] + cleaned[end:]
     cleaned = " ".join(cleaned.split()).strip(" ,;")
     short = cleaned or short
     parts = [part for part in re.split(r"(?<=[.;])\s+", short) if part.strip()]
@@ -295,13 +298,14 @@ def without_echoes(short: str, question: str, headers: Iterable[tuple[str, str]]
     return "" if repeats_question(short, question) else short
 
 
-def _after_title(before: str, titles: Sequence[str]) -> bool:
-    """``before`` (casefolded titles) ends with a whole title, or its last item (after a comma or semicolon) opens
-    one at a word boundary ("Watertown" of "Watertown International Airport")."""
-    text = before.casefold().rstrip()
-    item = re.split(r"[,;]", text)[-1].strip()
-    return any(re.search(rf"(?<!\w){re.escape(t)}$", text) or (item and (t == item or t.startswith(item + " ")))
-               for t in titles)
+def _after_title(before: str, titles: Sequence[str], anywhere: bool) -> bool:
+    """``before`` ends with one of ``titles`` (case folded, spacing single) at a word's start, ``anywhere`` (for a
+    location in brackets: "… when David Morse (politician) (/data/c.json) was born") or else only where the title
+    starts ``before`` or one of its items (after a comma or semicolon): "Watertown, New York" is one title; "In
+    limits" does not start with one."""
+    text = " ".join(before.split()).casefold()
+    start = r"(?<!\w)" if anywhere else r"(?:^|[,;])\s*"
+    return any(re.search(rf"{start}{re.escape(t)}$", text) for t in titles)
 
 
 def without_locations(text: str, headers: Iterable[tuple[str, str]]) -> str:

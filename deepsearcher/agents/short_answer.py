@@ -13,7 +13,7 @@ import re
 from typing import Iterator, Sequence
 
 from deepsearcher.agents.citations import strip_citations
-from deepsearcher.agents.echoes import (ANSWER_LINE, ASKED_LABEL, EXPLANATION_LINE, strip_echoed_sources,
+from deepsearcher.agents.echoes import (ANSWER_LINE, ASKED_LABEL, EXPLANATION_LINE, LABEL_PREFIX, strip_echoed_sources,
                                         strip_leaked_label, without_prompt_rules)
 from deepsearcher.agents.filler import (ANCHORS, LIST_MARKER, content_words, without_repeated_lines,
                                         without_repeated_sentences, without_support_claims)
@@ -61,15 +61,16 @@ def split_short_answer(text: str) -> tuple[str, str]:
     The short answer is the first non-empty line when it has the ``Answer:`` form (any label wording and Markdown
     dress), else the last one when it has (models put it at either end); otherwise ``""`` and the text unchanged.
     A reply that is only that line keeps it (unlabelled) as the report. A list item is no Answer line when the
-    line beside it is a list item too ("- question: …" then "- answer: the report": a list's last entry).
+    nearest line beside it is a list item with a label of its own ("- question: …" then "- answer: the report": a
+    list of fields' last entry); beside the prompt's labels ("- **Explanation:** …", "Sources:") it is.
     """
     lines = text.strip().split("\n")
     for index in (0, len(lines) - 1):
         match = ANSWER_LINE.match(lines[index])
         if match is None or not clean(match.group("answer")):
             continue
-        beside = "" if len(lines) == 1 else lines[1] if index == 0 else lines[index - 1]
-        if LIST_MARKER.match(lines[index]) and LIST_MARKER.match(beside):
+        near = [line for line in (lines[1:] if index == 0 else reversed(lines[:index])) if line.strip()]
+        if LIST_MARKER.match(lines[index]) and near and _field_item(near[0]):
             continue
         if index == 0 and len(lines) > 1 and not ASKED_LABEL.match(lines[0]):
             continue  # "A short direct answer: …" opens the report: its label is stripped, the text kept
@@ -78,6 +79,20 @@ def split_short_answer(text: str) -> tuple[str, str]:
         # a reply that is nothing but the Answer line: that line, without its label, is the report too
         return report or match.group("answer").strip(" *_"), clean(match.group("answer"))
     return text, ""
+
+
+#: a list item that opens with a label ("- question: …", "1. **Status:** …")
+_FIELD_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+[*_`]*(?P<label>[^:：\n*_`]{1,40}?)[*_`]*\s*[:：]")
+
+
+def _field_item(line: str) -> bool:
+    """``line`` is a list item labelled with a word of its own, not one of the prompt's ("Explanation", "Sources")."""
+    match = _FIELD_ITEM.match(line)
+    if match is None:
+        return False
+    label = match["label"]
+    return not LABEL_PREFIX.match(label + ":") and label.strip().casefold() not in {"source", "sources", "citation",
+                                                                                    "citations", "references"}
 
 
 def first_sentence(text: str) -> str:

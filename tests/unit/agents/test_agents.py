@@ -11,7 +11,8 @@ from deepsearcher.errors import ConfigError
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
 from deepsearcher.testing.scripted import ScriptedChatModel
-from tests.unit.query_fakes import MILVUS_DOCS, NOW, kinds, make_ctx, memory_store, of_kind
+from deepsearcher.types import Hit
+from tests.unit.query_fakes import MILVUS_DOCS, NOW, chunk, kinds, make_ctx, memory_store, of_kind
 
 Q = "What is Milvus Lite and what are its limits?"
 
@@ -221,6 +222,29 @@ def test_the_floor_is_the_questions_not_a_sub_querys():
     by_query = {a["sub_query"]: (a["accepted"], a["retrieved"]) for a in of_kind(events, "query.accepted")}
     assert by_query[Q] == (2, 2)  # its best with the marked one
     assert by_query[sub] == (1, 2)  # only the marked chunk of the sub-query's two new ones, not its best
+
+
+def test_the_floor_comes_from_a_collection_the_model_kept_from():
+    # a helper's break-test: each collection's first chunk ties on fused rank, so the first-listed collection's (a
+    # bread recipe the model rejected) was kept and numbered [1] in the report prompt
+    llm = ScriptedChatModel([j(sub_queries=[Q]), j(collections=["recipes", "milvus"]), j(relevant=[4]),
+                             j(gap_queries=[]), "Lite [1]."])
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, collections=("milvus", "recipes"), events=events, relevance_keep_top=1, top_k=2))
+    accepted = of_kind(events, "query.accepted")[0]
+    assert [c["source"] for c in accepted["chunks"]] == ["/d/lite.md", "/d/lite.md"]
+    assert accepted["by_rank"] == 1  # the event says which of them the model did not mark
+
+
+def test_the_floor_keeps_only_chunks_the_model_was_shown():
+    # the window fitter leaves chunks out of the prompt: they count as not kept, the floor's too
+    hits = [Hit(chunk(f"passage {i} " + "x " * 300, f"/d/p{i}.md"), 1.0 - i / 10, "milvus") for i in range(4)]
+    llm = ScriptedChatModel([j(relevant=[1])], context_window=900, max_tokens=512)
+    ctx = make_ctx(llm, relevance_keep_top=2)
+    judged = deep_search.filter_relevant(ctx, ctx.question, hits)
+    shown = llm.prompts[0]
+    assert "passage 0" in shown and "passage 1" not in shown
+    assert [h.chunk.text.split()[1] for h in judged.kept] == ["0"] and judged.by_rank == 0
 
 
 def test_chunks_already_accepted_are_not_judged_again():

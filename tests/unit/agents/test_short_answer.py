@@ -278,6 +278,18 @@ def test_the_prompts_own_words_are_no_answer(reply: str) -> None:
      "The eval rows hold these fields [1]:\n- question: the text asked\n- answer: the report the agent wrote",
      "The eval rows hold these fields: question: the text asked; answer: the report the agent wrote"),
     ("Paris is the capital [1].\n- Answer: Paris", "Paris is the capital [1].", "Paris"),
+    ("The eval rows hold these fields [1]:\n- question: the text asked\n\n- answer: the report the agent wrote",
+     "The eval rows hold these fields [1]:\n- question: the text asked\n\n- answer: the report the agent wrote",
+     "The eval rows hold these fields: question: the text asked"),  # a loose list: the same
+    # the prompt's labels as list items (a helper's break-test of the rule above): the Answer line still
+    ("- **Answer:** Paris\n- **Explanation:** Paris is the capital of France [1].",
+     "- **Explanation:** Paris is the capital of France [1].", "Paris"),
+    ("* Answer: Paris\n* Paris is the capital of France [1].\n* It lies on the Seine [2].",
+     "* Paris is the capital of France [1].\n* It lies on the Seine [2].", "Paris"),
+    ("1. Paris is the capital [1].\n2. It lies on the Seine [2].\n- Answer: Paris",
+     "1. Paris is the capital [1].\n2. It lies on the Seine [2].", "Paris"),
+    ("Paris is the capital [1].\n\nSources:\n- c [1]\n- d [2]\n- **Answer:** Paris",
+     "Paris is the capital [1].\n\n- c [1]\n- d [2]", "Paris"),
 ])
 def test_real_answers_stay_and_an_echoed_scaffolding_block_goes(reply: str, report: str, short: str) -> None:
     assert short_answer_of(reply) == (report, short)
@@ -291,14 +303,27 @@ AIRPORTS = [("Alexandria International Airport (Louisiana)", "/data/c.json"),
     # measured with Qwen2.5-Coder-0.5B on HotpotQA (2026-12-02): the source header's location copied after a title
     ("Lilu (mythology) (/work/bench/hotpotqa/corpus_slice.json)", "If Gallu is a demon Lilu is what?",
      [("Lilu (mythology)", "/work/bench/hotpotqa/corpus_slice.json")], "Lilu (mythology)"),
-    ("Alexandria International Airport (Louisiana) /data/c.json, Watertown /data/c.json", "Same state?",
-     AIRPORTS, "Alexandria International Airport (Louisiana), Watertown"),  # a title, and the start of one
+    ("Alexandria International Airport (Louisiana) /data/c.json, Watertown International Airport /data/c.json",
+     "Same state?", AIRPORTS, "Alexandria International Airport (Louisiana), Watertown International Airport"),
     ("Milvus Lite [guide.md › Install › Linux]", "What runs locally?", [("Milvus Lite", "guide.md › Install › Linux")],
      "Milvus Lite"),
-    ("Paris (/data/c.json)", "Capital?", [("France", "/data/c.json")], "Paris"),  # in brackets: after any answer
-    # a bare location after other words is the user's to read (a helper's fresh clone: "Edit, then restart")
+    ("Watertown, New York /data/c.json", "Which city?", [("Watertown, New York", "/data/c.json")], "Watertown, New York"),
+    ("MILVUS  lite (/d/lite.md); Limits /d/limits.md", "Which?", [("Milvus Lite", "/d/lite.md"),
+                                                                  ("limits", "/d/limits.md")], "MILVUS lite; Limits"),
+    # a location after other words is the user's to read (two helpers' fresh clones: "Edit, then restart", "In
+    # limits", "Edit the config, then restart", "Raise max_collections in and restart")
     ("Edit /d/limits.md, then restart", "How do I raise the limit?", [("Limits", "/d/limits.md")],
      "Edit /d/limits.md, then restart"),
+    ("In limits /d/limits.md", "Where are the rules written down?", [("limits", "/d/limits.md")],
+     "In limits /d/limits.md"),
+    ("Edit the config /etc/app/config.yaml, then restart", "How do I change the port?",
+     [("Config", "/etc/app/config.yaml")], "Edit the config /etc/app/config.yaml, then restart"),
+    ("Raise max_collections in (/d/limits.md) and restart", "How?", [("Limits", "/d/limits.md")],
+     "Raise max_collections in (/d/limits.md) and restart"),
+    ("Edit it (/d/limits.md)", "How?", [("Limits", "/d/limits.md")], "Edit it (/d/limits.md)"),
+    ("Paris (/data/c.json)", "Capital?", [("France", "/data/c.json")], "Paris (/data/c.json)"),  # not its title
+    ("Watertown /data/c.json", "Which?", [("Watertown International Airport", "/data/c.json")],
+     "Watertown /data/c.json"),  # a title's start only: "Install /docs/install.md" may be an instruction
     ("Watertown /data/c.json", "Which?", [("", "/data/c.json")], "Watertown /data/c.json"),  # no title shown
     # the question again, as a question
     ("Flute Sonata in C major, BWV 1033 is in the hand of a German musician whose godfather is whom?",
