@@ -50,6 +50,7 @@ def clean(answer: str) -> str:
     line = " ".join(strip_citations(strip_leaked_label(answer)).split())
     line = re.sub(r"\s+([.,;:!?。，；：！？、])", r"\1", re.sub(r"(\*\*|__|`)", "", line)).strip(" *_\"'“”").strip()
     line = re.sub(r"([,;])(?:\s*[,;])+", r"\1", line)  # "Lilu, [1], 2026" without its citation: one comma
+    line = re.sub(r"^(?:[,;:：]+\s*|[-–—]+\s+)", "", line)  # "[3]: Paris" without its citation; "-5 °C" stays
     if len(line) > MAX_CHARS:
         line = line[:MAX_CHARS].rsplit(" ", 1)[0] + "…"
     return line if re.search(r"\w", line) else ""  # "[1][2]." without its citations says nothing

@@ -890,3 +890,17 @@ def test_a_sentence_said_again_in_the_same_paragraph_is_said_once():
     assert short_answer_of("Lite runs in-process [1]. Lite runs in-process [2].")[0] == \
         "Lite runs in-process [1]. Lite runs in-process [2]."
     assert short_answer_of("Yes. Yes. It works.")[0] == "Yes. Yes. It works."
+
+
+@pytest.mark.parametrize("reply, short", [
+    ("[3]: Paris is the capital of France.", "Paris is the capital of France."),  # a source number as its label
+    ("[1] - Paris", "Paris"),
+    ("[2], [3]; Paris", "Paris"),
+    ("-5 degrees", "-5 degrees"),  # a sign, not a dash left by a citation
+    ("–40 °C at night [1]", "–40 °C at night"),
+])
+def test_a_short_answer_opens_with_its_words_not_the_punctuation_after_a_citation(reply: str, short: str) -> None:
+    from deepsearcher.agents.short_answer import clean
+
+    assert clean(reply) == short
+    assert short_answer_of(reply)[1] == short
