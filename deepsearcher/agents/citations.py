@@ -12,7 +12,8 @@ first appearance, so a report cites ``[1]``, ``[2]``, … and its Sources sectio
 A bracketed number is a citation only **in citation position**, and never inside code:
 
 - text in inline code (`` `results[2]` ``) or a fenced block (```` ``` ```` / ``~~~``) is left exactly as written;
-- a marker right after a word with no space counts only after a plain word ("process[1]", "数据库[1]"), not after
+- a marker right after a word with no space counts only after a plain word ("process[1]", "数据库[1]", "the
+  capital.[1]" after its full stop), not after
   a code-like name (``results_2[1]``, ``obj.items[1]``, ``myList[1]``, a one-letter name, a name also written with
   ``[0]`` somewhere, which marks it as an index) or a closing bracket or parenthesis (``f(x)[1]``, ``a[0][1]``);
 - a marker followed by ``(`` (a Markdown link), ``=``, ``.name`` or ``[`` (more indexing) is not a citation.
@@ -188,6 +189,8 @@ def _citation_position(text: str, start: int, indexed: set[str]) -> bool:
     if word is None or before.isspace():
         return True  # after a space, punctuation, or a letter of a script without ASCII words (CJK, Cyrillic…)
     name = word.group()
+    if name.endswith(".") and name[:-1].isalpha() and len(name) > 2:
+        return True  # after a sentence's full stop: "… the capital.[1]", "Brewing Co.[2]"
     code_like = (len(name) < 2 or not name.isalpha() or name in indexed
                  or any(a.islower() and b.isupper() for a, b in zip(name, name[1:])))
     return not code_like

@@ -45,15 +45,31 @@ def only_citations(text: str) -> bool:
 
 
 def clean(answer: str) -> str:
-    """A short answer as one plain line: citations, Markdown emphasis, labels and wrapping quotes removed, cut to
-    ``MAX_CHARS`` at a word."""
-    line = " ".join(strip_citations(strip_leaked_label(answer)).split())
+    """A short answer as one plain line: citations, Markdown emphasis, labels, wrapping quotes and square brackets
+    around its opening words (``_unbracketed``) removed, cut to ``MAX_CHARS`` at a word."""
+    line = " ".join(strip_citations(_unbracketed(strip_leaked_label(answer).strip(" *_"))).split())
     line = re.sub(r"\s+([.,;:!?。，；：！？、])", r"\1", re.sub(r"(\*\*|__|`)", "", line)).strip(" *_\"'“”").strip()
     line = re.sub(r"([,;])(?:\s*[,;])+", r"\1", line)  # "Lilu, [1], 2026" without its citation: one comma
     line = re.sub(r"^(?:[,;:：]+\s*|[-–—]+\s+)", "", line)  # "[3]: Paris" without its citation; "-5 °C" stays
     if len(line) > MAX_CHARS:
         line = line[:MAX_CHARS].rsplit(" ", 1)[0] + "…"
     return line if re.search(r"\w", line) else ""  # "[1][2]." without its citations says nothing
+
+
+#: answer text a model wrapped in square brackets at the start of its line, one group or several ("[Christopher
+#: Nolan, Sathish Kalathil] are film directors.", "[Christ Walking On The Water][45 Fathers]": Qwen2.5-Coder-0.5B on
+#: HotpotQA and 2Wiki, 9 stored short answers); not a link's text ("[docs](https://…)")
+_BRACKETED = re.compile(r"^(?:\[[^\[\]\n]*[^\W\d_][^\[\]\n]*\](?!\())+")
+
+
+def _unbracketed(line: str) -> str:
+    """``line`` without the square brackets around answer text at its start (``_BRACKETED``: a group holding a
+    letter, so a citation "[2]" after it is left to ``strip_citations``), adjacent groups joined with "; "."""
+    match = _BRACKETED.match(line)
+    if match is None:
+        return line
+    groups = [g.strip() for g in re.findall(r"\[([^\[\]]*)\]", match.group())]
+    return "; ".join(groups) + line[match.end():]
 
 
 def split_short_answer(text: str) -> tuple[str, str]:

@@ -97,6 +97,9 @@ def test_an_unclosed_fence_protects_the_rest():
     ("Milvus 是向量数据库[1]，支持混合检索[2]。", ["[1]", "[2]"]),         # CJK text puts no space before them
     ("Claims [1][2], more [3, 4] and 【5】.", ["[1]", "[2]", "[3, 4]", "【5】"]),
     ("Milvus 是向量数据库［1］。", ["［1］"]),  # full-width brackets (a helper's reply, 2026-12-03)
+    ("Paris is the capital.[1] It lies on the Seine.[2][3]", ["[1]", "[2]", "[3]"]),  # after a full stop
+    ("Christian Moerlein Brewing Co.[2][4]", ["[2]", "[4]"]),
+    ("obj.items.[1] and x.[2]", []),  # a dotted name, a one-letter one: still code
 ])
 def test_citation_position(text, markers):
     assert [text[m.start:m.end] for m in find_citations(text)] == markers

@@ -408,7 +408,7 @@ def test_the_prompt_scaffold_echoed_after_the_answer_is_cut_where_it_starts():
     # Qwen2.5-Coder-0.5B, chain_of_rag on HotpotQA: the whole reply
     reply = ("Answer: [Christopher Nolan, Sathish Kalathil] The research searched for:\n"
              "- Is Christopher Nolan and Sathish Kalathil both film directors?")
-    assert short_answer_of(reply) == ("[Christopher Nolan, Sathish Kalathil]", "[Christopher Nolan, Sathish Kalathil]")
+    assert short_answer_of(reply) == ("[Christopher Nolan, Sathish Kalathil]", "Christopher Nolan, Sathish Kalathil")
     kept = "Both are film directors [1][2].\nThe research searched for:\n- film directors\n\nNolan directs [1]."
     assert short_answer_of(kept) == ("Both are film directors [1][2].\n\nNolan directs [1].",
                                      "Both are film directors.")
@@ -898,6 +898,14 @@ def test_a_sentence_said_again_in_the_same_paragraph_is_said_once():
     ("[2], [3]; Paris", "Paris"),
     ("-5 degrees", "-5 degrees"),  # a sign, not a dash left by a citation
     ("–40 °C at night [1]", "–40 °C at night"),
+    # answers in square brackets (Qwen2.5-Coder-0.5B on HotpotQA and 2Wiki): the brackets go, citations after them too
+    ("[Christopher Nolan, Sathish Kalathil] are film directors.", "Christopher Nolan, Sathish Kalathil are film "
+                                                                  "directors."),
+    ("[Christ Walking On The Water][45 Fathers]", "Christ Walking On The Water; 45 Fathers"),
+    ("[Christian Moerlein Brewing Co.][2][4] The team", "Christian Moerlein Brewing Co. The team"),
+    ("**[Paris]**", "Paris"),
+    ("[Milvus docs](https://milvus.io/docs) explain it", "[Milvus docs](https://milvus.io/docs) explain it"),  # a link
+    ("[Scott Andrew Buchholz, is an Australian politician", "[Scott Andrew Buchholz, is an Australian politician"),
 ])
 def test_a_short_answer_opens_with_its_words_not_the_punctuation_after_a_citation(reply: str, short: str) -> None:
     from deepsearcher.agents.short_answer import clean
