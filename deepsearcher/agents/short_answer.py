@@ -77,6 +77,9 @@ def split_short_answer(text: str) -> tuple[str, str]:
 
     The short answer is the first non-empty line when it has the ``Answer:`` form (any label wording and Markdown
     dress), else the last one when it has (models put it at either end); otherwise ``""`` and the text unchanged.
+    An Answer line of several sentences gives its first as the short answer and stays in the report, unlabelled
+    (the bundled 1.5B model's Answer line for the README's second example was its whole report, cut at 300
+    characters; 180 of 851 stored short answers held several sentences).
     A reply that is only that line keeps it (unlabelled) as the report. A list item is no Answer line when the
     nearest line beside it is a list item with a label of its own ("- question: …" then "- answer: the report": a
     list of fields' last entry); beside the prompt's labels ("- **Explanation:** …", "Sources:") it is.
@@ -93,8 +96,13 @@ def split_short_answer(text: str) -> tuple[str, str]:
             continue  # "A short direct answer: …" opens the report: its label is stripped, the text kept
         rest = lines[index + 1:] if index == 0 else lines[:index]
         report = "\n".join(rest).strip()
+        said, short = match.group("answer").strip(" *_"), clean(match.group("answer"))
+        parts = sentences(short)
+        if len(parts) > 1:  # a paragraph as the Answer line: its first sentence answers, the paragraph is report
+            short = clean(parts[0])
+            report = "\n\n".join(p for p in ((said, report) if index == 0 else (report, said)) if p)
         # a reply that is nothing but the Answer line: that line, without its label, is the report too
-        return report or match.group("answer").strip(" *_"), clean(match.group("answer"))
+        return report or said, short
     return text, ""
 
 
@@ -161,7 +169,7 @@ def short_answer_of(text: str, shown: Sequence[Chunk | None] | None = None) -> t
     cleaned = without_repeated_sentences(without_repeated_lines(without_support_claims(strip_echoed_sources(
         without_prompt_rules(text), shown))))
     report, short = split_short_answer(cleaned)
-    report = EXPLANATION_LINE.sub(r"\1", strip_leaked_label(report))
+    report = EXPLANATION_LINE.sub(r"\1", strip_leaked_label(without_repeated_sentences(report).strip()))
     if names_the_answer_kind(strip_citations(report)):
         report = ""  # "[1][2][3] Yes/no" answers nothing
     if short and report:  # "Answer: X" then a line of source numbers only: they cite X, so the report says X [n]

@@ -278,6 +278,15 @@ def test_the_prompts_own_words_are_no_answer(reply: str) -> None:
      "The eval rows hold these fields [1]:\n- question: the text asked\n- answer: the report the agent wrote",
      "The eval rows hold these fields: question: the text asked; answer: the report the agent wrote"),
     ("Paris is the capital [1].\n- Answer: Paris", "Paris is the capital [1].", "Paris"),
+    # an Answer line of several sentences: the first answers, the paragraph is the report (said once): the bundled
+    # 1.5B model on the README's second example wrote its whole report as the Answer line, then again (a fresh clone)
+    ("**Answer:** Milvus Lite is a lightweight version of Milvus. It suits prototypes [1].\n\nMilvus Lite is a "
+     "lightweight version of Milvus. It suits prototypes [1].",
+     "Milvus Lite is a lightweight version of Milvus. It suits prototypes [1].",
+     "Milvus Lite is a lightweight version of Milvus."),
+    ("Answer: Yes. Milvus Lite runs on macOS [1].", "Yes. Milvus Lite runs on macOS [1].", "Yes."),
+    ("Body [1].\nAnswer: Paris. It is the capital [2].", "Body [1].\n\nParis. It is the capital [2].", "Paris."),
+    ("Answer: Dr. Smith [1]\n\nHe wrote it [1].", "He wrote it [1].", "Dr. Smith"),  # one sentence
     ("The eval rows hold these fields [1]:\n- question: the text asked\n\n- answer: the report the agent wrote",
      "The eval rows hold these fields [1]:\n- question: the text asked\n\n- answer: the report the agent wrote",
      "The eval rows hold these fields: question: the text asked"),  # a loose list: the same
@@ -420,7 +429,7 @@ def test_the_prompt_scaffold_echoed_after_the_answer_is_cut_where_it_starts():
      "A lilu or lilû is a masculine Akkadian word for a spirit [1].",
      "Lilu (mythology)\n\nA lilu or lilû is a masculine Akkadian word for a spirit [1].", "Lilu (mythology)"),
     ('The final answer to the question "Are Watertown International Airport and Alexandria International Airport '
-     'both airports in the same state? " is [1][2]. ', "[1][2]. ", ""),
+     'both airports in the same state? " is [1][2]. ', "[1][2].", ""),
     ("The answer to the question is: Paris [1].", "Paris [1].", "Paris."),
     ("**The final answer to your question is:** yes [2].", "yes [2].", "yes."),
     ("The correct answer to this question would be Stephen King [3].", "Stephen King [3].", "Stephen King."),
