@@ -341,9 +341,12 @@ class QueryTrimmed(Event):
     excerpt_chars: int | None = _doc("characters each excerpt was cut to, null when excerpts are whole")
     prompt_tokens: int = _doc("tokens of the fitted prompt (counted, or estimated high)")
     window: int = _doc("the model's context window in tokens")
+    unit: str = _doc("what the items are: chunks, or (reflect) chunks in full and one-line summaries",
+                     default="chunks")
 
     def describe(self) -> list[str]:
-        what = f"left out {self.dropped} of {self.kept + self.dropped} chunks" if self.dropped else "kept every chunk"
+        what = f"left out {self.dropped} of {self.kept + self.dropped} {self.unit}" if self.dropped \
+            else f"kept every {'chunk' if self.unit == 'chunks' else 'item'}"
         cut = f", excerpts cut to {self.excerpt_chars} characters" if self.excerpt_chars else ""
         return [f"! {self.step}: prompt fitted to the {self.window:,}-token context window: {what}{cut}"]
 

@@ -53,6 +53,9 @@ __all__ = ["Decomposition", "Judged", "Reflection", "Relevance", "agent", "decom
 
 NAME = "deep_search"
 MAX_GAPS = 3
+#: what reflect's prompt items are: this round's chunks in full, then a line for every chunk found (a helper read
+#: "left out 3 of 42 chunks" of a run that had found 21)
+REFLECT_ITEMS = "items (new chunks in full, one line per chunk found)"
 
 
 def decompose(ctx: QueryContext) -> list[str]:
@@ -174,7 +177,7 @@ def reflect(ctx: QueryContext, found: Found, new: Sequence[Hit]) -> list[str]:
                                       max_gaps=MAX_GAPS)
 
     reply, _ = ask_fitted(ctx, "reflect", render, items, priority, Reflection, lambda kept: Reflection(gap_queries=[]),
-                          "stopping the research here")
+                          "stopping the research here", unit=REFLECT_ITEMS)
     # a passage's header copied as a query ("Amri language (/data/corpus.json)", the 0.5B model): its title is searched
     shown = [(h.chunk.title, location(h.chunk)) for _, h in items]
     queries = (" ".join(without_locations(q, shown).split()) for q in reply.value.gap_queries)

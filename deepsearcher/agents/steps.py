@@ -47,7 +47,7 @@ def ask(ctx: QueryContext, step: str, prompt: str, schema: type[T], fallback: T,
 
 def ask_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequence[Item],
                priority: Sequence[float] | None, schema: type[T], fallback: Callable[[list[Item]], T],
-               fallback_text: str) -> tuple[Structured[T], list[Item]]:
+               fallback_text: str, unit: str = "chunks") -> tuple[Structured[T], list[Item]]:
     """Run one structured step whose prompt holds ``items`` (chunks, lines): fit it to the window, ask, retry once
     on a cut-off or unusable reply, else fall back; emit trimmed / reasoning / cut-off / fallback events.
 
@@ -60,6 +60,7 @@ def ask_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequ
         schema: the reply model.
         fallback: the fallback value for the items kept.
         fallback_text: what the fallback does, for the event.
+        unit: what the items are, for the trimming event ("chunks").
 
     Returns:
         ``(reply, kept items)``; numbers in the reply refer to the kept items (1-based).
@@ -75,7 +76,7 @@ def ask_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequ
         log.info("%s: the server refused %d prompt tokens; fitting again to %s", step, fit.tokens,
                  ctx.window.describe())
 
-    result, fit = call_fitted(ctx, lambda: fit_prompt(ctx, step, render, items, priority),
+    result, fit = call_fitted(ctx, lambda: fit_prompt(ctx, step, render, items, priority, unit=unit),
                               lambda fit: ask_structured(gate, fit.messages, schema, fallback(fit.items)), refused)
     report_reply(ctx, step, result, fallback_text)
     return result, fit.items
@@ -113,8 +114,9 @@ def refit(ctx: QueryContext, error: ContextWindowError, prompt_tokens: int, size
 
 
 def fit_prompt(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequence[Item],
-               priority: Sequence[float] | None, room: int | None = None) -> Fit[Item]:
-    """Fit ``render(items)`` to the window (``Window.fit``), emitting ``QueryTrimmed`` when it had to shorten it."""
+               priority: Sequence[float] | None, room: int | None = None, unit: str = "chunks") -> Fit[Item]:
+    """Fit ``render(items)`` to the window (``Window.fit``), emitting ``QueryTrimmed`` (which counts ``unit``) when
+    it had to shorten it."""
 
     def messages(kept: Sequence[Item], cap: int | None) -> list[Message]:
         return ctx.messages(render(kept, cap))
@@ -122,7 +124,7 @@ def fit_prompt(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequ
     fit = ctx.window.fit(messages, items, priority, room)
     if fit.trimmed:
         ctx.emit(QueryTrimmed(step=step, kept=len(fit.items), dropped=fit.dropped, excerpt_chars=fit.excerpt_chars,
-                              prompt_tokens=fit.tokens, window=ctx.window.size))
+                              prompt_tokens=fit.tokens, window=ctx.window.size, unit=unit))
     return fit
 
 
