@@ -283,10 +283,11 @@ def without_echoes(short: str, question: str, headers: Iterable[tuple[str, str]]
     for where in sorted({w for _, w in pairs}, key=len, reverse=True):
         place = re.escape(where)
         titles = [t for t, w in pairs if w == where and t]
-        copied = re.compile(rf"(?<=\S)(?<!\])[ \t]*(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\])"
+        copied = re.compile(rf"(?<=\S)(?<!\])(?P<bracketed>[ \t]*"
+                            rf"(?:\([ \t]*{place}[ \t]*\)|\[[ \t]*{place}[ \t]*\]))"
                             rf"|(?<=\S)\s+{place}(?=\s*(?:[,;]|$))")
         spans = [m.span() for m in copied.finditer(cleaned)
-                 if _after_title(cleaned[:m.start()], titles, anywhere=cleaned[m.start():m.end()].strip()[0] in "([")]
+                 if _after_title(cleaned[:m.start()], titles, anywhere=m["bracketed"] is not None)]
         for start, end in reversed(spans):
             cleaned = cleaned[:start] + cleaned[end:]
     cleaned = " ".join(cleaned.split()).strip(" ,;")

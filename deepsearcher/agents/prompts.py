@@ -70,7 +70,8 @@ that would find it; they must differ from the queries already run. If the inform
 Reply with JSON only, in this form: {{"gap_queries": ["<new query>"]}} or {{"gap_queries": []}}"""
 
 #: the report prompt's format rules; a reply that repeats them (the 0.5B model's chain_of_rag short answer began "a
-#: name, date, number, yes/no, or one short sentence. The first line is …") has them stripped (``echoes.without_prompt_rules``)
+#: name, date, number, yes/no, or one short sentence. The first line is …") has them stripped
+#: (``echoes.without_prompt_rules``)
 REPORT_FORMAT = ('The first line is "Answer: " followed by the short answer in words: a name, date, number, '
                  'yes/no, or one short sentence. Then explain the answer in a few sentences, putting the number of '
                  'each source you use in square brackets after the statement it supports, like [1] or [2][4].')

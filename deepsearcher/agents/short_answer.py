@@ -87,16 +87,17 @@ def split_short_answer(text: str) -> tuple[str, str]:
     lines = text.strip().split("\n")
     for index in (0, len(lines) - 1):
         match = ANSWER_LINE.match(lines[index])
-        if match is None or not clean(match.group("answer")):
+        short = clean(match.group("answer")) if match else ""
+        if match is None or not short:
             continue
-        near = [line for line in (lines[1:] if index == 0 else reversed(lines[:index])) if line.strip()]
-        if LIST_MARKER.match(lines[index]) and near and _field_item(near[0]):
+        beside = next((line for line in (lines[1:] if index == 0 else reversed(lines[:index])) if line.strip()), "")
+        if LIST_MARKER.match(lines[index]) and _field_item(beside):
             continue
         if index == 0 and len(lines) > 1 and not ASKED_LABEL.match(lines[0]):
             continue  # "A short direct answer: …" opens the report: its label is stripped, the text kept
         rest = lines[index + 1:] if index == 0 else lines[:index]
         report = "\n".join(rest).strip()
-        said, short = match.group("answer").strip(" *_"), clean(match.group("answer"))
+        said = match.group("answer").strip(" *_")
         parts = sentences(short)
         if len(parts) > 1:  # a paragraph as the Answer line: its first sentence answers, the paragraph is report
             short = clean(parts[0])
