@@ -78,8 +78,13 @@ class QuerySettings(StrictModel):
                                                   "(threads); 1 = one after the other.")
     relevance_check: bool = Field(
         True, description="Show a check passage, unrelated to the question, among the chunks of every relevance "
-                          "prompt; a model that marks it helpful is not reading them, and the run keeps every "
-                          "retrieved chunk from then on (agents/relevance_check.py).")
+                          "prompt; a call whose reply marks it helpful keeps every chunk, and after "
+                          "relevance_check_strikes such replies the run keeps every retrieved chunk from then on "
+                          "(agents/relevance_check.py).")
+    relevance_check_strikes: int = Field(
+        2, ge=1, description="Replies marking the check passage after which the model is taken as not judging: "
+                             "every later relevance call of the run keeps every chunk without asking. 1 = at the "
+                             "first (a small model's one slip then costs the run its filter: docs/benchmarks.md).")
     relevance_keep_top: int = Field(
         1, ge=0, description="deep_search: when the model's relevance reply for the question keeps any "
                              "chunk, the question's own best-ranked chunks (this many) are kept too: a small model's "

@@ -15,8 +15,9 @@ route           ``{"collections": [str]}`` (router.py)          all collections
 intermediate    ``{"answer": str, "supporting": [int]}``        no answer; keep every retrieved chunk
 ==============  ==============================================  =========================================
 
-The intermediate prompt shows a check passage (``relevance_check``): a model that lists it as supporting keeps
-every retrieved chunk for the rest of the run.
+The intermediate prompt shows a check passage (``relevance_check``): a step whose reply lists it as supporting
+keeps every retrieved chunk, and after ``query.relevance_check_strikes`` such replies (counted with the relevance
+step's) so does every later step of the run.
 """
 
 from __future__ import annotations
@@ -78,8 +79,9 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str
     """Answer one follow-up from its hits (fallback: no answer, keep every hit).
 
     With ``query.relevance_check`` the prompt also shows a check passage unrelated to the question, numbered as in
-    the prompt's example reply (``relevance_check``): a model that lists it as supporting is not reading the chunks,
-    so this step and every later one of the run keep every retrieved chunk (its answer is kept). Measured with
+    the prompt's example reply (``relevance_check``): a reply that lists it as supporting was not reading the chunks,
+    so this step keeps every retrieved chunk (its answer is kept), and after ``query.relevance_check_strikes`` such
+    replies every later step of the run does too. Measured with
     Qwen2.5-Coder-0.5B on HotpotQA: without it, the report of a chain saw 0–2 chunks, those the model listed.
 
     Returns:

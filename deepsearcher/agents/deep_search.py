@@ -81,8 +81,9 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
 
     The prompt is fitted to the window: when the chunks do not all fit, excerpts are shortened, then the chunks of
     worst rank in their collection's list are left out (and count as not kept). With ``query.relevance_check`` the
-    prompt also shows a check passage unrelated to the question (``relevance_check``): a model that marks it is not
-    reading the chunks, so that call and every later one of the run keep every chunk (the later ones without a call).
+    prompt also shows a check passage unrelated to the question (``relevance_check``): a reply that marks it was not
+    judged, so that call keeps every chunk; after ``query.relevance_check_strikes`` such replies every later call of
+    the run keeps every chunk without asking.
     For the question itself (searched first in round 1), when the reply keeps any chunk, the question's
     best-ranked chunks shown in the collections it kept from are kept too (``question_floor``).
 
@@ -242,10 +243,11 @@ def search_round(ctx: QueryContext, iteration: int, queries: Sequence[str], foun
 
 
 def readmit(ctx: QueryContext, found: Found) -> list[Hit]:
-    """Once the model failed the relevance check (``relevance_check``), the chunks its earlier replies of the run
-    did not keep are accepted too — those left out by the reply and those the window fitter kept out of the prompt,
-    as a call after the failure keeps every retrieved chunk: a ``query.fallback`` event says how many, and one more
-    ``query.accepted`` event per sub-query lists them (``fell_back`` set).
+    """Once the model failed the relevance check (``relevance_check``: ``query.relevance_check_strikes`` replies
+    marked the check passage), the chunks its earlier replies of the run did not keep are accepted too — those left
+    out by the reply and those the window fitter kept out of the prompt, as a call after the failure keeps every
+    retrieved chunk: a ``query.fallback`` event says how many, and one more ``query.accepted`` event per sub-query
+    lists them (``fell_back`` set).
 
     Returns:
         The chunks accepted now (none while the model passes the check).

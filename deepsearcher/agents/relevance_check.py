@@ -12,10 +12,15 @@ question (the one of ``PASSAGES`` that shares the fewest words with the question
 or 2, where a pattern starts. The prompt's example reply has no numbers: Qwen2.5-Coder-1.5B (the bundled model)
 copied the earlier ``[1, 3]`` and so failed the check on 16 of 20 MuSiQue questions, every chunk kept; shown no
 numbers, it judged, failing on 2 of 20, and deep_search's cover-EM rose from 0.35 to 0.45 (naive: 0.40) at half the
-seconds (docs/benchmarks.md, "The bundled model side by side"). A model that marks the check passage as helpful is
-not judging the chunks: that call keeps every chunk, and so does every later relevance call of the run
-(``RelevanceCheck.failed``; one ``query.fallback`` event says so). A model that reads never picks it, and the check
-costs it about 50 prompt tokens. ``query.relevance_check: false`` turns it off.
+seconds (docs/benchmarks.md, "The bundled model side by side"). A call whose reply marks the check passage as helpful
+was not judged: it keeps every chunk it was asked about. The model is taken as not judging at all once it has done
+so ``query.relevance_check_strikes`` times in the run (default 2): every later relevance call keeps every chunk
+without asking, and the chunks earlier replies left out are accepted too (``RelevanceCheck.failed``; a
+``query.fallback`` event says so at each catch). Why two: a model answering by a pattern is caught on every prompt
+(the 0.5B model on its first two: the same result as stopping at the first), while the 1.5B model's catches are
+slips — recorded on HotpotQA questions, it picked the check with ``[1]`` or a run ``[2, 3, 4]`` on one call and named
+the right chunks on the run's other calls, which stopping at the first catch threw away. A model that reads never
+picks it, and the check costs it about 50 prompt tokens. ``query.relevance_check: false`` turns it off.
 
 ChainOfRAG's intermediate step (``chain_of_rag.answer_step``) picks chunks by number too — the chunks its answer
 relies on, which are all its report is written from — so its prompt carries the same check, numbered as in its own
@@ -93,27 +98,39 @@ def drawn_from_check(answer: str, passage: Chunk, shown: Sequence[Chunk], questi
 
 @dataclass
 class RelevanceCheck:
-    """Whether the model failed the check in this run (shared by the run's threads and long-report sections)."""
+    """How often the model picked the check passage in this run (shared by the run's threads and long-report
+    sections); ``failed`` once it has done so ``strikes`` times (``query.relevance_check_strikes``)."""
 
-    failed: bool = False
+    strikes: int = 2
+    catches: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def fail(self) -> bool:
-        """Record a failed check; True the first time (the caller says so once)."""
+    @property
+    def failed(self) -> bool:
+        """The model is taken as not judging the chunks: later calls keep every chunk without asking."""
+        return self.catches >= self.strikes
+
+    def fail(self) -> int:
+        """Record one catch; the number of catches so far, this one included."""
         with self._lock:
-            first, self.failed = not self.failed, True
-            return first
+            self.catches += 1
+            return self.catches
 
 
 def numbers_past_check(check: RelevanceCheck, emit: Callable[[Event], None], chosen: set[int], position: int,
                        passage: Chunk, *, step: str, picked: str) -> set[int] | None:
     """The reply's ``chosen`` numbers as numbers of the chunks without the check passage, or None when they name the
-    check passage at ``position``: the run's check fails, and its first failure is said in one ``query.fallback``
-    event of ``step`` ("the model {picked}", where ``{check}`` names the passage)."""
+    check passage at ``position``: that call keeps every chunk, one catch is recorded, and each of the first
+    ``check.strikes`` catches is said in a ``query.fallback`` event of ``step`` ("the model {picked}", where
+    ``{check}`` names the passage); the last of them switches the run's relevance judgements off."""
     if position not in chosen:
         return chunk_numbers_without(chosen, position)
-    if check.fail():
+    catches = check.fail()
+    if catches <= check.strikes:
         named = f"the check passage [{position}] (“{passage.title}”, unrelated to the question)"
+        left = check.strikes - catches
         emit(QueryFallback(step=step, error="the model " + picked.format(check=named),
-                           fallback="keeping every retrieved chunk for the rest of this run"))
+                           fallback="keeping every retrieved chunk for the rest of this run" if not left else
+                           f"keeping every chunk of this call; {left} more such reply in this run and every "
+                           f"retrieved chunk is kept from then on"))
     return None

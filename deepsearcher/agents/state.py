@@ -61,7 +61,7 @@ class QueryContext:
             None = the collections only.
         embed_sees: whether ``embed`` can represent every word of a text (``dedup_rules.sees``); sub-queries it
             cannot are deduplicated as text only.
-        relevance_check: whether the model failed the relevance step's check passage in this run (shared by the
+        relevance_check: how often the model picked the relevance step's check passage in this run (shared by the
             run's threads and sections; ``agents.relevance_check``); None = a new one.
     """
 
@@ -90,7 +90,8 @@ class QueryContext:
         if self.now is None:
             object.__setattr__(self, "now", datetime.now().astimezone())
         if self.relevance_check is None:
-            object.__setattr__(self, "relevance_check", RelevanceCheck())
+            object.__setattr__(self, "relevance_check",
+                               RelevanceCheck(self.settings.relevance_check_strikes))
 
     @property
     def language(self) -> str:

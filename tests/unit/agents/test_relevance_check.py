@@ -1,5 +1,6 @@
-"""The relevance step's check passage (agents/relevance_check.py): a model that picks it keeps every chunk for the
-rest of the run; a model that reads is unaffected and its numbers still name the right chunks."""
+"""The relevance step's check passage (agents/relevance_check.py): a reply that picks it keeps every chunk of its
+call, and after ``relevance_check_strikes`` such replies (default 2) the rest of the run keeps every chunk; a model
+that reads is unaffected and its numbers still name the right chunks."""
 
 from __future__ import annotations
 
@@ -48,22 +49,53 @@ def relevance_prompts(llm: ScriptedChatModel) -> list[str]:
     return [p for p in llm.prompts if "numbered text chunks" in p]
 
 
-def test_a_model_that_marks_every_chunk_fails_the_check_once_and_the_run_keeps_every_chunk_without_asking():
+@pytest.mark.parametrize("strikes", [2, 1])
+def test_a_model_that_marks_every_chunk_fails_the_check_and_the_rest_of_the_run_keeps_every_chunk_without_asking(
+        strikes: int):
     llm = ScriptedChatModel([script(lambda p: sorted(blocks(p)))] * 10)
     events: list[Event] = []
-    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True))
+    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True, relevance_check_strikes=strikes))
     asked = relevance_prompts(llm)
-    assert len(asked) == 1  # the question's chunks; the sub-queries' chunks were kept without a call
-    shown = blocks(asked[0])
-    checked = [n for n, text in shown.items() if any(title in text for title, _, _ in PASSAGES)]
-    assert len(checked) == 1 and len(shown) == 4  # 3 retrieved (top_k 3) + the check passage
+    assert len(asked) == strikes  # the question's chunks (and one sub-query's); the rest were kept without a call
+    checked = [[n for n, text in blocks(p).items() if any(title in text for title, _, _ in PASSAGES)] for p in asked]
+    assert all(len(c) == 1 for c in checked)
+    assert len(blocks(asked[0])) == 4  # 3 retrieved (top_k 3) + the check passage
     fallbacks = of_kind(events, "query.fallback")
-    assert len(fallbacks) == 1 and fallbacks[0]["step"] == "relevance"
-    assert f"marked the check passage [{checked[0]}]" in fallbacks[0]["error"]
-    assert fallbacks[0]["fallback"] == "keeping every retrieved chunk for the rest of this run"
+    assert len(fallbacks) == strikes and {f["step"] for f in fallbacks} == {"relevance"}
+    assert all(f"marked the check passage [{n}]" in f["error"] for f, [n] in zip(fallbacks, checked))
+    assert [f["fallback"] for f in fallbacks] == [
+        "keeping every chunk of this call; 1 more such reply in this run and every retrieved chunk is kept from then "
+        "on"][:strikes - 1] + ["keeping every retrieved chunk for the rest of this run"]
     accepted = [a for a in of_kind(events, "query.accepted") if a["retrieved"]]  # (a query with nothing new: none)
     assert len(accepted) >= 2 and all(a["accepted"] == a["retrieved"] and a["fell_back"] for a in accepted)
     assert sum(a["accepted"] for a in accepted) == sum(a["retrieved"] for a in accepted) > 3
+
+
+def test_a_model_that_slips_once_keeps_its_judgement_on_every_other_call():
+    # recorded with the bundled 1.5B model on HotpotQA: {"relevant": [1, 2]} with the check at 2 for the question
+    # and the right chunk alone on the run's other calls; stopping at that one catch kept every chunk of the run
+    calls: list[int] = []
+
+    def slips_on_the_first(prompt: str) -> list[int]:
+        calls.append(1)
+        shown = blocks(prompt)
+        if len(calls) == 1:
+            return sorted(shown)[:2]  # the first two numbers: the check (at 1 or 2) among them
+        return [n for n, text in shown.items() if "Lite" in text]
+
+    llm = ScriptedChatModel([script(slips_on_the_first)] * 10)
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True))
+    asked = relevance_prompts(llm)
+    assert len(asked) == 2  # the question and the sub-query that found a new chunk: both asked, both checked
+    assert all(any(title in p for title, _, _ in PASSAGES) for p in asked)
+    fallbacks = of_kind(events, "query.fallback")
+    assert len(fallbacks) == 1 and "marked the check passage" in fallbacks[0]["error"]
+    assert fallbacks[0]["fallback"].startswith("keeping every chunk of this call; 1 more such reply")
+    accepted = [a for a in of_kind(events, "query.accepted") if a["retrieved"]]
+    assert [a["fell_back"] for a in accepted] == [True, False]  # judged again after the slip, nothing re-admitted
+    assert accepted[0]["accepted"] == accepted[0]["retrieved"] == 3
+    assert accepted[1]["accepted"] == 0 < accepted[1]["retrieved"]  # "Collection names may contain only …": judged
 
 
 def test_a_reading_model_never_picks_the_check_and_its_numbers_still_name_the_chunks_it_chose():
@@ -109,12 +141,12 @@ def test_the_check_passage_shares_no_words_with_the_question_and_sits_where_a_pa
     assert check_position("a", 0) == check_position("b", 0) == 1
 
 
-def test_a_model_that_answers_by_a_pattern_fails_the_check_on_its_first_prompt():
+def test_a_model_that_answers_by_a_pattern_fails_the_check_on_every_prompt_it_is_asked():
     llm = ScriptedChatModel([script(lambda p: [1, 2, 4])] * 10)
     events: list[Event] = []
     deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True))
-    assert len(relevance_prompts(llm)) == 1
-    assert "marked the check passage" in of_kind(events, "query.fallback")[0]["error"]
+    assert len(relevance_prompts(llm)) == 2  # caught on both: the run stops asking
+    assert all("marked the check passage" in f["error"] for f in of_kind(events, "query.fallback"))
 
 
 def test_the_numbers_after_the_check_passage_move_down_by_one():
@@ -135,7 +167,7 @@ def test_once_the_check_fails_the_chunks_earlier_replies_left_out_are_accepted_t
 
     llm = ScriptedChatModel([script(first_keeps_one_then_picks_the_check)] * 10)
     events: list[Event] = []
-    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True))
+    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True, relevance_check_strikes=1))
     assert len(calls) == 2
     accepted = of_kind(events, "query.accepted")
     assert accepted[0]["accepted"] == 1 and accepted[0]["retrieved"] == 3
@@ -168,7 +200,8 @@ def test_once_the_check_fails_the_chunks_the_window_kept_out_of_earlier_prompts_
     llm = ScriptedChatModel([server(2560, respond)] * 20, context_window=2560, max_tokens=1024)
     events: list[Event] = []
     deep_search.run(make_ctx(llm, "What are the rules for receipts and for trips?", collections=("expenses", "travel"),
-                             store=long_store(), events=events, top_k=10, relevance_check=True))
+                             store=long_store(), events=events, top_k=10, relevance_check=True,
+                             relevance_check_strikes=1))
     first = of_kind(events, "query.accepted")[0]
     shown = len(blocks(relevance_prompts(llm)[0])) - 1  # without the check passage
     assert shown < first["retrieved"]  # the window fitter left some out of the first prompt
@@ -223,11 +256,13 @@ def test_chain_of_rag_a_model_that_copies_the_example_lists_the_check_and_every_
     checked = [n for n, text in intermediate_blocks(first).items() if any(t in text for t, _, _ in PASSAGES)]
     assert len(checked) == 1 and checked[0] in (1, 2)  # where the example points
     assert checked[0] == check_position(Q, 3, (1, 2))  # the first step searches the question itself
-    assert later and not any(t in p for p in later for t, _, _ in PASSAGES)  # after the failure: no check
+    second, *after = later
+    assert any(t in second for t, _, _ in PASSAGES)  # caught once: the next step is checked again
+    assert after and not any(t in p for p in after for t, _, _ in PASSAGES)  # after the second catch: no check
     fallbacks = of_kind(events, "query.fallback")
-    assert len(fallbacks) == 1 and fallbacks[0]["step"] == "intermediate"
+    assert len(fallbacks) == 2 and {f["step"] for f in fallbacks} == {"intermediate"}
     assert f"listed the check passage [{checked[0]}]" in fallbacks[0]["error"]
-    assert fallbacks[0]["fallback"] == "keeping every retrieved chunk for the rest of this run"
+    assert fallbacks[1]["fallback"] == "keeping every retrieved chunk for the rest of this run"
     accepted = of_kind(events, "query.accepted")
     assert len(accepted) == len(later) + 1 and all(a["retrieved"] == 3 and a["fell_back"] for a in accepted)
     assert accepted[0]["accepted"] == 3  # all three, not the two numbers of the copied example
@@ -274,7 +309,7 @@ def test_chain_of_rag_an_intermediate_answer_taken_from_the_check_passage_is_dro
     def from_the_check(messages: Any) -> str:
         p = messages[-1]["content"]
         if p.startswith("Answer the follow-up question"):
-            title = next((t for t, _, _ in PASSAGES if t in p), "In a local file.")  # no check after the first
+            title = next((t for t, _, _ in PASSAGES if t in p), "In a local file.")  # no check after the second
             return j(answer=title, supporting=[1, 2])
         return script(messages)
 
@@ -282,8 +317,8 @@ def test_chain_of_rag_an_intermediate_answer_taken_from_the_check_passage_is_dro
     events: list[Event] = []
     chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=True, max_iter=3))
     dropped = [f for f in of_kind(events, "query.fallback") if "is taken from the check passage" in f["error"]]
-    assert len(dropped) == 1 and dropped[0]["fallback"] == "no intermediate answer for this step"
-    assert of_kind(events, "query.intermediate")[0]["answer"] == ""
+    assert len(dropped) == 2 and dropped[0]["fallback"] == "no intermediate answer for this step"
+    assert [i["answer"] for i in of_kind(events, "query.intermediate")][:3] == ["", "", "In a local file."]
     later = [p for p in llm.prompts if not p.startswith("Answer the follow-up question")]
     assert not any(t in p for p in later for t, _, _ in PASSAGES)  # never in a follow-up or the report prompt
 
@@ -301,3 +336,19 @@ def test_drawn_from_check_needs_a_word_only_the_check_passage_has(answer: str, d
     shown = [Chunk(id="c", text="Milvus Lite keeps its data in a local file.", source="/d/lite.md", title="lite",
                    page=None, chunk_index=0, doc_hash="")]
     assert drawn_from_check(answer, passage, shown, "Where does Milvus Lite store data?") is dropped
+
+
+def test_each_catch_is_said_until_the_strikes_are_spent_and_only_then_the_check_has_failed():
+    from deepsearcher.agents.relevance_check import RelevanceCheck, numbers_past_check
+
+    check, said = RelevanceCheck(strikes=2), []
+    passage = check_passage(Q, Q)
+    past = [numbers_past_check(check, said.append, chosen, 2, passage, step="relevance", picked="marked {check}")
+            for chosen in ({1, 3}, {2}, {1, 2}, {2, 4})]
+    assert past == [{1, 2}, None, None, None]  # a reply past the check is renumbered; each catch keeps every chunk
+    assert check.catches == 3 and check.failed
+    assert [e.data["fallback"] for e in said] == [  # the third catch (a call already in flight) says nothing more
+        "keeping every chunk of this call; 1 more such reply in this run and every retrieved chunk is kept from then on",
+        "keeping every retrieved chunk for the rest of this run"]
+    assert all(f"marked the check passage [2] (“{passage.title}”" in e.data["error"] for e in said)
+    assert not RelevanceCheck(strikes=2, catches=1).failed and RelevanceCheck(strikes=1, catches=1).failed
