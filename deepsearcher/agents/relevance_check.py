@@ -131,6 +131,6 @@ def numbers_past_check(check: RelevanceCheck, emit: Callable[[Event], None], cho
         left = check.strikes - catches
         emit(QueryFallback(step=step, error="the model " + picked.format(check=named),
                            fallback="keeping every retrieved chunk for the rest of this run" if not left else
-                           f"keeping every chunk of this call; {left} more such reply in this run and every "
-                           f"retrieved chunk is kept from then on"))
+                           f"keeping every chunk of this call; {left} more such {'reply' if left == 1 else 'replies'} "
+                           f"in this run and every retrieved chunk is kept from then on"))
     return None

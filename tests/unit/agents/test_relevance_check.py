@@ -352,3 +352,6 @@ def test_each_catch_is_said_until_the_strikes_are_spent_and_only_then_the_check_
         "keeping every retrieved chunk for the rest of this run"]
     assert all(f"marked the check passage [2] (“{passage.title}”" in e.data["error"] for e in said)
     assert not RelevanceCheck(strikes=2, catches=1).failed and RelevanceCheck(strikes=1, catches=1).failed
+    three, said = RelevanceCheck(strikes=3), []
+    numbers_past_check(three, said.append, {2}, 2, passage, step="relevance", picked="marked {check}")
+    assert said[0].data["fallback"].startswith("keeping every chunk of this call; 2 more such replies in this run")
