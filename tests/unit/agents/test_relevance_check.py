@@ -348,7 +348,8 @@ def test_each_catch_is_said_until_the_strikes_are_spent_and_only_then_the_check_
     assert past == [{1, 2}, None, None, None]  # a reply past the check is renumbered; each catch keeps every chunk
     assert check.catches == 3 and check.failed
     assert [e.data["fallback"] for e in said] == [  # the third catch (a call already in flight) says nothing more
-        "keeping every chunk of this call; 1 more such reply in this run and every retrieved chunk is kept from then on",
+        "keeping every chunk of this call; 1 more such reply in this run and every retrieved chunk is kept from then "
+        "on",
         "keeping every retrieved chunk for the rest of this run"]
     assert all(f"marked the check passage [2] (“{passage.title}”" in e.data["error"] for e in said)
     assert not RelevanceCheck(strikes=2, catches=1).failed and RelevanceCheck(strikes=1, catches=1).failed
