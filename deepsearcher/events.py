@@ -236,8 +236,8 @@ class QueryRouted(Event):
 @dataclass(frozen=True)
 class QueryAccepted(Event):
     """The chunks kept for one sub-query after the relevance step (once per sub-query; once more, with
-    ``fell_back``, for the chunks it left out when later replies of the run failed the relevance check:
-    ``query.relevance_check_strikes`` of them picked its check passage)."""
+    ``fell_back``, for the chunks it left out, when the run failed the relevance check:
+    ``query.relevance_check_strikes`` replies picked its check passage)."""
 
     kind: ClassVar[str] = "query.accepted"
     group: ClassVar[str] = "query"

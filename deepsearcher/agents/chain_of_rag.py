@@ -16,8 +16,8 @@ intermediate    ``{"answer": str, "supporting": [int]}``        no answer; keep 
 ==============  ==============================================  =========================================
 
 The intermediate prompt shows a check passage (``relevance_check``): a step whose reply lists it as supporting
-keeps every retrieved chunk, and after ``query.relevance_check_strikes`` such replies (counted with the relevance
-step's) so does every later step of the run.
+keeps every retrieved chunk, and after ``query.relevance_check_strikes`` such replies so does every later step of
+the run.
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str
         past = numbers_past_check(ctx.relevance_check, ctx.emit, chosen,
                                   check_position(query, len(shown), SUPPORTING_EXAMPLE_NUMBERS), passage,
                                   step="intermediate",
-                                  picked="listed {check} as supporting its answer, so it is not reading the chunks")
+                                  picked="listed {check} as supporting its answer, so this reply did not read the "
+                                         "chunks")
         if past is None:
             return answer, list(hits), True
         chosen = past

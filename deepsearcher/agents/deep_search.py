@@ -112,7 +112,8 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
     chosen = set(reply.value.relevant)
     if passage is not None:
         past = numbers_past_check(ctx.relevance_check, ctx.emit, chosen, check_position(query, len(shown)), passage,
-                                  step="relevance", picked="marked {check} as helpful, so it is not judging the chunks")
+                                  step="relevance",
+                                  picked="marked {check} as helpful, so this reply did not judge the chunks")
         if past is None:
             return Judged(list(hits), True)
         chosen = past

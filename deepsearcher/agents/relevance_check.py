@@ -15,11 +15,13 @@ numbers, it judged, failing on 2 of 20, and deep_search's cover-EM rose from 0.3
 seconds (docs/benchmarks.md, "The bundled model side by side"). A call whose reply marks the check passage as helpful
 was not judged: it keeps every chunk it was asked about. The model is taken as not judging at all once it has done
 so ``query.relevance_check_strikes`` times in the run (default 2): every later relevance call keeps every chunk
-without asking, and the chunks earlier replies left out are accepted too (``RelevanceCheck.failed``; a
-``query.fallback`` event says so at each catch). Why two: a model answering by a pattern is caught on every prompt
-(the 0.5B model on its first two: the same result as stopping at the first), while the 1.5B model's catches are
-slips — recorded on HotpotQA questions, it picked the check with ``[1]`` or a run ``[2, 3, 4]`` on one call and named
-the right chunks on the run's other calls, which stopping at the first catch threw away. A model that reads never
+without asking, and deep_search accepts the chunks its earlier replies left out too (``RelevanceCheck.failed``; a
+``query.fallback`` event says so at each of the first ``strikes`` catches). Why two: a model answering by a pattern
+is caught on every prompt (the 0.5B model on its first two: the same result as stopping at the first), while the
+1.5B model's catches are slips — recorded on HotpotQA questions, it picked the check with ``[1]``, ``[1, 2]`` or
+``[2, 3, 4]`` on one call and named a single chunk, never the check, on the run's other calls, which stopping at the
+first catch threw away (docs/benchmarks.md, "The check passage's catches counted per reply": the same answers from
+about half the chunks on the caught questions). A model that reads never
 picks it, and the check costs it about 50 prompt tokens. ``query.relevance_check: false`` turns it off.
 
 ChainOfRAG's intermediate step (``chain_of_rag.answer_step``) picks chunks by number too — the chunks its answer
@@ -122,15 +124,17 @@ def numbers_past_check(check: RelevanceCheck, emit: Callable[[Event], None], cho
     """The reply's ``chosen`` numbers as numbers of the chunks without the check passage, or None when they name the
     check passage at ``position``: that call keeps every chunk, one catch is recorded, and each of the first
     ``check.strikes`` catches is said in a ``query.fallback`` event of ``step`` ("the model {picked}", where
-    ``{check}`` names the passage); the last of them switches the run's relevance judgements off."""
+    ``{check}`` names the passage); the last of them switches the run's relevance judgements off. The text of each
+    does not depend on the others: the events of concurrent calls are shown in the order of their sub-queries, not of
+    their catches."""
     if position not in chosen:
         return chunk_numbers_without(chosen, position)
     catches = check.fail()
     if catches <= check.strikes:
         named = f"the check passage [{position}] (“{passage.title}”, unrelated to the question)"
-        left = check.strikes - catches
+        last = catches == check.strikes
         emit(QueryFallback(step=step, error="the model " + picked.format(check=named),
-                           fallback="keeping every retrieved chunk for the rest of this run" if not left else
-                           f"keeping every chunk of this call; {left} more such {'reply' if left == 1 else 'replies'} "
-                           f"in this run and every retrieved chunk is kept from then on"))
+                           fallback="keeping every retrieved chunk for the rest of this run" if last else
+                           f"keeping every chunk of this call ({check.strikes} such replies in a run keep every "
+                           f"retrieved chunk from then on)"))
     return None

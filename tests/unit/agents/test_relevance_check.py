@@ -64,8 +64,8 @@ def test_a_model_that_marks_every_chunk_fails_the_check_and_the_rest_of_the_run_
     assert len(fallbacks) == strikes and {f["step"] for f in fallbacks} == {"relevance"}
     assert all(f"marked the check passage [{n}]" in f["error"] for f, [n] in zip(fallbacks, checked))
     assert [f["fallback"] for f in fallbacks] == [
-        "keeping every chunk of this call; 1 more such reply in this run and every retrieved chunk is kept from then "
-        "on"][:strikes - 1] + ["keeping every retrieved chunk for the rest of this run"]
+        "keeping every chunk of this call (2 such replies in a run keep every retrieved chunk from then on)"
+    ][:strikes - 1] + ["keeping every retrieved chunk for the rest of this run"]
     accepted = [a for a in of_kind(events, "query.accepted") if a["retrieved"]]  # (a query with nothing new: none)
     assert len(accepted) >= 2 and all(a["accepted"] == a["retrieved"] and a["fell_back"] for a in accepted)
     assert sum(a["accepted"] for a in accepted) == sum(a["retrieved"] for a in accepted) > 3
@@ -91,7 +91,7 @@ def test_a_model_that_slips_once_keeps_its_judgement_on_every_other_call():
     assert all(any(title in p for title, _, _ in PASSAGES) for p in asked)
     fallbacks = of_kind(events, "query.fallback")
     assert len(fallbacks) == 1 and "marked the check passage" in fallbacks[0]["error"]
-    assert fallbacks[0]["fallback"].startswith("keeping every chunk of this call; 1 more such reply")
+    assert fallbacks[0]["fallback"].startswith("keeping every chunk of this call (2 such replies in a run")
     accepted = [a for a in of_kind(events, "query.accepted") if a["retrieved"]]
     assert [a["fell_back"] for a in accepted] == [True, False]  # judged again after the slip, nothing re-admitted
     assert accepted[0]["accepted"] == accepted[0]["retrieved"] == 3
@@ -348,11 +348,21 @@ def test_each_catch_is_said_until_the_strikes_are_spent_and_only_then_the_check_
     assert past == [{1, 2}, None, None, None]  # a reply past the check is renumbered; each catch keeps every chunk
     assert check.catches == 3 and check.failed
     assert [e.data["fallback"] for e in said] == [  # the third catch (a call already in flight) says nothing more
-        "keeping every chunk of this call; 1 more such reply in this run and every retrieved chunk is kept from then "
-        "on",
+        "keeping every chunk of this call (2 such replies in a run keep every retrieved chunk from then on)",
         "keeping every retrieved chunk for the rest of this run"]
     assert all(f"marked the check passage [2] (“{passage.title}”" in e.data["error"] for e in said)
     assert not RelevanceCheck(strikes=2, catches=1).failed and RelevanceCheck(strikes=1, catches=1).failed
     three, said = RelevanceCheck(strikes=3), []
     numbers_past_check(three, said.append, {2}, 2, passage, step="relevance", picked="marked {check}")
-    assert said[0].data["fallback"].startswith("keeping every chunk of this call; 2 more such replies in this run")
+    assert said[0].data["fallback"].startswith("keeping every chunk of this call (3 such replies in a run")
+
+
+def test_concurrent_catches_are_said_at_most_strikes_times_and_every_chunk_is_kept():
+    llm = ScriptedChatModel([script(lambda p: sorted(blocks(p)))] * 10)
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=True, concurrency=4))
+    said = [f["fallback"] for f in of_kind(events, "query.fallback") if "marked the check passage" in f["error"]]
+    assert said.count("keeping every retrieved chunk for the rest of this run") == 1 and len(said) == 2
+    assert all(f.startswith("keeping every") for f in said)  # each true whatever order the events are shown in
+    accepted = [a for a in of_kind(events, "query.accepted") if a["retrieved"]]
+    assert accepted and all(a["accepted"] == a["retrieved"] and a["fell_back"] for a in accepted)
