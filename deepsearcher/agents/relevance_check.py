@@ -21,8 +21,8 @@ is caught on every prompt (the 0.5B model on its first two: the same result as s
 1.5B model's catches are slips — recorded on HotpotQA questions, it picked the check with ``[1]``, ``[1, 2]`` or
 ``[2, 3, 4]`` on one call and named a single chunk, never the check, on the run's other calls, which stopping at the
 first catch threw away (docs/benchmarks.md, "The check passage's catches counted per reply": the same answers from
-about half the chunks on the caught questions). A model that reads never
-picks it, and the check costs it about 50 prompt tokens. ``query.relevance_check: false`` turns it off.
+about half the chunks on the caught questions). A model that reads never picks it, and the check costs it about 50
+prompt tokens. ``query.relevance_check: false`` turns it off.
 
 ChainOfRAG's intermediate step (``chain_of_rag.answer_step``) picks chunks by number too — the chunks its answer
 relies on, which are all its report is written from — so its prompt carries the same check, numbered as in its own
