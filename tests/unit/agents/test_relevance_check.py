@@ -366,3 +366,29 @@ def test_concurrent_catches_are_said_at_most_strikes_times_and_every_chunk_is_ke
     assert all(f.startswith("keeping every") for f in said)  # each true whatever order the events are shown in
     accepted = [a for a in of_kind(events, "query.accepted") if a["retrieved"]]
     assert accepted and all(a["accepted"] == a["retrieved"] and a["fell_back"] for a in accepted)
+
+
+def test_chain_of_rag_a_step_that_slips_once_keeps_its_judgement_on_the_later_steps():
+    from deepsearcher.agents import chain_of_rag
+
+    steps: list[int] = []
+
+    def slips_on_the_first(prompt: str) -> list[int]:
+        steps.append(1)
+        if len(steps) == 1:
+            return [1, 2]  # the example's numbers: the check passage among them
+        return [n for n, text in intermediate_blocks(prompt).items() if "Lite" in text]
+
+    llm = ScriptedChatModel([chain_script(slips_on_the_first)] * 10)
+    events: list[Event] = []
+    chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=True, max_iter=3))
+    asked = intermediate_prompts(llm)
+    assert len(asked) == 3 and all(any(t in p for t, _, _ in PASSAGES) for p in asked)  # every step checked
+    fallbacks = of_kind(events, "query.fallback")
+    assert len(fallbacks) == 1 and fallbacks[0]["step"] == "intermediate"
+    assert fallbacks[0]["fallback"].startswith("keeping every chunk of this call (2 such replies in a run")
+    accepted = of_kind(events, "query.accepted")
+    assert accepted[0]["fell_back"] and accepted[0]["accepted"] == accepted[0]["retrieved"]
+    assert not any(a["fell_back"] for a in accepted[1:])  # the later steps keep only the chunks they name
+    judged = [a for a in accepted[1:] if a["retrieved"]]
+    assert judged and all(a["accepted"] < a["retrieved"] for a in judged)
