@@ -22,6 +22,7 @@ the run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from deepsearcher.agents import prompts
@@ -36,7 +37,7 @@ from deepsearcher.agents.relevance_check import (
 )
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
-    ask_fitted, by_collection, chunk_ref, dedup_queries, retrieve,
+    ask_fitted, by_collection, chunk_ref, dedup_queries, question_floor, retrieve,
 )
 from deepsearcher.events import (
     QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
@@ -44,7 +45,7 @@ from deepsearcher.events import (
 from deepsearcher.types import Chunk, Hit, Report
 from deepsearcher.vectordb.fusion import fused_priority, hit_key
 
-__all__ = ["FollowUp", "Intermediate", "agent", "answer_step", "next_follow_up", "run"]
+__all__ = ["Answered", "FollowUp", "Intermediate", "agent", "answer_step", "next_follow_up", "run"]
 
 NAME = "chain_of_rag"
 
@@ -75,7 +76,19 @@ def next_follow_up(ctx: QueryContext, steps: Sequence[tuple[str, str]]) -> Follo
     return FollowUp(enough=value.enough and not first, follow_up=value.follow_up.strip())
 
 
-def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str, list[Hit], bool]:
+@dataclass(frozen=True)
+class Answered:
+    """One intermediate step's outcome: its ``answer`` ("" for none), the hits it keeps for the report (retrieval
+    order), whether it fell back to keeping every hit, and how many kept hits are the question's best-ranked rather
+    than listed by the model (``steps.question_floor``)."""
+
+    answer: str
+    supporting: list[Hit]
+    fell_back: bool
+    by_rank: int = 0
+
+
+def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Answered:
     """Answer one follow-up from its hits (fallback: no answer, keep every hit).
 
     With ``query.relevance_check`` the prompt also shows a check passage unrelated to the question, numbered as in
@@ -83,12 +96,16 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str
     so this step keeps every retrieved chunk (its answer is kept), and after ``query.relevance_check_strikes`` such
     replies every later step of the run does too. Measured with
     Qwen2.5-Coder-0.5B on HotpotQA: without it, the report of a chain saw 0–2 chunks, those the model listed.
+    For the question itself (the first step), when the reply lists any chunk, the question's
+    ``query.relevance_keep_top`` best-ranked chunks shown in the collections it listed from are kept too
+    (``steps.question_floor``): with the 1.5B model the chain kept 2.0 chunks per HotpotQA question, those its
+    answers listed, and its report saw fewer gold passages than naive's five (docs/benchmarks.md).
 
     Returns:
-        ``(intermediate answer, supporting hits, fell_back)``; ``("", [], False)`` with no call for no hits.
+        ``Answered``; no answer and nothing kept, with no call, for no hits.
     """
     if not hits:
-        return "", [], False
+        return Answered("", [], False)
     checking = ctx.settings.relevance_check
     failed_before = checking and ctx.relevance_check.failed
     passage = check_passage(ctx.question, query) if checking and not failed_before else None
@@ -113,7 +130,7 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str
                                fallback="no intermediate answer for this step"))
         answer = ""  # never carried into the next follow-up or the report's notes
     if reply.fell_back or failed_before:
-        return answer, list(hits), True  # every retrieved chunk, those the window left out too
+        return Answered(answer, list(hits), True)  # every retrieved chunk, those the window left out too
     chosen = set(reply.value.supporting)
     if passage is not None:
         past = numbers_past_check(ctx.relevance_check, ctx.emit, chosen,
@@ -122,9 +139,12 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> tuple[str
                                   picked="listed {check} as supporting its answer, so this reply did not read the "
                                          "chunks")
         if past is None:
-            return answer, list(hits), True
+            return Answered(answer, list(hits), True)
         chosen = past
-    return answer, [h for i, h in enumerate(shown, start=1) if i in chosen], False
+    marked = [h for i, h in enumerate(shown, start=1) if i in chosen]
+    keep = {hit_key(h) for h in marked}
+    floor = {hit_key(h) for h in question_floor(ctx, query, shown, marked)} - keep
+    return Answered(answer, [h for h in shown if hit_key(h) in keep | floor], False, len(floor))
 
 
 def run(ctx: QueryContext) -> Report:
@@ -166,15 +186,16 @@ def run(ctx: QueryContext) -> Report:
             hits = retrieve(ctx, where.query, where.collections)
             rankings.append(hits)
             unjudged = hits
-            answer, supporting, fell_back = answer_step(ctx, query, hits)
+            step = answer_step(ctx, query, hits)
             unjudged = []
-            new = [h for h in supporting if hit_key(h) not in accepted]
+            new = [h for h in step.supporting if hit_key(h) not in accepted]
             for hit in new:
                 accepted[hit_key(hit)] = hit
             ctx.emit(QueryAccepted(iteration=iteration, sub_query=query, retrieved=len(hits), accepted=len(new),
-                                   chunks=[chunk_ref(h) for h in new], fell_back=fell_back))
-            ctx.emit(QueryIntermediate(iteration=iteration, sub_query=query, answer=answer))
-            steps.append((query, answer))
+                                   chunks=[chunk_ref(h) for h in new], fell_back=step.fell_back,
+                                   by_rank=step.by_rank))
+            ctx.emit(QueryIntermediate(iteration=iteration, sub_query=query, answer=step.answer))
+            steps.append((query, step.answer))
             ctx.budget.set_reserve(report_reserve(ctx, list(accepted.values()), searched))
     except BudgetExhausted as exc:
         stopped_on_budget = True

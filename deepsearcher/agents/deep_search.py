@@ -42,7 +42,7 @@ from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route_and_retrieve
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
-    ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, in_parallel,
+    ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, in_parallel, question_floor,
 )
 from deepsearcher.events import QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QuerySubQueries
 from deepsearcher.types import Hit, Report
@@ -121,26 +121,6 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
     keep = {hit_key(h) for h in marked}
     floor = {hit_key(h) for h in question_floor(ctx, query, shown, marked)} - keep
     return Judged([h for h in hits if hit_key(h) in keep | floor], False, len(floor))
-
-
-def question_floor(ctx: QueryContext, query: str, shown: Sequence[Hit], marked: Sequence[Hit]) -> list[Hit]:
-    """The hits kept whatever the relevance reply says: for the question itself, when the model ``marked`` any, its
-    ``query.relevance_keep_top`` best ``shown`` in the collections the model marked a hit of, by fused rank over each
-    collection's list (ties in retrieval order); none for any other query, or when nothing was marked ("nothing
-    relevant" is the model's to say: ``report.nothing_relevant``). Only hits the model saw: a chunk the window left
-    out counts as not kept, and a collection it judged wholly unhelpful adds nothing.
-
-    Measured (docs/benchmarks.md "The bundled model side by side"): with the 1.5B model the filter dropped a gold
-    passage the question's own search ranked first on 5 of 20 MuSiQue questions.
-    """
-    keep = ctx.settings.relevance_keep_top
-    if not keep or not marked or fold_query(query) != fold_query(ctx.question):
-        return []
-    helped = {h.collection for h in marked}
-    candidates = [h for h in shown if h.collection in helped]
-    priority = fused_priority(candidates, by_collection(candidates))
-    best = sorted(range(len(candidates)), key=lambda i: (priority[i], i))[:keep]
-    return [candidates[i] for i in sorted(best)]
 
 
 @dataclass

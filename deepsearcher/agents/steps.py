@@ -22,7 +22,7 @@ from deepsearcher.llm.base import Message
 from deepsearcher.llm.output import Structured, ask_structured
 from deepsearcher.llm.window import Fit
 from deepsearcher.types import Hit
-from deepsearcher.vectordb.fusion import hit_key
+from deepsearcher.vectordb.fusion import fused_priority, hit_key
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +170,27 @@ def by_collection(hits: Sequence[Hit]) -> list[list[Hit]]:
     for hit in hits:
         groups.setdefault(hit.collection, []).append(hit)
     return list(groups.values())
+
+
+def question_floor(ctx: QueryContext, query: str, shown: Sequence[Hit], marked: Sequence[Hit]) -> list[Hit]:
+    """The hits kept whatever the relevance reply says: for the question itself, when the model ``marked`` any, its
+    ``query.relevance_keep_top`` best ``shown`` in the collections the model marked a hit of, by fused rank over each
+    collection's list (ties in retrieval order); none for any other query, or when nothing was marked ("nothing
+    relevant" is the model's to say: ``report.nothing_relevant``). Only hits the model saw: a chunk the window left
+    out counts as not kept, and a collection it judged wholly unhelpful adds nothing.
+
+    Measured (docs/benchmarks.md "The bundled model side by side"): with the 1.5B model deep_search's filter dropped
+    a gold passage the question's own search ranked first on 5 of 20 MuSiQue questions. Used by deep_search's
+    relevance step and chain_of_rag's intermediate step (whose reply lists the chunks its answer relied on).
+    """
+    keep = ctx.settings.relevance_keep_top
+    if not keep or not marked or fold_query(query) != fold_query(ctx.question):
+        return []
+    helped = {h.collection for h in marked}
+    candidates = [h for h in shown if h.collection in helped]
+    priority = fused_priority(candidates, by_collection(candidates))
+    best = sorted(range(len(candidates)), key=lambda i: (priority[i], i))[:keep]
+    return [candidates[i] for i in sorted(best)]
 
 
 # --- near-duplicate sub-queries ------------------------------------------------------------------------------------
