@@ -10,20 +10,46 @@ They sit below ``deepsearcher.settings`` so that each provider's options can liv
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
-from typing import Callable, Literal, Union
+from typing import Annotated, Any, Callable, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 from typing_extensions import Self
 
 PathResolver = Callable[[Union[str, Path]], Path]
 
 
+def _number_not_bool(annotation: Any) -> bool:
+    """The annotation takes an int or a float and not a bool (``int``, ``float | None``, ``Annotated[int, …]``)."""
+    if get_origin(annotation) is Annotated:
+        return _number_not_bool(get_args(annotation)[0])
+    kinds = get_args(annotation) if get_origin(annotation) in (Union, types.UnionType) else (annotation,)
+    kinds = tuple(get_args(k)[0] if get_origin(k) is Annotated else k for k in kinds)
+    return bool not in kinds and any(k in (int, float) for k in kinds)
+
+
 class StrictModel(BaseModel):
-    """A config model: an unknown key is an error (``extra="forbid"``) and assignments are validated."""
+    """A config model: an unknown key is an error (``extra="forbid"``), assignments are validated, and a boolean for
+    a number is an error (pydantic's lax mode reads ``true`` as 1: ``relevance_check_strikes: true`` ran as 1)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_for_a_number(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        wrong = [InitErrorDetails(type=PydanticCustomError(
+                     "number_not_bool", "must be a number, got {got} (YAML reads true/false, yes/no and on/off as "
+                     "booleans)", {"got": str(value).lower()}), loc=(key,), input=value)
+                 for key, value in data.items()
+                 if isinstance(value, bool) and key in cls.model_fields
+                 and _number_not_bool(cls.model_fields[key].annotation)]
+        if wrong:  # each with its key, so the error names query.concurrency, not query
+            raise ValidationError.from_exception_data(cls.__name__, wrong)
+        return data
 
 
 def http_base_url(value: str | None) -> str | None:

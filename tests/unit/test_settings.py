@@ -33,6 +33,31 @@ def test_wrong_type_names_key(tmp_path: Path):
         load_settings(cfg)
 
 
+@pytest.mark.parametrize("text, key", [
+    ("query:\n  relevance_check_strikes: true\n", "query.relevance_check_strikes"),  # a helper's: it ran as 1
+    ("query:\n  concurrency: yes\n", "query.concurrency"),
+    ("query:\n  top_k: off\n", "query.top_k"),
+    ("llm:\n  provider: openai_compatible\n  model: m\n  temperature: on\n", "llm.temperature"),
+])
+def test_a_boolean_for_a_number_is_an_error_naming_the_key(tmp_path: Path, text: str, key: str):
+    # pydantic's lax mode reads true as 1 and false as 0; YAML reads yes/no/on/off as booleans
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert f"{key}: must be a number, got " in str(err.value)
+
+
+def test_numbers_and_booleans_where_they_belong_still_load(tmp_path: Path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("query:\n  relevance_check_strikes: 3\n  relevance_check: no\n  hybrid: true\n"
+                   "llm:\n  provider: openai_compatible\n  model: m\n  temperature: 0\n")
+    settings = load_settings(cfg)
+    assert (settings.query.relevance_check_strikes, settings.query.relevance_check, settings.query.hybrid) == \
+        (3, False, True)
+    assert settings.llm.temperature == 0
+
+
 def test_unknown_key_inside_provider_section(tmp_path: Path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("llm:\n  provider: openai_compatible\n  modle: x\n")
