@@ -10,46 +10,98 @@ They sit below ``deepsearcher.settings`` so that each provider's options can liv
 
 from __future__ import annotations
 
+import json
 import types
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, ValidationError, field_validator, model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from typing_extensions import Self
 
 PathResolver = Callable[[Union[str, Path]], Path]
 
 
-def _number_not_bool(annotation: Any) -> bool:
-    """The annotation takes an int or a float and not a bool (``int``, ``float | None``, ``Annotated[int, …]``)."""
-    if get_origin(annotation) is Annotated:
-        return _number_not_bool(get_args(annotation)[0])
-    kinds = get_args(annotation) if get_origin(annotation) in (Union, types.UnionType) else (annotation,)
-    kinds = tuple(get_args(k)[0] if get_origin(k) is Annotated else k for k in kinds)
-    return bool not in kinds and any(k in (int, float) for k in kinds)
+def _bool_for_a_number(annotation: Any, value: Any) -> bool:
+    """``value`` holds a bool where ``annotation`` takes a number and no bool: ``int``, ``float | None``,
+    ``Annotated[int, …]``, ``Literal[0, 1, 2]``, and the items of ``list[int]`` / ``tuple[int, …]`` / the values of
+    ``dict[str, float]`` (pydantic's lax mode reads True as 1 in each)."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _bool_for_a_number(args[0], value)
+    if origin in (Union, types.UnionType):
+        if isinstance(value, bool) and any(a is bool or get_origin(a) is Annotated and get_args(a)[0] is bool
+                                           for a in args):
+            return False  # the union takes a bool as it is
+        return any(_bool_for_a_number(a, value) for a in args)
+    if isinstance(value, bool):
+        if origin is Literal:
+            return bool(args) and all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args)
+        return annotation in (int, float)
+    if origin in (list, tuple, set, frozenset) and isinstance(value, (list, tuple)) and args:
+        items = args[:1] if origin is not tuple or len(args) == 2 and args[1] is Ellipsis else args
+        return any(_bool_for_a_number(items[min(i, len(items) - 1)], v) for i, v in enumerate(value))
+    if origin is dict and isinstance(value, dict) and len(args) == 2:
+        return any(_bool_for_a_number(args[1], v) for v in value.values())
+    return False
 
 
-class StrictModel(BaseModel):
+class NumbersNotBools(BaseModel):
+    """A model where a boolean for a number is an error naming the field, listed with the model's other errors:
+    pydantic's lax mode reads ``true`` as 1 (``relevance_check_strikes: true`` ran as 1; a JSON ``"top_k": true``
+    searched for one chunk). ``_bool_hint`` follows the message ("" for JSON bodies)."""
+
+    _bool_hint: ClassVar[str] = ""
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _no_bool_for_a_number(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        if not isinstance(data, dict):
+            return handler(data)
+        fields = {**{f.alias: f for f in cls.model_fields.values() if f.alias}, **cls.model_fields}
+        wrong = [key for key, value in data.items()
+                 if isinstance(key, str) and key in fields and _bool_for_a_number(fields[key].annotation, value)]
+        if not wrong:
+            return handler(data)
+        errors = [InitErrorDetails(type=PydanticCustomError("number_not_bool", "must be a number, got {got}" +
+                                                            cls._bool_hint, {"got": _as_text(data[key])}),
+                                   loc=(key,), input=data[key]) for key in wrong]
+        try:  # the other fields' errors too, so one run lists them all
+            handler({k: v for k, v in data.items() if k not in wrong})
+        except ValidationError as exc:
+            errors += [_again(e) for e in exc.errors() if e["loc"][:1] not in [(k,) for k in wrong]]
+        raise ValidationError.from_exception_data(cls.__name__, errors)
+
+
+def _as_text(value: Any) -> str:
+    """A value as the user wrote it in YAML or JSON (``true``, ``[1, false]``)."""
+    return "true" if value is True else "false" if value is False else json.dumps(value, default=str)
+
+
+def _again(error: Any) -> InitErrorDetails:
+    """One of ``ValidationError.errors()`` as a line error to raise again: pydantic's own type with its context, or
+    (a custom message, under pydantic's type name or its own) the same type name with the message as written."""
+    ctx = error.get("ctx")
+    details = InitErrorDetails(type=error["type"], loc=error["loc"], input=error["input"])
+    if ctx:
+        details["ctx"] = ctx
+    try:
+        if ValidationError.from_exception_data("check", [details]).errors()[0]["msg"] == error["msg"]:
+            return details
+    except (KeyError, TypeError, ValueError):
+        pass  # e.g. our "url_scheme" message, whose name pydantic has with another context
+    return InitErrorDetails(type=PydanticCustomError(error["type"], error["msg"]), loc=error["loc"],
+                            input=error["input"])
+
+
+class StrictModel(NumbersNotBools):
     """A config model: an unknown key is an error (``extra="forbid"``), assignments are validated, and a boolean for
-    a number is an error (pydantic's lax mode reads ``true`` as 1: ``relevance_check_strikes: true`` ran as 1)."""
+    a number is an error (``NumbersNotBools``)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_bool_for_a_number(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        wrong = [InitErrorDetails(type=PydanticCustomError(
-                     "number_not_bool", "must be a number, got {got} (YAML reads true/false, yes/no and on/off as "
-                     "booleans)", {"got": str(value).lower()}), loc=(key,), input=value)
-                 for key, value in data.items()
-                 if isinstance(value, bool) and key in cls.model_fields
-                 and _number_not_bool(cls.model_fields[key].annotation)]
-        if wrong:  # each with its key, so the error names query.concurrency, not query
-            raise ValidationError.from_exception_data(cls.__name__, wrong)
-        return data
+    _bool_hint: ClassVar[str] = " (YAML reads true/false, yes/no and on/off as booleans)"
 
 
 def http_base_url(value: str | None) -> str | None:

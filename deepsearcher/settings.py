@@ -352,7 +352,8 @@ def settings_model(registry: Any = None) -> type[Settings]:
     Rebuilt when the registry changes (plugins loaded, a provider registered).
 
     Raises:
-        ConfigError: a registered options model does not subclass the base its kind requires.
+        ConfigError: a registered options model does not subclass the base its kind requires (``AgentOptions`` for
+            an agent's).
     """
     from deepsearcher.registry import registry as default_registry
 
@@ -377,6 +378,10 @@ def settings_model(registry: Any = None) -> type[Settings]:
     agent_fields: dict[str, Any] = {}
     for provider in reg.providers("agent"):
         model = provider.options_model()
+        if model is not None and not (isinstance(model, type) and issubclass(model, AgentOptions)):
+            raise ConfigError(f"the agent {provider.name!r} ({provider.origin}) has an options model that does not "
+                              f"subclass {AgentOptions.__module__}.{AgentOptions.__name__}",
+                              hint="fix or uninstall that plugin")
         if model is not None:
             agent_fields[provider.name] = (model, Field(default_factory=model, description=provider.description))
     agents = create_model("AgentsSettings", __base__=AgentsSettings, **agent_fields)

@@ -22,12 +22,13 @@ import logging
 import os
 from typing import Any, Iterator, Literal, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.types import FetchedPage
 from deepsearcher.net.policy import AddressPolicy, AddressRefused
 from deepsearcher.ingest.options import FirecrawlCrawlerOptions
+from deepsearcher.options import StrictModel
 from deepsearcher.events import CrawlFetched, CrawlQueued, EventCallback
 
 log = logging.getLogger(__name__)
@@ -35,10 +36,9 @@ log = logging.getLogger(__name__)
 HOSTED_API = "https://api.firecrawl.dev"
 
 
-class FirecrawlOptions(BaseModel):
-    """``crawler.options`` for Firecrawl, by our names (each maps to one firecrawl-py v2 keyword)."""
-
-    model_config = ConfigDict(extra="forbid")
+class FirecrawlOptions(StrictModel):
+    """``crawler.options`` for Firecrawl, by our names (each maps to one firecrawl-py v2 keyword); a boolean for a
+    number is an error, as everywhere in the config."""
 
     only_main_content: bool | None = Field(None, description="Drop headers, navs and footers (Firecrawl default).")
     include_tags: list[str] | None = Field(None, description="HTML tags/selectors to keep.")

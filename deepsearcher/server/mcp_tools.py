@@ -124,7 +124,7 @@ def build_mcp(service: Service, *, allow_load: bool) -> MCPServer:
                              "page and score.")
     async def retrieve(
         query: Annotated[str, Field(min_length=1, max_length=4000, description="What to search for.")],
-        top_k: Annotated[int, Field(ge=1, le=100, description="Chunks wanted.")] = 5,
+        top_k: Annotated[int, Field(ge=1, le=100, strict=True, description="Chunks wanted.")] = 5,
         collections: Annotated[list[str] | None, Field(description="Collections to search; default all.")] = None,
         mode: Annotated[Literal["dense", "bm25", "hybrid"] | None,
                         Field(description="Default: hybrid when query.hybrid is set.")] = None,
@@ -143,7 +143,8 @@ def build_mcp(service: Service, *, allow_load: bool) -> MCPServer:
         ctx: Context,
         agent: Annotated[str | None, Field(description=agent_doc)] = None,
         collections: Annotated[list[str] | None, Field(description="Collections in scope; default all.")] = None,
-        max_iter: Annotated[int | None, Field(ge=1, le=10, description="Search rounds at most.")] = None,
+        max_iter: Annotated[int | None, Field(ge=1, le=10, strict=True,
+                                              description="Search rounds at most.")] = None,
         report: Annotated[Literal["short", "long"], Field(description="One answer, or a long sectioned report.")]
         = "short",
         where: Annotated[SearchFilter | None, Field(description="Every search of the run keeps to the chunks it "

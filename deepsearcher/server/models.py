@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from pydantic_core import PydanticCustomError
 
 from deepsearcher.filters import SearchFilter
+from deepsearcher.options import NumbersNotBools
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
@@ -20,7 +21,9 @@ Input = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, ma
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-class _Body(BaseModel):
+class _Body(NumbersNotBools):
+    """A request body: an unknown key is a 422, and so is a boolean for a number (``"top_k": true`` is not 1)."""
+
     model_config = ConfigDict(extra="forbid")
 
 

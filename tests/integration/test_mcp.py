@@ -78,8 +78,9 @@ def test_stdio_lists_tools_loads_retrieves_and_researches(stdio_server: Any) -> 
             report = await client.call_tool("query", {"question": QUESTION, "agent": "deep_search"},
                                             progress_callback=on_progress)
             missing = await client.call_tool("query", {"question": QUESTION, "collections": ["nope"]})
+            one = await client.call_tool("retrieve", {"query": "Milvus", "top_k": True})  # lax pydantic: 1 chunk
             return {"tools": tools, "loaded": loaded, "refused": refused, "listed": listed, "hits": hits,
-                    "report": report, "missing": missing, "only_rag": only_rag}
+                    "report": report, "missing": missing, "only_rag": only_rag, "one": one}
 
     out = run(session)
     tools = out["tools"]
@@ -96,6 +97,7 @@ def test_stdio_lists_tools_loads_retrieves_and_researches(stdio_server: Any) -> 
     assert out["listed"].structured_content["collections"] == [
         {"name": "docs", "description": "Notes on Milvus and RAG", "chunk_count": 2, "embedding_model": "hash-64"}]
 
+    assert out["one"].is_error and "top_k" in out["one"].content[0].text, out["one"]  # a boolean is no number
     chunks = out["hits"].structured_content["chunks"]
     assert [c["rank"] for c in chunks] == [1, 2] and chunks[0]["source"].endswith("milvus.md")
     # where in the document (#23): the file, then its heading path

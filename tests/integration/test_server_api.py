@@ -194,6 +194,10 @@ def test_retrieve_keeps_to_the_filter(live: Live) -> None:
     ("/api/query", {"question": "x", "agent": "magic"}, "agent: Input should be"),
     ("/api/query", {"question": "x", "llm": {"base_url": "http://evil"}}, "llm: Extra inputs are not permitted"),
     ("/api/retrieve", {"query": "x", "top_k": "many"}, "top_k: Input should be a valid integer"),
+    # pydantic's lax mode read these as 1: one chunk, one round (a helper's break test)
+    ("/api/retrieve", {"query": "x", "top_k": True}, "top_k: must be a number, got true"),
+    ("/api/query", {"question": " ", "max_iter": True}, "max_iter: must be a number, got true"),
+    ("/api/query", {"question": " ", "max_iter": True}, "question: String should have at least 1 character"),
     ("/api/retrieve", {"query": "x", "where": {"types": ["exe"]}}, "unknown file type 'exe'"),
     ("/api/retrieve", {"query": "x", "where": {"path": ["a"]}}, "where.path: Extra inputs are not permitted"),
     ("/api/load", {"inputs": []}, "inputs: List should have at least 1 item"),

@@ -1,11 +1,17 @@
 import re
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 import yaml
+from pydantic import BaseModel, Field, ValidationError
 
 from deepsearcher.errors import ConfigError
-from deepsearcher.settings import _StrictLoader, load_settings
+from deepsearcher.ingest.firecrawl import map_options
+from deepsearcher.ingest.options import FirecrawlCrawlerOptions
+from deepsearcher.options import ProviderOptions
+from deepsearcher.registry import registry
+from deepsearcher.settings import _StrictLoader, load_settings, settings_model
 from deepsearcher.embedding.options import BUNDLED_MODEL
 
 
@@ -38,6 +44,7 @@ def test_wrong_type_names_key(tmp_path: Path):
     ("query:\n  concurrency: yes\n", "query.concurrency"),
     ("query:\n  top_k: off\n", "query.top_k"),
     ("llm:\n  provider: openai_compatible\n  model: m\n  temperature: on\n", "llm.temperature"),
+    ("web_search:\n  provider: searxng\n  safesearch: yes\n", "web_search.safesearch"),  # Literal[0, 1, 2]
 ])
 def test_a_boolean_for_a_number_is_an_error_naming_the_key(tmp_path: Path, text: str, key: str):
     # pydantic's lax mode reads true as 1 and false as 0; YAML reads yes/no/on/off as booleans
@@ -56,6 +63,50 @@ def test_numbers_and_booleans_where_they_belong_still_load(tmp_path: Path):
     assert (settings.query.relevance_check_strikes, settings.query.relevance_check, settings.query.hybrid) == \
         (3, False, True)
     assert settings.llm.temperature == 0
+
+
+def test_a_boolean_for_a_number_is_listed_with_the_sections_other_errors(tmp_path: Path):
+    # the first version raised before the fields were validated: the typo and the range error went unsaid
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("query:\n  concurrency: yes\n  top_k: 0\n  tpo_k: 3\n  agent: magic\n"
+                   "llm:\n  provider: openai_compatible\n  model: m\n  temperature: on\n  base_url: localhost:80\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    text = str(err.value)
+    for line in ("query.concurrency: must be a number, got true", "query.top_k: Input should be greater than 0",
+                 "query.tpo_k: unknown key; did you mean 'top_k'?", "(the registered agents)",
+                 "llm.temperature: must be a number", "llm.base_url: must start with http:// or https://"):
+        assert line in text, text
+
+
+def test_a_boolean_inside_a_list_or_dict_of_numbers_is_an_error_and_a_bool_union_keeps_it():
+    class Plugin(ProviderOptions):
+        weights: dict[str, float] = Field(default_factory=dict, description="w")
+        sizes: list[int] = Field(default_factory=list, description="s")
+        pair: tuple[int, str] = Field((1, "a"), description="p")
+        either: int | bool = Field(0, description="e")
+        level: Annotated[int, Field(ge=0)] | None = Field(None, alias="lvl", description="l")
+
+    for data, key in [({"weights": {"a": 0.5, "b": True}}, "weights"), ({"sizes": [1, False]}, "sizes"),
+                      ({"pair": [True, "x"]}, "pair"), ({"lvl": True}, "lvl")]:
+        with pytest.raises(ValidationError) as err:
+            Plugin.model_validate({"provider": "p", **data})
+        assert [(e["loc"], e["type"]) for e in err.value.errors()] == [((key,), "number_not_bool")], data
+    assert Plugin.model_validate({"provider": "p", "either": True, "pair": [2, "x"]}).either is True
+
+
+def test_a_plugin_agents_options_must_subclass_agent_options():
+    class Loose(BaseModel):  # no extra="forbid", no number checks: a typo would be silently kept
+        rounds: int = 1
+
+    with registry.temporarily("agent", "loose", lambda options: None, Loose):
+        with pytest.raises(ConfigError, match="does not subclass deepsearcher.options.AgentOptions"):
+            settings_model()
+
+
+def test_firecrawl_options_refuse_a_boolean_for_a_number():
+    with pytest.raises(ConfigError, match=r"wait_for_ms: must be a number, got true"):
+        map_options(FirecrawlCrawlerOptions(provider="firecrawl", options={"wait_for_ms": True}))
 
 
 def test_unknown_key_inside_provider_section(tmp_path: Path):
