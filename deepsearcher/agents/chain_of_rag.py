@@ -3,8 +3,8 @@
 After Wang et al. 2025, "Chain-of-Retrieval Augmented Generation" (CoRAG): the model writes the next follow-up
 question from the chain of (follow-up, intermediate answer) pairs so far, that question is retrieved for, answered
 briefly from its chunks, and the chain grows until the model judges it sufficient, ``max_iter`` is reached or the
-token budget is spent. The final report is written from the chunks the intermediate answers relied on, with the chain
-as notes. Two LLM calls per step (the reference implementation uses four: follow-up, answer, supporting docs,
+token budget is spent. The final report is written from the chunks the intermediate answers relied on and the
+question's best-ranked chunk (``steps.question_floor``), with the chain as notes. Two LLM calls per step (the reference implementation uses four: follow-up, answer, supporting docs,
 sufficiency check); we fold the sufficiency check into the follow-up call and the supporting chunks into the answer.
 
 ==============  ==============================================  =========================================
@@ -33,7 +33,8 @@ from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route
 from deepsearcher.agents.base import FunctionAgent
 from deepsearcher.agents.relevance_check import (
-    SUPPORTING_EXAMPLE_NUMBERS, check_passage, check_position, drawn_from_check, numbers_past_check, with_check,
+    SUPPORTING_EXAMPLE_NUMBERS, check_passage, check_position, drawn_from_check, names_none_shown, numbers_past_check,
+    with_check,
 )
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
@@ -132,6 +133,8 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Answered:
     if reply.fell_back or failed_before:
         return Answered(answer, list(hits), True)  # every retrieved chunk, those the window left out too
     chosen = set(reply.value.supporting)
+    if names_none_shown(ctx.emit, chosen, len(shown) + (passage is not None), step="intermediate"):
+        return Answered(answer, list(hits), True)
     if passage is not None:
         past = numbers_past_check(ctx.relevance_check, ctx.emit, chosen,
                                   check_position(query, len(shown), SUPPORTING_EXAMPLE_NUMBERS), passage,

@@ -35,7 +35,9 @@ from deepsearcher.agents.deep_research.knowledge import KnowledgeStore
 from deepsearcher.agents.echoes import without_locations
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding, write_section
-from deepsearcher.agents.relevance_check import check_passage, check_position, numbers_past_check, with_check
+from deepsearcher.agents.relevance_check import (
+    check_passage, check_position, names_none_shown, numbers_past_check, with_check,
+)
 from deepsearcher.agents.replies import Decomposition, Reflection, Relevance, no_placeholders
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.report_markdown import gaps_note
@@ -110,6 +112,8 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
     if reply.fell_back:
         return Judged(list(hits), True)  # every retrieved chunk, those the window left out too
     chosen = set(reply.value.relevant)
+    if names_none_shown(ctx.emit, chosen, len(shown) + (passage is not None), step="relevance"):
+        return Judged(list(hits), True)
     if passage is not None:
         past = numbers_past_check(ctx.relevance_check, ctx.emit, chosen, check_position(query, len(shown)), passage,
                                   step="relevance",

@@ -25,7 +25,7 @@ about half the chunks on the caught questions). A model that reads never picks i
 prompt tokens. ``query.relevance_check: false`` turns it off.
 
 ChainOfRAG's intermediate step (``chain_of_rag.answer_step``) picks chunks by number too — the chunks its answer
-relies on, which are all its report is written from — so its prompt carries the same check, numbered as in its own
+relies on, which with the question's best-ranked chunk are all its report is written from — so its prompt carries the same check, numbered as in its own
 example (``SUPPORTING_EXAMPLE_NUMBERS``); the failure is shared with the relevance step (one per run).
 """
 
@@ -138,3 +138,17 @@ def numbers_past_check(check: RelevanceCheck, emit: Callable[[Event], None], cho
                            f"keeping every chunk of this call ({check.strikes} such replies in a run keep every "
                            f"retrieved chunk from then on)"))
     return None
+
+
+def names_none_shown(emit: Callable[[Event], None], chosen: set[int], shown: int, *, step: str) -> bool:
+    """The reply names chunks (``chosen``) and none of them is one the prompt showed (numbered 1 to ``shown``, the
+    check passage included): "[9]" for three chunks, or "[0]" counted from zero, is no judgement of them, so the call
+    keeps every chunk, said in a ``query.fallback`` event of ``step``. Numbers out of range beside shown ones are
+    ignored; an empty reply is the model's "none helps"."""
+    if not chosen or chosen & set(range(1, shown + 1)):
+        return False
+    named = ", ".join(str(n) for n in sorted(chosen)[:5])
+    emit(QueryFallback(step=step, error=f"the reply named only chunks the prompt did not show ([{named}]; it showed "
+                                        f"[1] to [{shown}])", fallback="keeping every retrieved chunk of this call"))
+    return True
+

@@ -392,3 +392,40 @@ def test_chain_of_rag_a_step_that_slips_once_keeps_its_judgement_on_the_later_st
     assert not any(a["fell_back"] for a in accepted[1:])  # the later steps keep only the chunks they name
     judged = [a for a in accepted[1:] if a["retrieved"]]
     assert judged and all(a["accepted"] < a["retrieved"] for a in judged)
+
+
+@pytest.mark.parametrize("checking", [True, False])
+@pytest.mark.parametrize("named", [[9], [0], [-1, 40]])
+def test_a_reply_naming_only_chunks_not_shown_keeps_every_chunk_of_its_call(checking: bool, named: list[int]):
+    # "[9]" for a prompt of four chunks, or "[0]" counted from zero, judges none of them (a helper's break test:
+    # such a reply kept nothing, silently); the call keeps what it retrieved and says so
+    llm = ScriptedChatModel([script(lambda p: named)] * 10)
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, Q, events=events, relevance_check=checking))
+    accepted = [a for a in of_kind(events, "query.accepted") if a["retrieved"]]  # a query with nothing new: no call
+    assert accepted and all(a["fell_back"] and a["accepted"] == a["retrieved"] for a in accepted)
+    said = [f for f in of_kind(events, "query.fallback") if "did not show" in f["error"]]
+    assert len(said) == len(relevance_prompts(llm)) == len(accepted)
+    total = len(blocks(relevance_prompts(llm)[0]))
+    assert said[0]["error"].endswith(f"it showed [1] to [{total}])") and said[0]["step"] == "relevance"
+
+
+def test_numbers_out_of_range_beside_shown_ones_are_ignored():
+    llm = ScriptedChatModel([script(lambda p: [1, 99])] * 10)
+    events: list[Event] = []
+    deep_search.run(make_ctx(llm, Q, events=events))
+    assert not of_kind(events, "query.fallback")
+    accepted = [a for a in of_kind(events, "query.accepted") if a["retrieved"]]
+    assert accepted and all(not a["fell_back"] and a["accepted"] == 1 for a in accepted)
+
+
+def test_chain_of_rag_an_answer_listing_only_chunks_not_shown_keeps_every_chunk_of_its_step():
+    from deepsearcher.agents import chain_of_rag
+
+    llm = ScriptedChatModel([chain_script(lambda p: [12])] * 10)
+    events: list[Event] = []
+    chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=True, max_iter=1))
+    first = of_kind(events, "query.accepted")[0]
+    assert first["fell_back"] and first["accepted"] == first["retrieved"] > 0
+    said = of_kind(events, "query.fallback")
+    assert [f["step"] for f in said] == ["intermediate"] and "[12]" in said[0]["error"]
