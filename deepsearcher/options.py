@@ -65,14 +65,25 @@ class NumbersNotBools(BaseModel):
                  if isinstance(key, str) and key in fields and _bool_for_a_number(fields[key].annotation, value)]
         if not wrong:
             return handler(data)
-        errors = [InitErrorDetails(type=PydanticCustomError("number_not_bool", "must be a number, got {got}" +
-                                                            cls._bool_hint, {"got": _as_text(data[key])}),
-                                   loc=(key,), input=data[key]) for key in wrong]
+        errors = [cls._not_a_number(key, data[key]) for key in wrong]
         try:  # the other fields' errors too, so one run lists them all
             handler({k: v for k, v in data.items() if k not in wrong})
         except ValidationError as exc:
             errors += [_again(e) for e in exc.errors() if e["loc"][:1] not in [(k,) for k in wrong]]
         raise ValidationError.from_exception_data(cls.__name__, errors)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # with validate_assignment the model validator gets the model, not the new value
+        field = type(self).model_fields.get(name)
+        if field is not None and _bool_for_a_number(field.annotation, value):
+            raise ValidationError.from_exception_data(type(self).__name__, [self._not_a_number(name, value)])
+        super().__setattr__(name, value)
+
+    @classmethod
+    def _not_a_number(cls, key: str, value: Any) -> InitErrorDetails:
+        return InitErrorDetails(type=PydanticCustomError("number_not_bool", "must be a number, got {got}" +
+                                                         cls._bool_hint, {"got": _as_text(value)}),
+                                loc=(key,), input=value)
 
 
 def _as_text(value: Any) -> str:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, ValidationError
 from deepsearcher.errors import ConfigError
 from deepsearcher.ingest.firecrawl import map_options
 from deepsearcher.ingest.options import FirecrawlCrawlerOptions
-from deepsearcher.options import ProviderOptions
+from deepsearcher.options import ProviderOptions, QuerySettings
 from deepsearcher.registry import registry
 from deepsearcher.settings import _StrictLoader, load_settings, settings_model
 from deepsearcher.embedding.options import BUNDLED_MODEL
@@ -93,6 +93,15 @@ def test_a_boolean_inside_a_list_or_dict_of_numbers_is_an_error_and_a_bool_union
             Plugin.model_validate({"provider": "p", **data})
         assert [(e["loc"], e["type"]) for e in err.value.errors()] == [((key,), "number_not_bool")], data
     assert Plugin.model_validate({"provider": "p", "either": True, "pair": [2, "x"]}).either is True
+
+
+def test_a_boolean_assigned_to_a_number_is_refused_too():
+    # validate_assignment hands the model validator the model, not the value: a first version let this through
+    query = QuerySettings()
+    with pytest.raises(ValidationError, match="must be a number, got true"):
+        query.top_k = True
+    query.top_k, query.hybrid = 7, False
+    assert (query.top_k, query.hybrid) == (7, False)
 
 
 def test_a_plugin_agents_options_must_subclass_agent_options():
