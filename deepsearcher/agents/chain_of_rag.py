@@ -4,8 +4,9 @@ After Wang et al. 2025, "Chain-of-Retrieval Augmented Generation" (CoRAG): the m
 question from the chain of (follow-up, intermediate answer) pairs so far, that question is retrieved for, answered
 briefly from its chunks, and the chain grows until the model judges it sufficient, ``max_iter`` is reached or the
 token budget is spent. The final report is written from the chunks the intermediate answers relied on and the
-question's best-ranked chunk (``steps.question_floor``), with the chain as notes. Two LLM calls per step (the reference implementation uses four: follow-up, answer, supporting docs,
-sufficiency check); we fold the sufficiency check into the follow-up call and the supporting chunks into the answer.
+question's best-ranked chunk (``steps.question_floor``), with the chain as notes. Two LLM calls per step (the
+reference implementation uses four: follow-up, answer, supporting docs, sufficiency check); we fold the sufficiency
+check into the follow-up call and the supporting chunks into the answer.
 
 ==============  ==============================================  =========================================
 step            reply schema                                    fallback
