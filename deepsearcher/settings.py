@@ -378,11 +378,8 @@ def settings_model(registry: Any = None) -> type[Settings]:
     agent_fields: dict[str, Any] = {}
     for provider in reg.providers("agent"):
         model = provider.options_model()
-        if model is not None and not (isinstance(model, type) and issubclass(model, AgentOptions)):
-            raise ConfigError(f"the agent {provider.name!r} ({provider.origin}) has an options model that does not "
-                              f"subclass {AgentOptions.__module__}.{AgentOptions.__name__}",
-                              hint="fix or uninstall that plugin")
         if model is not None:
+            _require_base("agent", provider, model, AgentOptions)
             agent_fields[provider.name] = (model, Field(default_factory=model, description=provider.description))
     agents = create_model("AgentsSettings", __base__=AgentsSettings, **agent_fields)
     fields["agents"] = (SerializeAsAny[agents], Field(default_factory=agents,
@@ -396,10 +393,7 @@ def _section_model(kind: str, provider: Any) -> type[ProviderOptions]:
     """The options model of one provider, with ``provider: Literal[name]`` so it can be a union member."""
     base = KIND_BASES.get(kind, ProviderOptions)
     options = provider.options_model() or base
-    if not (isinstance(options, type) and issubclass(options, base)):
-        raise ConfigError(f"the {kind} provider {provider.name!r} ({provider.origin}) has an options model that "
-                          f"does not subclass {base.__module__}.{base.__name__}",
-                          hint="fix or uninstall that plugin")
+    _require_base(f"{kind} provider", provider, options, base)
     name_type: Any = Literal[provider.name]
     if options.model_fields["provider"].annotation == name_type:
         return options
@@ -409,6 +403,14 @@ def _section_model(kind: str, provider: Any) -> type[ProviderOptions]:
         _DERIVED[key] = create_model(options.__name__, __base__=options, __module__=options.__module__,
                                      provider=(name_type, Field(provider.name, description=description)))
     return _DERIVED[key]
+
+
+def _require_base(what: str, provider: Any, options: Any, base: type[BaseModel]) -> None:
+    """Raise ConfigError unless a registered ``provider``'s options model subclasses ``base`` (``what``: "agent",
+    "llm provider"…, named in the message)."""
+    if not (isinstance(options, type) and issubclass(options, base)):
+        raise ConfigError(f"the {what} {provider.name!r} ({provider.origin}) has an options model that does not "
+                          f"subclass {base.__module__}.{base.__name__}", hint="fix or uninstall that plugin")
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

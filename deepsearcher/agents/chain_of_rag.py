@@ -39,7 +39,7 @@ from deepsearcher.agents.relevance_check import (
 )
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
-    ask_fitted, by_collection, chunk_ref, dedup_queries, question_floor, retrieve,
+    ask_fitted, by_collection, chunk_ref, dedup_queries, kept_with_floor, retrieve,
 )
 from deepsearcher.events import (
     QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
@@ -145,10 +145,8 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Answered:
         if past is None:
             return Answered(answer, list(hits), True)
         chosen = past
-    marked = [h for i, h in enumerate(shown, start=1) if i in chosen]
-    keep = {hit_key(h) for h in marked}
-    floor = {hit_key(h) for h in question_floor(ctx, query, shown, marked)} - keep
-    return Answered(answer, [h for h in shown if hit_key(h) in keep | floor], False, len(floor))
+    kept, by_rank = kept_with_floor(ctx, query, hits, shown, chosen)
+    return Answered(answer, kept, False, by_rank)
 
 
 def run(ctx: QueryContext) -> Report:

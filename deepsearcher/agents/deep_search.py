@@ -44,7 +44,7 @@ from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route_and_retrieve
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
-    ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, in_parallel, question_floor,
+    ask, ask_fitted, by_collection, chunk_ref, dedup_queries, fold_query, in_parallel, kept_with_floor,
 )
 from deepsearcher.events import QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QuerySubQueries
 from deepsearcher.types import Hit, Report
@@ -121,10 +121,8 @@ def filter_relevant(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Judge
         if past is None:
             return Judged(list(hits), True)
         chosen = past
-    marked = [h for i, h in enumerate(shown, start=1) if i in chosen]
-    keep = {hit_key(h) for h in marked}
-    floor = {hit_key(h) for h in question_floor(ctx, query, shown, marked)} - keep
-    return Judged([h for h in hits if hit_key(h) in keep | floor], False, len(floor))
+    kept, by_rank = kept_with_floor(ctx, query, hits, shown, chosen)
+    return Judged(kept, False, by_rank)
 
 
 @dataclass

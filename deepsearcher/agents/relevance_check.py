@@ -25,8 +25,9 @@ about half the chunks on the caught questions). A model that reads never picks i
 prompt tokens. ``query.relevance_check: false`` turns it off.
 
 ChainOfRAG's intermediate step (``chain_of_rag.answer_step``) picks chunks by number too — the chunks its answer
-relies on, which with the question's best-ranked chunk are all its report is written from — so its prompt carries the same check, numbered as in its own
-example (``SUPPORTING_EXAMPLE_NUMBERS``); the failure is shared with the relevance step (one per run).
+relies on, which with the question's best-ranked chunk are all its report is written from — so its prompt carries
+the same check, numbered as in its own example (``SUPPORTING_EXAMPLE_NUMBERS``); the failure is shared with the
+relevance step (one per run).
 """
 
 from __future__ import annotations
@@ -151,4 +152,3 @@ def names_none_shown(emit: Callable[[Event], None], chosen: set[int], shown: int
     emit(QueryFallback(step=step, error=f"the reply named only chunks the prompt did not show ([{named}]; it showed "
                                         f"[1] to [{shown}])", fallback="keeping every retrieved chunk of this call"))
     return True
-

@@ -193,6 +193,16 @@ def question_floor(ctx: QueryContext, query: str, shown: Sequence[Hit], marked: 
     return [candidates[i] for i in sorted(best)]
 
 
+def kept_with_floor(ctx: QueryContext, query: str, hits: Sequence[Hit], shown: Sequence[Hit],
+                    chosen: set[int]) -> tuple[list[Hit], int]:
+    """The hits a reply keeps: the ``shown`` ones it names by number (``chosen``, 1-based) and the question's floor
+    (``question_floor``), in retrieval order (``hits``); with how many of them the floor added."""
+    marked = [h for i, h in enumerate(shown, start=1) if i in chosen]
+    keep = {hit_key(h) for h in marked}
+    floor = {hit_key(h) for h in question_floor(ctx, query, shown, marked)} - keep
+    return [h for h in hits if hit_key(h) in keep | floor], len(floor)
+
+
 # --- near-duplicate sub-queries ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Deduped:
