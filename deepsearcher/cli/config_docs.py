@@ -78,7 +78,7 @@ def reference() -> str:
                 model = provider.options_model()
                 lines += [f"#### `{section}.provider: {provider.name}`", "", provider.description, ""]
                 if model is not None:
-                    lines += _table(model) + [""]
+                    lines += _table(model) + [""] + _nested(f"{section}.", model, level="#####")
         elif section == "agents":
             with_options = [p for p in registry.providers("agent") if p.options_model() is not None
                             and p.origin == "builtin"]
@@ -92,14 +92,20 @@ def reference() -> str:
         else:
             plain: dict[str, type[BaseModel]] = {"ingest": IngestSettings, "query": QuerySettings,
                                                  "server": ServerSettings}
-            lines += _table(plain[section]) + [""]
-            for key, info in plain[section].model_fields.items():  # nested options ("see below")
-                nested = info.annotation
-                if isinstance(nested, type) and issubclass(nested, BaseModel) and nested.model_fields:
-                    lines += [f"#### `{section}.{key}`", "", " ".join((nested.__doc__ or "").split()), ""]
-                    lines += _table(nested) + [""]
+            lines += _table(plain[section]) + [""] + _nested(f"{section}.", plain[section], level="####")
     lines.append(END)
     return "\n".join(lines) + "\n"
+
+
+def _nested(prefix: str, model: type[BaseModel], *, level: str) -> list[str]:
+    """A heading and a table for each field of ``model`` that is itself a model with fields ("see below")."""
+    lines: list[str] = []
+    for key, info in model.model_fields.items():
+        nested = info.annotation
+        if isinstance(nested, type) and issubclass(nested, BaseModel) and nested.model_fields:
+            lines += [f"{level} `{prefix}{key}`", "", " ".join((nested.__doc__ or "").split()), ""]
+            lines += _table(nested) + [""]
+    return lines
 
 
 def rewrite(path: Path) -> bool:

@@ -2,8 +2,9 @@
 
 ``max_depth: 0`` scrapes the start URL (``POST /v2/scrape``); otherwise a crawl job is started (``POST /v2/crawl``)
 and polled (``GET /v2/crawl/{id}``, following ``next`` pages) by the SDK. Pages come back as Markdown and go through
-the text loader. Our settings are validated and mapped to the SDK's keyword names when the provider is built, i.e.
-before the pipeline writes anything; an unknown option is an error listing the accepted ones.
+the text loader. ``crawler.options`` is validated with the rest of the config (``FirecrawlOptions`` in
+``ingest/options.py``: ``config check`` names an unknown or mistyped option) and mapped to the SDK's keyword names
+when the provider is built.
 
 Address policy (``allow_private_urls``, docs/security.md): Firecrawl fetches the pages itself, so we cannot check
 the address it connects to; we check what we can: a start URL whose host resolves (here) to a refused address is
@@ -20,42 +21,18 @@ from __future__ import annotations
 import inspect
 import logging
 import os
-from typing import Any, Iterator, Literal, Sequence
+from typing import Any, Iterator, Sequence
 
-from pydantic import Field, ValidationError
 
-from deepsearcher.errors import ConfigError, ProviderError
+from deepsearcher.errors import ProviderError
 from deepsearcher.types import FetchedPage
 from deepsearcher.net.policy import AddressPolicy, AddressRefused
 from deepsearcher.ingest.options import FirecrawlCrawlerOptions
-from deepsearcher.options import StrictModel
 from deepsearcher.events import CrawlFetched, CrawlQueued, EventCallback
 
 log = logging.getLogger(__name__)
 
 HOSTED_API = "https://api.firecrawl.dev"
-
-
-class FirecrawlOptions(StrictModel):
-    """``crawler.options`` for Firecrawl, by our names (each maps to one firecrawl-py v2 keyword); a boolean for a
-    number is an error, as everywhere in the config."""
-
-    only_main_content: bool | None = Field(None, description="Drop headers, navs and footers (Firecrawl default).")
-    include_tags: list[str] | None = Field(None, description="HTML tags/selectors to keep.")
-    exclude_tags: list[str] | None = Field(None, description="HTML tags/selectors to drop.")
-    wait_for_ms: int | None = Field(None, ge=0, description="Wait before scraping a page (JavaScript sites).")
-    headers: dict[str, str] | None = Field(None, description="HTTP headers sent to the site.")
-    mobile: bool | None = Field(None, description="Emulate a mobile device.")
-    block_ads: bool | None = Field(None, description="Block ads and cookie banners.")
-    proxy: Literal["basic", "stealth", "auto"] | None = Field(None, description="Firecrawl proxy mode.")
-    max_age_ms: int | None = Field(None, ge=0, description="Accept a cached page this recent.")
-    sitemap: Literal["skip", "include", "only"] = Field(
-        "skip", description="Crawl: use the site's sitemap (skip keeps max_depth meaning link depth).")
-    allow_subdomains: bool | None = Field(None, description="Crawl: follow subdomains of the start host.")
-    crawl_entire_domain: bool | None = Field(None, description="Crawl: follow links to parent paths too.")
-    ignore_query_parameters: bool | None = Field(None, description="Crawl: treat ?a=1 and ?a=2 as one page.")
-    max_concurrency: int | None = Field(None, gt=0, description="Crawl: pages scraped at once.")
-    delay_s: int | None = Field(None, ge=0, description="Crawl: seconds between page scrapes.")
 
 
 # our option name -> firecrawl-py keyword, for scrape() (and crawl()'s scrape options) and for crawl() only
@@ -68,24 +45,12 @@ CRAWL_NAMES = {"sitemap": "sitemap", "allow_subdomains": "allow_subdomains",
 
 
 def map_options(settings: FirecrawlCrawlerOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Validate ``crawler`` settings and map them to firecrawl-py keywords.
+    """Map ``crawler`` settings (already validated: ``FirecrawlOptions``) to firecrawl-py keywords.
 
     Returns:
         (scrape keywords, crawl keywords); the crawl ones include the scrape ones.
-
-    Raises:
-        ConfigError: an unknown option (the message lists the accepted ones) or a value of the wrong type.
     """
-    accepted = ", ".join(FirecrawlOptions.model_fields)
-    try:
-        options = FirecrawlOptions.model_validate(settings.options)
-    except ValidationError as exc:
-        unknown = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
-        if unknown:
-            raise ConfigError(f"unknown Firecrawl option(s) in crawler.options: {', '.join(unknown)}",
-                              hint=f"accepted: {accepted}") from None
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid Firecrawl option in crawler.options: {problems}") from None
+    options = settings.options
     chosen = options.model_dump(exclude_none=True)
     scrape = {"formats": ["markdown"], **{SCRAPE_NAMES[k]: v for k, v in chosen.items() if k in SCRAPE_NAMES}}
     crawl = {
@@ -110,7 +75,6 @@ class FirecrawlCrawler:
         policy: the address policy; None = from ``allow_private_urls`` (None there = allowed).
 
     Raises:
-        ConfigError: invalid options (see ``map_options``).
         ProviderError: firecrawl-py is not installed, or the installed one does not take a mapped keyword.
     """
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from deepsearcher.options import ProviderOptions
+from deepsearcher.options import ProviderOptions, StrictModel
 
 
 class LoaderOptions(ProviderOptions):
@@ -92,6 +92,29 @@ class BuiltinCrawlerOptions(CrawlScope):
                             description="User-Agent header, also the name matched against robots.txt groups.")
 
 
+class FirecrawlOptions(StrictModel):
+    """``crawler.options`` for Firecrawl, by our names (each maps to one firecrawl-py v2 keyword); a boolean for a
+    number is an error, as everywhere in the config."""
+
+    only_main_content: bool | None = Field(None, description="Drop headers, navs and footers (Firecrawl default).")
+    include_tags: list[str] | None = Field(None, description="HTML tags/selectors to keep.")
+    exclude_tags: list[str] | None = Field(None, description="HTML tags/selectors to drop.")
+    wait_for_ms: int | None = Field(None, ge=0, description="Wait before scraping a page (JavaScript sites).")
+    headers: dict[str, str] | None = Field(None, description="HTTP headers sent to the site.")
+    mobile: bool | None = Field(None, description="Emulate a mobile device.")
+    block_ads: bool | None = Field(None, description="Block ads and cookie banners.")
+    proxy: Literal["basic", "stealth", "auto"] | None = Field(None, description="Firecrawl proxy mode.")
+    max_age_ms: int | None = Field(None, ge=0, description="Accept a cached page this recent.")
+    sitemap: Literal["skip", "include", "only"] = Field(
+        "skip", description="Crawl: use the site's sitemap (skip keeps max_depth meaning link depth).")
+    allow_subdomains: bool | None = Field(None, description="Crawl: follow subdomains of the start host.")
+    crawl_entire_domain: bool | None = Field(None, description="Crawl: follow links to parent paths too.")
+    ignore_query_parameters: bool | None = Field(None, description="Crawl: treat ?a=1 and ?a=2 as one page.")
+    max_concurrency: int | None = Field(None, gt=0, description="Crawl: pages scraped at once.")
+    delay_s: int | None = Field(None, ge=0, description="Crawl: seconds between page scrapes.")
+
+
+
 class FirecrawlCrawlerOptions(CrawlScope):
     """Firecrawl (hosted or self-hosted) through firecrawl-py (extra ``crawl``); max_pages is Firecrawl's limit and
     same_site keeps it off external links and subdomains."""
@@ -101,6 +124,6 @@ class FirecrawlCrawlerOptions(CrawlScope):
     api_key_env: str | None = Field("FIRECRAWL_API_KEY", description="Environment variable holding the API key.")
     timeout_s: float = Field(600, gt=0, description="Wait this long for a crawl job, then cancel it.")
     poll_interval_s: float = Field(2, gt=0, description="Seconds between crawl status polls.")
-    options: dict[str, Any] = Field(default_factory=dict,
-                                    description="More Firecrawl options by our names (see docs/crawling.md); "
-                                                "an unknown one is an error listing the accepted ones.")
+    options: FirecrawlOptions = Field(default_factory=FirecrawlOptions,
+                                      description="More Firecrawl options by our names (each maps to one firecrawl-py "
+                                                  "keyword; see docs/crawling.md).")

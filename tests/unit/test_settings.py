@@ -113,9 +113,30 @@ def test_a_plugin_agents_options_must_subclass_agent_options():
             settings_model()
 
 
-def test_firecrawl_options_refuse_a_boolean_for_a_number():
-    with pytest.raises(ConfigError, match=r"wait_for_ms: must be a number, got true"):
-        map_options(FirecrawlCrawlerOptions(provider="firecrawl", options={"wait_for_ms": True}))
+def test_firecrawl_options_are_checked_with_the_config(tmp_path: Path):
+    """crawler.options is part of the config: `config check` names every wrong option, with the section's other
+    errors, instead of the first crawl finding the first of them."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("crawler:\n  provider: firecrawl\n  max_pages: 0\n  options:\n    onlyMainContent: true\n"
+                   "    wait_for_ms: true\n    max_concurrency: many\n    proxy: fast\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    lines = str(err.value).splitlines()[1:]
+    assert "  crawler.options.onlyMainContent: unknown key; did you mean 'only_main_content'?" in lines
+    assert any(line.startswith("  crawler.options.wait_for_ms: must be a number, got true") for line in lines)
+    assert any(line.startswith("  crawler.options.max_concurrency: ") for line in lines)
+    assert any(line.startswith("  crawler.options.proxy: ") and "'basic'" in line for line in lines)
+    assert any(line.startswith("  crawler.max_pages: ") for line in lines)
+    assert len(lines) == 5
+
+
+def test_firecrawl_options_map_to_the_sdk_keywords():
+    settings = FirecrawlCrawlerOptions(provider="firecrawl", max_pages=7, same_site=False,
+                                       options={"wait_for_ms": 500, "delay_s": 2, "only_main_content": False})
+    scrape, crawl = map_options(settings)
+    assert scrape == {"formats": ["markdown"], "only_main_content": False, "wait_for": 500}
+    assert crawl["delay"] == 2 and crawl["limit"] == 7 and crawl["sitemap"] == "skip"
+    assert crawl["allow_external_links"] is True and crawl["allow_subdomains"] is True
 
 
 def test_unknown_key_inside_provider_section(tmp_path: Path):
