@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 from deepsearcher.agents.citations import strip_citations
 from deepsearcher.agents.echoes import (ANSWER_LINE, ASKED_LABEL, EXPLANATION_LINE, LABEL_PREFIX, strip_echoed_sources,
                                         strip_leaked_label, without_prompt_rules)
-from deepsearcher.agents.filler import (ANCHORS, LIST_MARKER, content_words, without_repeated_lines,
+from deepsearcher.agents.filler import (ANCHORS, LIST_MARKER, content_words, quoted_answer, without_repeated_lines,
                                         without_repeated_sentences, without_support_claims)
 from deepsearcher.agents.rewrites import ABOUT_ANSWER, sentences
 from deepsearcher.agents.scaffold import detect
@@ -122,9 +122,13 @@ def _field_item(line: str) -> bool:
 
 
 def first_sentence(text: str) -> str:
-    """The first sentence of the first paragraph that is prose (not a heading, list or table), as a short answer."""
+    """The first sentence of the first paragraph that is prose (not a heading, list or table), as a short answer; the
+    answer it quotes when it is only a verdict on that answer (``filler.quoted_answer``)."""
     prose = first_paragraph_prose(text)
-    return clean(sentences(prose)[0]) if prose else ""
+    if not prose:
+        return ""
+    first = sentences(prose)[0]
+    return clean(quoted_answer(first) or first)
 
 
 #: a question whose answer its own words can make: it names things to choose from ("… A or B?", "A vs B?", "… of A

@@ -921,3 +921,54 @@ def test_a_short_answer_opens_with_its_words_not_the_punctuation_after_a_citatio
 
     assert clean(reply) == short
     assert short_answer_of(reply)[1] == short
+
+
+@pytest.mark.parametrize("reply, report", [
+    # the bundled 1.5B model's chain_of_rag reports on HotpotQA and MuSiQue (2026-12-03): verdicts on the answer that
+    # read as a check no one made; the statement inside one stays, with its citations
+    ("Answer: The Finnish markka\n\nThe answer is correct because the research found that the Finnish markka predated "
+     "the Euro in Finland, which is supported by the information provided in source [1].",
+     "The Finnish markka predated the Euro in Finland [1]."),
+    ("Answer: EA Sports\n\nThe answer is correct because it matches the information provided in both sources, "
+     "confirming that EA Sports is the company that developed the game.",
+     "EA Sports is the company that developed the game."),
+    ("Answer: Two Dollar Radio\n\nThe answer is based on information provided in [1], which states that Two Dollar "
+     "Radio is an independent publishing house based in Columbus, Ohio.",
+     "Two Dollar Radio is an independent publishing house based in Columbus, Ohio [1]."),
+    ("Answer: May 1968\n\nThe answer is correct because the Tornado outbreak of May 1968 killed the most people, "
+     "which matches the information provided in the sources.", "The Tornado outbreak of May 1968 killed the most people."),
+    # the answer quoted in a verdict is said on the Answer line: nothing of it is lost
+    ('Answer: EA Sports\n\nThe answer "EA Sports" is supported by both sources [1] and [2]. The first source states '
+     "that EA Sports developed Formula 1 97.", "The first source states that EA Sports developed Formula 1 97."),
+    ('Answer: Lilu is a demon related to Alû.\n\nA lilu is a spirit [1].\n\nThe answer "Lilu is a demon related to '
+     'Alû" directly corresponds to the information provided in both sources [1] and [2]. This answer is supported by '
+     "both sources, making it a reliable and current fact based on the information provided.",
+     "A lilu is a spirit [1]."),
+    # a verdict's one source goes to the next sentence that says "This source"
+    ('Answer: Bambarakanda Falls\n\nThe answer "Bambarakanda Falls" is directly supported by the information provided '
+     "in source [1]. This source states that Bambarakanda Falls is the tallest waterfall in Sri Lanka.",
+     "This source states that Bambarakanda Falls is the tallest waterfall in Sri Lanka [1]."),
+])
+def test_a_verdict_on_the_answer_goes_and_the_statement_it_wraps_stays(reply: str, report: str) -> None:
+    assert short_answer_of(reply)[0] == report
+
+
+@pytest.mark.parametrize("text", [
+    'The answer is "The Exies" because they were formed in 1997 [1].',  # a reason for the answer, not a verdict
+    "The answer is Paris because it is the capital [1].",
+    'The answer "42" is the number of levels [1].',
+    'The answer "Trinidad and Tobago" is supported by sources [1] and [2].',  # the quoted answer is said nowhere else
+    # what follows would not stand alone as a statement
+    "This answer is supported by sources [1] and [2], which provide information about the Treaty of Rome.",
+    "The answer is correct because it directly addresses the question about Hans Edler's country.",
+    "The answer is correct because [1] describes the book written by Andrew Morton in 2000.",
+])
+def test_an_answer_with_its_reason_or_a_verdict_with_no_statement_of_its_own_stays(text: str) -> None:
+    assert without_support_claims("Answer: x\n\n" + text) == "Answer: x\n\n" + text
+
+
+def test_a_report_that_opens_on_a_verdict_quoting_the_answer_gives_that_answer() -> None:
+    report, short = short_answer_of('The answer "EA Sports" is supported by both sources [1] and [2].')
+    assert short == "EA Sports" and report == 'The answer "EA Sports" is supported by both sources [1] and [2].'
+    assert short_answer_of('The answer "EA Sports" was released in 1999 [1].')[1] == \
+        'The answer "EA Sports" was released in 1999.'
