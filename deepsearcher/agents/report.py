@@ -34,7 +34,7 @@ from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, Quer
 from deepsearcher.llm.output import TextReply, ask_text, reasoning_used_up
 from deepsearcher.llm.window import MIN_REPLY_TOKENS, Fit
 from deepsearcher.protocols import ChatModel
-from deepsearcher.types import Hit, Message, Source, TokenCallback
+from deepsearcher.types import Chunk, Hit, Message, Source, TokenCallback
 from deepsearcher.vectordb.fusion import fused_priority, top_ranked
 
 log = logging.getLogger(__name__)
@@ -260,10 +260,13 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
                    short_answer=short)
 
 
-def with_support(ctx: QueryContext, verified: Verified, short: str, shown: Sequence[Hit]) -> Verified:
+def with_support(ctx: QueryContext, verified: Verified, short: str, shown: Sequence[Hit | Chunk | None]) -> Verified:
     """``verified`` (a report citing nothing), with the source sentence that holds the short answer's words quoted
-    under it and cited (``support.supporting_sentence``), when one does; a ``query.fallback`` event says so."""
-    found = supporting_sentence(short, ctx.question, [h.chunk for h in shown])
+    under it and cited (``support.supporting_sentence``), when one does; a ``query.fallback`` event says so.
+    ``shown``: the numbered sources the report could cite, in order (hits, or chunks with ``None`` for an item that
+    has none)."""
+    chunks = [s.chunk if isinstance(s, Hit) else s for s in shown]
+    found = supporting_sentence(short, ctx.question, chunks)
     if found is None:
         return verified
     number, sentence = found

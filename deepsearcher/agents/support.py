@@ -25,7 +25,7 @@ MAX_QUOTE = 400
 _NUMBER = re.compile(r"\d+")
 
 
-def supporting_sentence(answer: str, question: str, chunks: Sequence[Chunk]) -> tuple[int, str] | None:
+def supporting_sentence(answer: str, question: str, chunks: Sequence[Chunk | None]) -> tuple[int, str] | None:
     """``(1-based chunk number, sentence)`` of the sentence that best holds what ``answer`` adds to ``question``.
 
     Words are compared as a rewrite's sentences are (``rewrites.words``: citations removed, case-folded, words of
@@ -33,7 +33,8 @@ def supporting_sentence(answer: str, question: str, chunks: Sequence[Chunk]) -> 
     answer's own words and numbers are those the question does not have. A sentence (``rewrites.sentences``)
     qualifies when it holds every own number and at least ``MIN_SHARE`` of the own words; among those, the one
     holding most of them, then most of the question's words, then the earliest, wins. None when the answer adds
-    nothing or no sentence qualifies.
+    nothing or no sentence qualifies. A ``None`` in ``chunks`` (a numbered item with no chunk, e.g. a web result's
+    snippet) is skipped and keeps its number.
     """
     asked = words(question)
     own = words(answer) - asked
@@ -42,7 +43,7 @@ def supporting_sentence(answer: str, question: str, chunks: Sequence[Chunk]) -> 
         return None
     best: tuple[tuple[float, int], int, str] | None = None
     for number, chunk in enumerate(chunks, start=1):
-        for sentence in sentences(chunk.text):
+        for sentence in sentences(chunk.text) if chunk is not None else []:
             have = words(sentence)
             share = overlap(own, have) if own else 1.0
             if share < MIN_SHARE or not numbers <= set(_NUMBER.findall(sentence)):

@@ -650,3 +650,22 @@ def test_an_answer_that_asks_another_question_goes_to_the_evaluator() -> None:
                              PASS])
     report = run_agent(llm)
     assert llm.remaining == 0 and not report.beast_mode and report.checks == {"definitive": True, "attribution": True}
+
+
+def test_a_final_answer_citing_nothing_gets_the_sentence_holding_its_words_quoted_and_cited() -> None:
+    # the bundled 1.5B model's forced answer on HotpotQA (2026-12-03) cited nothing; the other agents' reports
+    # already get the supporting sentence (agents/support.py), deep_research's now too
+    events: list[Event] = []
+    llm = ScriptedChatModel([search("Milvus Lite storage"),
+                             "Answer: It stores its data in a local file.\n\nIt is light."])
+    report = run_agent(llm, "Where does Milvus Lite keep its data?", events=events, max_steps=1)
+    assert report.beast_mode and report.short_answer == "It stores its data in a local file."
+    assert report.answer.startswith("It is light.\n\n*The model cited no source. The passage that holds the answer's "
+                                    "words (found by matching them):*")
+    assert "> “Milvus Lite stores data in a local file and suits prototypes and notebooks.” [1]" in report.answer
+    assert [s.chunk.text for s in report.sources] == [MILVUS_DOCS[1].text]
+    assert of_kind(events, "query.fallback")[-1]["error"] == "the report cites no source"
+    # an answer no item sentence holds keeps its consulted sources and no quote
+    plain = run_agent(ScriptedChatModel([search("Milvus Lite storage"), "Answer: On the moon.\n\nIt is far."]),
+                      "Where does Milvus Lite keep its data?", max_steps=1)
+    assert "found by matching" not in plain.answer and plain.sources
