@@ -18,6 +18,7 @@ docs/configuration.md is generated from these models (``python -m deepsearcher.c
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -185,7 +186,8 @@ class Settings(StrictModel):
         return (base / p).resolve()
 
     def masked(self) -> dict[str, Any]:
-        """Effective settings as a dict, with the *values* of secret env vars shown masked."""
+        """Effective settings as a dict, with the *values* of secret env vars shown masked, and those of credential
+        headers (Authorization, Cookie, X-Api-Key …) written in the file."""
         data = self.model_dump(mode="json", exclude={"config_path"})
 
         def walk(node: Any) -> None:
@@ -194,6 +196,9 @@ class Settings(StrictModel):
                     if key.endswith("_env") and isinstance(val, str):
                         secret = os.environ.get(val)
                         node[key] = f"{val} ({'set: ' + _mask(secret) if secret else 'not set'})"
+                    elif key == "headers" and isinstance(val, dict):  # "Authorization: Bearer …" written in the file
+                        node[key] = {name: _mask(str(v)) if _SECRET_HEADER.search(name) else v
+                                     for name, v in val.items()}
                     else:
                         walk(val)
 
@@ -202,6 +207,10 @@ class Settings(StrictModel):
         if isinstance(uri, str) and not is_remote(uri):
             data["vector_db"]["uri"] = str(self.resolve_path(uri))
         return data
+
+
+#: header names whose values are credentials, masked by ``config check``
+_SECRET_HEADER = re.compile(r"auth|cookie|token|key|secret|session|password|credential", re.IGNORECASE)
 
 
 def _mask(secret: str) -> str:
@@ -316,18 +325,34 @@ def _error_lines(exc: ValidationError) -> list[str]:
 
 
 def _did_you_mean(loc: list[str]) -> str:
-    """``; did you mean 'x'?`` for an unknown key close to a key allowed at the same place (any provider's options
-    in a provider section), else ``""``: a typo is then one glance from its fix."""
+    """A hint for an unknown key: ``; did you mean 'x'?`` for a key close to one allowed at the same place (any
+    provider's options in a provider section); where the key exists elsewhere, where ("options is a key of
+    crawler.provider firecrawl", "did you mean 'options.only_main_content'?", "max_pages goes one level up:
+    crawler.max_pages"); else ``""``: a typo or a misplaced key is then one glance from its fix."""
     import difflib
 
-    models: list[type[BaseModel]] = [settings_model()]
+    if not loc:
+        return ""
+    levels: list[list[type[BaseModel]]] = [[settings_model()]]
     for name in loc[:-1]:
         if name.isdigit():  # an item of a list: its model is the list's
             continue
-        fields = [model.model_fields[name] for model in models if name in model.model_fields]
-        models = [m for field in fields for m in _models_in(field.annotation)]
-    known = sorted({key for model in models for key in model.model_fields})
-    close = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.6) if loc else []
+        fields = [model.model_fields[name] for model in levels[-1] if name in model.model_fields]
+        levels.append([m for field in fields for m in _models_in(field.annotation)])
+    key, models = loc[-1], levels[-1]
+    owners = [m for m in models if key in m.model_fields]
+    if owners:  # a key of another provider's options than the chosen one
+        names = sorted({str(m.model_fields["provider"].default) for m in owners if "provider" in m.model_fields})
+        where = ".".join(loc[:-1])
+        return f"; {key} is a key of {where}.provider {' / '.join(names)} only" if names else ""
+    nested = sorted({f"{name}.{key}" for m in models for name, field in m.model_fields.items()
+                     for inner in _models_in(field.annotation) if key in inner.model_fields})
+    if nested:
+        return f"; did you mean {nested[0]!r}?"
+    if len(levels) > 1 and any(key in m.model_fields for m in levels[-2]):
+        return f"; {key} goes one level up: {'.'.join([*loc[:-2], key])}"
+    known = sorted({name for model in models for name in model.model_fields})
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 

@@ -8,6 +8,7 @@ the file and the code differ.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,8 @@ def _type_name(annotation: Any) -> str:
     for noise in ("typing.", "pathlib.", "deepsearcher.settings.", "pydantic.functional_serializers.",
                   "SerializeAsAny[", "NoneType"):
         text = text.replace(noise, "None" if noise == "NoneType" else "")
-    return text.replace("Optional[ProviderOptions]", "ProviderOptions | None")
+    optional = re.fullmatch(r"Optional\[(.*)\]", text)  # "Optional[Literal['a', 'b']]" as the others: "… | None"
+    return f"{optional[1]} | None" if optional else text
 
 
 def _table(model: type[BaseModel]) -> list[str]:

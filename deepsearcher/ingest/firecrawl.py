@@ -23,12 +23,15 @@ import logging
 import os
 from typing import Any, Iterator, Sequence
 
+from pydantic import ValidationError
 
-from deepsearcher.errors import ProviderError
+from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.types import FetchedPage
 from deepsearcher.net.policy import AddressPolicy, AddressRefused
-from deepsearcher.ingest.options import FirecrawlCrawlerOptions
+from deepsearcher.ingest.options import FirecrawlCrawlerOptions, FirecrawlOptions
 from deepsearcher.events import CrawlFetched, CrawlQueued, EventCallback
+
+__all__ = ["FirecrawlCrawler", "FirecrawlOptions", "map_options"]
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +52,19 @@ def map_options(settings: FirecrawlCrawlerOptions) -> tuple[dict[str, Any], dict
 
     Returns:
         (scrape keywords, crawl keywords); the crawl ones include the scrape ones.
+
+    Raises:
+        ConfigError: ``settings`` built without validation (``model_construct``, ``model_copy(update=…)``) hold
+            options that are not valid.
     """
     options = settings.options
+    if not isinstance(options, FirecrawlOptions):  # built without validation: validate now
+        try:
+            options = FirecrawlOptions.model_validate(options)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise ConfigError(f"invalid Firecrawl option in crawler.options: {problems}",
+                              hint=f"accepted: {', '.join(FirecrawlOptions.model_fields)}") from None
     chosen = options.model_dump(exclude_none=True)
     scrape = {"formats": ["markdown"], **{SCRAPE_NAMES[k]: v for k, v in chosen.items() if k in SCRAPE_NAMES}}
     crawl = {

@@ -130,6 +130,40 @@ def test_firecrawl_options_are_checked_with_the_config(tmp_path: Path):
     assert len(lines) == 5
 
 
+@pytest.mark.parametrize("yaml_text, line", [
+    # a helper's findings (2026-12-03): the hint named the key itself, or nothing, for a key in the wrong place
+    ("crawler:\n  provider: builtin\n  options:\n    mobile: true\n",
+     "  crawler.options: unknown key; options is a key of crawler.provider firecrawl only"),
+    ("crawler:\n  provider: firecrawl\n  only_main_content: true\n",
+     "  crawler.only_main_content: unknown key; did you mean 'options.only_main_content'?"),
+    ("crawler:\n  provider: firecrawl\n  options:\n    max_pages: 3\n",
+     "  crawler.options.max_pages: unknown key; max_pages goes one level up: crawler.max_pages"),
+    ("llm:\n  provider: openai_compatible\n  modle: x\n", "  llm.modle: unknown key; did you mean 'model'?"),
+])
+def test_a_key_in_the_wrong_place_is_told_where_it_goes(tmp_path: Path, yaml_text: str, line: str):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml_text)
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert line in str(err.value).splitlines()
+
+
+def test_credential_headers_written_in_the_file_are_masked_by_config_check(tmp_path: Path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("crawler:\n  provider: firecrawl\n  options:\n    headers:\n"
+                   "      Authorization: Bearer sk-live-1234567890\n      Cookie: sid=abcdefghijkl\n"
+                   "      Accept-Language: de\n")
+    headers = load_settings(cfg).masked()["crawler"]["options"]["headers"]
+    assert headers == {"Authorization": "Bea…90", "Cookie": "sid…kl", "Accept-Language": "de"}
+
+
+def test_options_of_settings_built_without_validation_are_checked_when_mapped():
+    settings = FirecrawlCrawlerOptions(provider="firecrawl")
+    assert map_options(settings.model_copy(update={"options": {"mobile": True}}))[0]["mobile"] is True
+    with pytest.raises(ConfigError, match=r"invalid Firecrawl option in crawler.options: mobil: Extra inputs"):
+        map_options(settings.model_copy(update={"options": {"mobil": True}}))
+
+
 def test_firecrawl_options_map_to_the_sdk_keywords():
     settings = FirecrawlCrawlerOptions(provider="firecrawl", max_pages=7, same_site=False,
                                        options={"wait_for_ms": 500, "delay_s": 2, "only_main_content": False})

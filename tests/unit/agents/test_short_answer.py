@@ -953,6 +953,29 @@ def test_a_verdict_on_the_answer_goes_and_the_statement_it_wraps_stays(reply: st
     assert short_answer_of(reply)[0] == report
 
 
+@pytest.mark.parametrize("reply, report", [
+    # verdicts a helper wrote, of the same kind (2026-12-03)
+    ("Answer: x\n\nThe final answer is supported by both sources.", ""),
+    ("Answer: x\n\nThe answer is well supported by the sources.", ""),
+    ("Answer: x\n\nThe answer is accurate and complete.", ""),
+    ("Answer: x\n\nIn conclusion, the answer is supported by the sources.", ""),
+    ("Answer: x\n\nThe answer is correct because the sources say so.", ""),
+    ("Answer: x\n\nThis response is supported by both sources [1][2].", ""),
+    ("Answer: Paris\n\nThe answer 'Paris' is supported by both sources [1] and [2].", ""),
+    ("Answer: Paris\n\nThe answer **Paris** is supported by both sources [1] and [2].", ""),
+    ("Answer: x\n\nMilvus has four levels. This matches the information provided in sources [1] and [2].",
+     "Milvus has four levels. [1][2]"),
+    ("Answer: x\n\nThe short answer is correct because the sources state that Paris is the capital [1].",
+     "Paris is the capital [1]."),
+    ("Answer: x\n\n**The answer is correct because the research found that Paris is the capital [1].**",
+     "**Paris is the capital [1].**"),
+    ("Answer: x\n\nThe answer is correct because the research found that iPhone sales doubled [1].",
+     "iPhone sales doubled [1]."),
+])
+def test_verdicts_of_the_same_kind_go_too(reply: str, report: str) -> None:
+    assert without_support_claims(reply).removeprefix("Answer: x").removeprefix("Answer: Paris").strip() == report
+
+
 @pytest.mark.parametrize("text", [
     'The answer is "The Exies" because they were formed in 1997 [1].',  # a reason for the answer, not a verdict
     "The answer is Paris because it is the capital [1].",
@@ -962,9 +985,50 @@ def test_a_verdict_on_the_answer_goes_and_the_statement_it_wraps_stays(reply: st
     "This answer is supported by sources [1] and [2], which provide information about the Treaty of Rome.",
     "The answer is correct because it directly addresses the question about Hans Edler's country.",
     "The answer is correct because [1] describes the book written by Andrew Morton in 2000.",
+    # a helper's inputs (2026-12-03): a reported answer is not a verdict; a limited verdict keeps its limit
+    "The answer states that refunds take 5 days, but the policy says 10 days [1].",
+    "The answer shows that the model hallucinated the release date [1].",
+    "The answer is correct only because the question is ambiguous.",
+    "The answer could be correct since the evidence shows that the tower was built in 1889 [1].",
+    "The answer is correct, although source [2] gives 1991 [2].",
+    # no statement would stand alone after the frame
+    "The answer is correct because it is supported by sources that describe the treaty.",
+    "The answer is supported by the sources that mention the treaty of 1957 [1].",
+    "The answer is confirmed by the documents that were published in 1990 [2].",
+    "The answer is correct as shown in [1], where the treaty is described.",
+    "The answer is correct because of the findings in [1].",
+    "The answer is correct as of 2020 [1].",
+    "The answer is correct because he was born in Paris in 1950 [1].",
+    "The answer is correct because his father was a baker [1].",
+    # statements on sources, answers and evidence as a topic
+    "Sources must be reliable and current [1].",
+    "Answers should match the evidence [3].",
+    "Each answer must be backed by evidence [2].",
+    "The sources show the research was current [1].",
+    "Smoking causes cancer, which was confirmed by research [1].",
+    "The committee adopted it, which was supported by all the documents submitted [1].",
 ])
 def test_an_answer_with_its_reason_or_a_verdict_with_no_statement_of_its_own_stays(text: str) -> None:
     assert without_support_claims("Answer: x\n\n" + text) == "Answer: x\n\n" + text
+
+
+@pytest.mark.parametrize("reply, report, short", [
+    # a quoted answer the Answer line does not say, its words in order, is not lost
+    ('The answer "Paris" is supported by source [1]. Lyon is larger than Paris in area [2].',
+     'The answer "Paris" is supported by source [1]. Lyon is larger than Paris in area [2].', "Paris"),
+    ('Answer: No\n\nThe answer "New York" is supported by [1]. New buildings went up in York [2].',
+     'The answer "New York" is supported by [1]. New buildings went up in York [2].', "No"),
+    ('The answer "Paris" is correct because the capital is Paris [1].',
+     'The answer "Paris" is correct because the capital is Paris [1].',
+     'The answer "Paris" is correct because the capital is Paris.'),
+    ('**The answer "Paris" is supported by source [1].**', '**The answer "Paris" is supported by source [1].**',
+     "Paris"),
+    # "The source of …" names a topic, not the dropped verdict's source: no citation moves to it
+    ("Answer: x\n\nThe answer is supported by source [1]. The source of the Nile is Lake Victoria.",
+     "The source of the Nile is Lake Victoria.", "x"),
+])
+def test_a_quoted_answer_or_a_citation_is_not_lost_or_moved(reply: str, report: str, short: str) -> None:
+    assert short_answer_of(reply) == (report, short)
 
 
 def test_a_report_that_opens_on_a_verdict_quoting_the_answer_gives_that_answer() -> None:
