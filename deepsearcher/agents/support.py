@@ -1,4 +1,5 @@
-"""A supporting passage for an answer whose report cites nothing: the source sentence that holds the answer's words.
+"""A supporting passage for an answer whose report cites nothing: the source sentence that holds the answer's words;
+and the source number of text a report copied from a source without citing it (``cite_copies``).
 
 Small local models often answer well and cite nothing: the bundled Qwen2.5-Coder-1.5B wrote "Answer: Milvus offers
 four consistency levels: strong, bounded staleness, session, and eventually." and then a copy of the prompt's source
@@ -15,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from deepsearcher.agents.citations import cites_any
 from deepsearcher.agents.rewrites import overlap, sentences, words
 from deepsearcher.types import Chunk
 
@@ -65,3 +67,59 @@ def support_note(number: int, sentence: str) -> str:
     quoted = quoted.replace("[", "(").replace("]", ")")  # no number in it may read as a citation
     return (f"*The model cited no source. The passage that holds the answer's words (found by matching them):*\n\n"
             f"> “{quoted}” [{number}]")
+
+
+#: words a paragraph or sentence copied from a source must have to be cited as that source's (shorter ones, "Milvus
+#: Lite is a library.", are common phrasing, not a copy)
+COPY_MIN_WORDS = 8
+_WORD = re.compile(r"\w+")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+
+
+def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
+    """``text`` with the source number added to each paragraph, or else sentence, that cites nothing and is a copy,
+    word for word, of a numbered source's text (``chunks``, 1-based; ``None`` for an item with no chunk); and how many
+    got one. The bundled 1.5B model's deep_research answers on HotpotQA (2026-12-03) told three of its knowledge
+    items again, word for word and uncited — two of them about other things than the question — so the report
+    looked like its own words on no source. Cited, they are the sources' words, listed under Sources and judged by
+    the citation check like any other. Copies of at least ``COPY_MIN_WORDS`` words (case and punctuation aside);
+    headings, tables, code and text that cites anything are left as written."""
+    bodies = [f" {' '.join(_WORD.findall(c.text.casefold()))} " if c is not None else "" for c in chunks]
+
+    def source_of(part: str) -> int | None:
+        said = _WORD.findall(part.casefold())
+        if len(said) < COPY_MIN_WORDS:
+            return None
+        probe = f" {' '.join(said)} "
+        return next((n for n, body in enumerate(bodies, start=1) if body and probe in body), None)
+
+    out: list[str] = []
+    fenced, count = False, 0
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        if fenced or _FENCE.match(line) or line.lstrip().startswith(("#", "|", ">")) or cites_any(line):
+            out.append(line)
+            continue
+        whole = source_of(line)
+        if whole is not None:
+            out.append(_cite(line, whole))
+            count += 1
+            continue
+        parts = sentences(line)
+        numbers = [source_of(part) for part in parts]
+        if any(n is not None for n in numbers):
+            line = "".join(_cite(part, n) + (" " if part.endswith(" ") else "") if n is not None else part
+                           for part, n in zip(parts, numbers))
+            count += sum(n is not None for n in numbers)
+        out.append(line)
+    return "\n".join(out), count
+
+
+def _cite(sentence: str, number: int) -> str:
+    """``sentence`` with ``[number]`` before its closing full stop (or at its end)."""
+    body = sentence.rstrip()
+    stop = re.search(r"[.!?。！？][*_\"”’')]*$", body)
+    if stop is None:
+        return f"{body} [{number}]"
+    return f"{body[:stop.start()].rstrip()} [{number}]{body[stop.start():]}"

@@ -48,6 +48,7 @@ from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding
 from deepsearcher.agents.echoes import without_echoes, without_locations
 from deepsearcher.agents.report import with_support
+from deepsearcher.agents.support import cite_copies
 from deepsearcher.agents.short_answer import option_named, short_answer_of, without_empty_opening
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
@@ -211,11 +212,13 @@ def decide(run: Run, allowed: list[Action]) -> tuple[StepBase, bool]:
 
 def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Report:
     """The ``Report`` of a short answer: citations of answers expanded to their items, verified and renumbered in
-    order of first appearance, each mapped to its chunk or URL; an answer that cites nothing gets the item sentence
-    holding its words quoted under it and cited, as the other agents' reports do (``report.with_support``)."""
+    order of first appearance, each mapped to its chunk or URL; an item's text told again uncited gets its number
+    (``support.cite_copies``), and an answer that still cites nothing gets the item sentence holding its words quoted
+    under it and cited, as the other agents' reports do (``report.with_support``)."""
     chunks = [item.chunk for item in store]
     text, short = without_empty_opening(*short_answer_of(store.expand_answers(finding.answer), chunks), ctx.question)
     text = without_locations(text, [(c.title, location(c)) for c in chunks if c is not None])
+    text, _ = cite_copies(text, chunks)  # an item's text told again, uncited: its number
     verified = verify_citations(text, len(store))
     if verified.text and not verified.cited:  # the sentence holding the answer's words, quoted and cited
         verified = with_support(ctx, verified, short, chunks)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from deepsearcher.agents import naive_rag
 from deepsearcher.agents.support import supporting_sentence
 from deepsearcher.events import Event
@@ -79,3 +81,55 @@ def test_a_reply_that_is_only_the_answer_line_says_the_answer_once_above_the_quo
     markdown = report_markdown(report)
     assert markdown.startswith("**Answer:** It stores its data in a local file.\n\n*The model cited no source.")
     assert markdown.count("It stores its data in a local file.") == 1 and "> “Milvus Lite stores data" in markdown
+
+
+# --- a source's text told again, uncited, gets the source's number (support.cite_copies) -----------------------------
+ALU = ("In Akkadian and Sumerian mythology, Alû is a vengeful spirit of the Utukku that goes down to the underworld "
+       "Kur. It roams at night and terrifies people while they sleep.")
+FILM = ("Jalachhayam is a 2010 Indian Malayalam-language Experimental film, produced and directed by Sathish Kalathil "
+        "under the banner of 'The People's Films'.")
+
+
+def test_paragraphs_copied_word_for_word_get_their_sources_number():
+    from deepsearcher.agents.support import cite_copies
+
+    # the bundled 1.5B model's deep_research answer on HotpotQA (2026-12-03): knowledge items told again, uncited
+    chunks = [chunk("A lilu is a masculine Akkadian word for a spirit.", "/d/lilu.md"), chunk(ALU, "/d/alu.md"),
+              None, chunk(FILM, "/d/film.md")]
+    reply = ("Lilu is a spirit.\n\n" + ALU.replace(" Kur.", "  Kur.").upper() + "\n\n" + FILM + "\n\n"
+             "Jalachhayam is a 2010 Indian Malayalam-language film by someone else entirely, as far as we know.")
+    text, count = cite_copies(reply, chunks)
+    lines = text.split("\n\n")
+    assert lines[0] == "Lilu is a spirit."  # short: common phrasing, not a copy
+    assert lines[1].endswith("WHILE THEY SLEEP [2].") and lines[2].endswith("'The People's Films' [4].")
+    assert lines[3] == reply.split("\n\n")[3] and count == 2  # not word for word
+
+
+def test_a_copied_sentence_inside_the_models_own_words_is_cited_alone():
+    from deepsearcher.agents.support import cite_copies
+
+    reply = "As the knowledge says, Lilu is a demon. It roams at night and terrifies people while they sleep. That is all."
+    text, count = cite_copies(reply, [chunk(ALU, "/d/alu.md")])
+    assert text == ("As the knowledge says, Lilu is a demon. It roams at night and terrifies people while they sleep "
+                    "[1]. That is all.") and count == 1
+
+
+@pytest.mark.parametrize("reply", [
+    f"{ALU} [2]",  # cites already
+    f"```\n{ALU}\n```",
+    f"| {ALU} |",
+    f"## {ALU}",
+    f"> {ALU}",
+])
+def test_cited_text_code_tables_headings_and_quotes_are_left_as_written(reply: str):
+    from deepsearcher.agents.support import cite_copies
+
+    assert cite_copies(reply, [chunk(ALU, "/d/alu.md"), chunk(FILM, "/d/film.md")]) == (reply, 0)
+
+
+def test_a_report_that_copies_a_source_cites_it_and_needs_no_quote():
+    llm = ScriptedChatModel(["Answer: a local file\n\nMilvus Lite stores data in a local file and suits prototypes "
+                             "and notebooks."])
+    report = naive_rag.run(make_ctx(llm, "Where does Milvus Lite keep its data?"))
+    assert report.answer.endswith("suits prototypes and notebooks [1].") and "found by matching" not in report.answer
+    assert [s.chunk.text for s in report.sources] == [OTHER.text]
