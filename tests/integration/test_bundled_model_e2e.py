@@ -74,7 +74,22 @@ def test_the_default_config_answers_with_the_bundled_model_json(config: Path):
     _assert_numbered_lines_are_statements(report)
     # ... and the report cites a source: the model's own [n], or the quoted sentence holding the answer's words
     assert re.search(r"\[\d+\]", report["answer"]), report["answer"]
+    _assert_no_uncited_copies(report)
     assert report["usage"]["llm_calls"] == 1
+
+
+def _assert_no_uncited_copies(report: dict) -> None:
+    """No paragraph of 8 words or more is a word-for-word copy of a Markdown file of data/milvus_docs and cites
+    nothing: the report step cites such copies (``support.cite_copies``); the 1.5B model writes them (59 of 83
+    stored reports of the answer runs)."""
+    files = [" " + " ".join(re.findall(r"\w+", path.read_text(encoding="utf-8").casefold())) + " "
+             for path in (DATA / "milvus_docs").glob("*.md")]
+    for paragraph in report["answer"].split("\n"):
+        if re.search(r"\[\d+\]", paragraph) or paragraph.lstrip().startswith((">", "#", "|", "*")):
+            continue
+        said = re.findall(r"\w+", paragraph.casefold())
+        if len(said) >= 8:
+            assert not any(f" {' '.join(said)} " in text for text in files), f"an uncited copy: {paragraph!r}"
 
 
 _NUMBERED = re.compile(r"^\s*(?:[-*]\s+)?\[(\d+)\]\s+(?P<rest>.*)$")
