@@ -53,6 +53,7 @@ from deepsearcher.agents.long_report.sections import research_section
 from deepsearcher.agents.report import write_fitted
 from deepsearcher.agents.rewrites import check_rewrite, moved_note, sentences, words
 from deepsearcher.agents.scaffold import language_code, word
+from deepsearcher.agents.support import cite_copies
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.errors import ConfigError, ContextWindowError
 from deepsearcher.events import QueryFallback, QueryOutline, QuerySection
@@ -140,7 +141,8 @@ def write_long_report(ctx: QueryContext, agent: str, outline: Outline | None = N
     texts, statuses, gaps = run.texts, run.statuses, run.gaps
     removed = write_syntheses(ctx, outline, store, texts, language)
     written = [(section, texts[i]) for i, section in enumerate(outline.sections, start=1)]
-    draft = verify_citations(assemble(written), len(store))
+    # an item's text told again uncited gets its number, as in every report (support.cite_copies)
+    draft = verify_citations(cite_copies(assemble(written), [item.chunk for item in store])[0], len(store))
     draft_sources = store.sources(draft.cited)
     body = coherence(ctx, outline, draft.text, draft_sources, gaps)
     final = verify_citations(body, len(draft_sources))

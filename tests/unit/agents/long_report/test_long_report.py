@@ -126,6 +126,23 @@ def test_sections_share_the_store_and_citations_are_numbered_globally() -> None:
         (1, "research"), (1, "written"), (2, "research"), (2, "written"), (0, "editing")]
 
 
+def test_a_sections_copy_of_a_chunk_cites_it_in_the_draft_and_the_report() -> None:
+    seen: dict[str, str] = {}
+
+    def copying(p: str) -> str:
+        return f"Milvus Lite runs in-process [{number_of(p, LITE)}].\n\n{FILE}"  # the 1.5B model's habit: uncited
+
+    def edit(p: str) -> str:
+        seen["coherence"] = p
+        return draft_of(p)
+
+    llm = ScriptedChatModel([deep_search_responder({"Running Milvus Lite": copying, "Limits": copying}, edit)] * 12)
+    report = write_long_report(make_ctx(llm, Q), "deep_search", OUTLINE)
+    assert "Milvus Lite stores data in a local file and suits prototypes and notebooks [2]." in seen["coherence"]
+    assert FILE.removesuffix(".") + " [2]." in report.answer
+    assert FILE in [s.chunk.text for s in report.sources]
+
+
 def test_a_search_run_for_one_section_is_not_run_again() -> None:
     store = memory_store()
 
