@@ -14,9 +14,10 @@ by matching words, not cited by the model. No sentence qualifies → nothing is 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
-from deepsearcher.agents.citations import cites_any
+from deepsearcher.agents.citations import cites_any, code_spans
 from deepsearcher.agents.rewrites import overlap, sentences, words
 from deepsearcher.types import Chunk
 
@@ -70,56 +71,112 @@ def support_note(number: int, sentence: str) -> str:
 
 
 #: words a paragraph or sentence copied from a source must have to be cited as that source's (shorter ones, "Milvus
-#: Lite is a library.", are common phrasing, not a copy)
+#: Lite is a library.", are common phrasing, not a copy); Chinese, Japanese and Korean count a word per two characters
 COPY_MIN_WORDS = 8
-_WORD = re.compile(r"\w+")
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
+#: a word as copies are compared: a number with its sign and separators ("-40" is not "+40", "3.5" not "3,5"), or a
+#: run of letters with their combining marks (Devanagari … Sinhala: "मिल्वस" is one word)
+_TOKEN = re.compile(r"[+\-−]?\d+(?:[.,]\d+)*|(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+#: a line that is not prose the report step may add a number to: a heading, a quote, HTML, indented code, a table
+#: row (any "|")
+_NOT_PROSE = re.compile(r"^(?:\s*(?:#|>|<)| {4,}|\t)|\|")
+#: a setext heading's underline: the line above it is a heading
+_UNDERLINE = re.compile(r"^\s*(?:=+|-+)\s*$")
+#: a list item's marker or a bold label before a copy ("1. ", "- ", "**Note:** ")
+_LEAD = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?)?(?:\*\*[^*\n]{1,40}:\*\*\s*)?")
+#: a Markdown link ("[text](url)"): a number must not land in its text, so a line holding one is left as written
+_LINK = re.compile(r"\]\(")
+#: the run of closing punctuation a number goes before ("…notebooks...", "?!", "。")
+_STOPS = re.compile(r"\s*[.!?。！？…।॥]+$")
+#: a part wrapped whole in quotes, emphasis or brackets ('"…notebooks."', "**…notebooks.**"): the number goes after
+_WRAPPED = re.compile(r"^\s*(\*{1,3}|_{1,3}|[\"“‘'(])(?=\S).*?\S(\*{1,3}|_{1,3}|[\"”’')])$", re.DOTALL)
+_PAIRS = {"\"": "\"", "“": "”", "‘": "’", "'": "'", "(": ")"}
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A numbered source's words, and where its sentences start among them (``cite_copies`` compares whole
+    sentences)."""
+
+    words: list[str]
+    starts: frozenset[int]
+
+    @classmethod
+    def of(cls, text: str) -> _Source:
+        words: list[str] = []
+        starts = {0}
+        for sentence in sentences(text):
+            words += _TOKEN.findall(sentence.casefold())
+            starts.add(len(words))
+        return cls(words, frozenset(starts))
+
+    def holds(self, probe: list[str]) -> bool:
+        """``probe`` is one or more whole sentences of this source, in order."""
+        size = len(probe)
+        return any(self.words[at:at + size] == probe and at + size in self.starts for at in self.starts)
 
 
 def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
-    """``text`` with the source number added to each paragraph, or else sentence, that cites nothing and is a copy,
-    word for word, of a numbered source's text (``chunks``, 1-based; ``None`` for an item with no chunk); and how many
-    got one. The bundled 1.5B model's deep_research answers on HotpotQA (2026-12-03) told three of its knowledge
-    items again, word for word and uncited — two of them about other things than the question — so the report
-    looked like its own words on no source. Cited, they are the sources' words, listed under Sources and judged by
-    the citation check like any other. Copies of at least ``COPY_MIN_WORDS`` words (case and punctuation aside);
-    headings, tables, code and text that cites anything are left as written."""
-    bodies = [f" {' '.join(_WORD.findall(c.text.casefold()))} " if c is not None else "" for c in chunks]
+    """``text`` with the source number added to each paragraph line, or else sentence, that cites nothing and is a
+    numbered source's text told again word for word (``chunks``, 1-based; ``None`` for an item with no chunk); and how
+    many got one. The bundled 1.5B model's reports paste passages and cite none of them (58 of 83 stored reports of
+    its answer runs, docs/benchmarks.md), so they read as the model's own words on no source; cited, they are listed
+    under Sources and judged by the citation check like any other.
+
+    A copy is one or more whole sentences of the source, in order (case and punctuation aside; a number keeps its
+    sign and separators), of at least ``COPY_MIN_WORDS`` words: a source's "It is a myth that X." gives X no number,
+    and neither does a line wrapped in the middle of a sentence. The first source holding it gives its number, before
+    the closing punctuation, or after the quotes or emphasis wrapping it whole. Left as written: code (fenced,
+    indented or inline), headings (also a line underlined with = or -), tables (a line with "|"), quotes, HTML, lines
+    with a Markdown link, lines that cite anything, and sentences ending in a colon, semicolon or comma (a lead-in)."""
+    sources = [_Source.of(c.text) if c is not None else None for c in chunks]
 
     def source_of(part: str) -> int | None:
-        said = _WORD.findall(part.casefold())
-        if len(said) < COPY_MIN_WORDS:
+        body = _LEAD.sub("", part, count=1)
+        probe = _TOKEN.findall(body.casefold())
+        size = max(len(probe), len(_CJK.findall(body)) // 2)
+        if size < COPY_MIN_WORDS or body.rstrip(" *_").endswith((":", ";", ",", "：", "；", "，")):
             return None
-        probe = f" {' '.join(said)} "
-        return next((n for n, body in enumerate(bodies, start=1) if body and probe in body), None)
+        return next((n for n, src in enumerate(sources, start=1) if src is not None and src.holds(probe)), None)
 
+    code = code_spans(text)
+    lines = text.split("\n")
     out: list[str] = []
-    fenced, count = False, 0
-    for line in text.split("\n"):
-        if _FENCE.match(line):
-            fenced = not fenced
-        if fenced or _FENCE.match(line) or line.lstrip().startswith(("#", "|", ">")) or cites_any(line):
-            out.append(line)
+    count = at = 0
+    for index, raw in enumerate(lines):
+        start, at = at, at + len(raw) + 1
+        line, cr = (raw[:-1], "\r") if raw.endswith("\r") else (raw, "")
+        underlined = index + 1 < len(lines) and _UNDERLINE.match(lines[index + 1]) is not None
+        if (any(a < at and start < b for a, b in code) or _NOT_PROSE.search(line) or _LINK.search(line)
+                or underlined or cites_any(line)):
+            out.append(raw)
             continue
         whole = source_of(line)
         if whole is not None:
-            out.append(_cite(line, whole))
+            out.append(_cite(line, whole) + cr)
             count += 1
             continue
         parts = sentences(line)
+        if "".join(parts) != line:  # a separator sentences() does not give back (U+2028): left as written
+            out.append(raw)
+            continue
         numbers = [source_of(part) for part in parts]
-        if any(n is not None for n in numbers):
-            line = "".join(_cite(part, n) + (" " if part.endswith(" ") else "") if n is not None else part
-                           for part, n in zip(parts, numbers))
-            count += sum(n is not None for n in numbers)
-        out.append(line)
+        count += sum(n is not None for n in numbers)
+        out.append("".join(_cite(part, n) if n is not None else part for part, n in zip(parts, numbers)) + cr)
     return "\n".join(out), count
 
 
 def _cite(sentence: str, number: int) -> str:
-    """``sentence`` with ``[number]`` before its closing full stop (or at its end)."""
+    """``sentence`` with ``[number]`` before its closing punctuation, or after the quotes or emphasis that wrap it
+    whole; its trailing whitespace (a Markdown hard break, the space before the next sentence) kept."""
     body = sentence.rstrip()
-    stop = re.search(r"[.!?。！？][*_\"”’')]*$", body)
-    if stop is None:
-        return f"{body} [{number}]"
-    return f"{body[:stop.start()].rstrip()} [{number}]{body[stop.start():]}"
+    trail = sentence[len(body):]
+    wrapped = _WRAPPED.match(body)
+    if wrapped and (wrapped[1] == wrapped[2] or _PAIRS.get(wrapped[1]) == wrapped[2]):
+        return f"{body} [{number}]{trail}"
+    inner = body.rstrip("*_\"”’')")
+    end = body[len(inner):]
+    stops = _STOPS.search(inner)
+    if stops is None:
+        return f"{inner} [{number}]{end}{trail}"
+    return f"{inner[:stops.start()]} [{number}]{inner[stops.start():].lstrip()}{end}{trail}"

@@ -133,3 +133,63 @@ def test_a_report_that_copies_a_source_cites_it_and_needs_no_quote():
     report = naive_rag.run(make_ctx(llm, "Where does Milvus Lite keep its data?"))
     assert report.answer.endswith("suits prototypes and notebooks [1].") and "found by matching" not in report.answer
     assert [s.chunk.text for s in report.sources] == [OTHER.text]
+
+
+# a helper's findings (2026-12-03): a number inside code or a link, on a claim its source denies, mid-ellipsis
+LITE_FILE = "Milvus Lite stores data in a local file and suits prototypes and notebooks."
+BODY = LITE_FILE[:-1]
+
+
+@pytest.mark.parametrize("reply", [
+    f"My words. `{LITE_FILE} And more` here",  # inline code holding a sentence's end
+    f"~~~markdown\n```python\n{LITE_FILE}\n```\n{LITE_FILE}\n~~~",  # a fence inside another
+    f"````\n```\n{LITE_FILE}\n````",
+    f"Text:\n\n    {LITE_FILE}\n\nAfter.",  # indented code
+    f"My words. [{LITE_FILE} And more](https://x.io/a)",  # link text
+    f"{BODY} in [the docs](https://milvus.io/docs/lite.md).",
+    f"{LITE_FILE}\n---",  # a setext heading
+    f"Name | {BODY}",  # a table row without its leading pipe
+    f"<!-- {LITE_FILE} -->",
+    f"{BODY}:",  # a lead-in
+    f"My own words here. {LITE_FILE}\u2028Next.",  # a separator sentences() does not give back
+])
+def test_code_links_headings_tables_and_lead_ins_get_no_number(reply: str):
+    from deepsearcher.agents.support import cite_copies
+
+    assert cite_copies(reply, [chunk(f"Intro text here. {LITE_FILE} More text follows.", "/d/a.md")]) == (reply, 0)
+
+
+@pytest.mark.parametrize("source, reply", [
+    ("It is a myth that Milvus Lite stores data in a remote server and suits production workloads.",
+     "Milvus Lite stores data in a remote server and suits production workloads."),  # what its source denies
+    ("The temperature was +40 degrees at night in the valley last week.",
+     "The temperature was -40 degrees at night in the valley last week."),
+    ("The rate rose to 3,5 percent in the last quarter of the year.",
+     "The rate rose to 3.5 percent in the last quarter of the year."),
+    (f"Intro text here. {LITE_FILE}", "Milvus Lite stores data in a local\nfile and suits prototypes and notebooks."),
+    ("मिल्वस एक ओपन सोर्स डेटाबेस है और तेज़ है।", "मिल्वस एक ओपन सोर्स डेटाबेस है"),  # 5 words, not 13 pieces
+])
+def test_only_whole_sentences_of_a_source_word_for_word_are_copies(source: str, reply: str):
+    from deepsearcher.agents.support import cite_copies
+
+    assert cite_copies(reply, [chunk(source, "/d/a.md")]) == (reply, 0)
+
+
+@pytest.mark.parametrize("reply, cited", [
+    (f"{BODY}...", f"{BODY} [1]..."),
+    (f"{BODY}?!", f"{BODY} [1]?!"),
+    (f'"{LITE_FILE}"', f'"{LITE_FILE}" [1]'),
+    (f"**{LITE_FILE}**", f"**{LITE_FILE}** [1]"),
+    (f"1. {LITE_FILE}", f"1. {BODY} [1]."),
+    (f"**Note:** {LITE_FILE}", f"**Note:** {BODY} [1]."),
+    (f"{LITE_FILE}  \nNext line here.", f"{BODY} [1].  \nNext line here."),  # the hard break kept
+    (f"Own words. {LITE_FILE}\r\nNext.\r", f"Own words. {BODY} [1].\r\nNext.\r"),
+    ("The U.S. Army bought the system in 2020 for a large sum of money.",
+     "The U.S. Army bought the system in 2020 for a large sum of money [1]."),
+])
+def test_the_number_goes_before_the_closing_punctuation_or_after_what_wraps_the_copy(reply: str, cited: str):
+    from deepsearcher.agents.support import cite_copies
+
+    chunks = [chunk(f"Intro text here. {LITE_FILE} The U.S. Army bought the system in 2020 for a large sum of money.",
+                    "/d/a.md")]
+    assert cite_copies(reply, chunks) == (cited, 1)
