@@ -79,17 +79,18 @@ def test_the_default_config_answers_with_the_bundled_model_json(config: Path):
 
 
 def _assert_no_uncited_copies(report: dict) -> None:
-    """No paragraph of 8 words or more is a word-for-word copy of a Markdown file of data/milvus_docs and cites
-    nothing: the report step cites such copies (``support.cite_copies``); the 1.5B model writes them (58 of 83
+    """No paragraph of 8 words or more that is whole sentences of a Markdown file of data/milvus_docs, word for word,
+    cites nothing: the report step cites such copies (``support.cite_copies``); the 1.5B model writes them (58 of 83
     stored reports of the answer runs)."""
-    files = [" " + " ".join(re.findall(r"\w+", path.read_text(encoding="utf-8").casefold())) + " "
-             for path in (DATA / "milvus_docs").glob("*.md")]
+    from deepsearcher.agents.support import _TOKEN, _Source
+
+    files = [_Source.of(path.read_text(encoding="utf-8")) for path in (DATA / "milvus_docs").glob("*.md")]
     for paragraph in report["answer"].split("\n"):
         if re.search(r"\[\d+\]", paragraph) or paragraph.lstrip().startswith((">", "#", "|", "*")):
             continue
-        said = re.findall(r"\w+", paragraph.casefold())
+        said = _TOKEN.findall(paragraph.casefold())
         if len(said) >= 8:
-            assert not any(f" {' '.join(said)} " in text for text in files), f"an uncited copy: {paragraph!r}"
+            assert not any(source.holds(said) for source in files), f"an uncited copy: {paragraph!r}"
 
 
 _NUMBERED = re.compile(r"^\s*(?:[-*]\s+)?\[(\d+)\]\s+(?P<rest>.*)$")
