@@ -28,7 +28,7 @@ from deepsearcher.agents.echoes import without_echoes, without_locations
 from deepsearcher.agents.short_answer import only_citations, option_named, short_answer_of, without_empty_opening
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
-from deepsearcher.agents.support import cite_copies, support_note, supporting_sentence
+from deepsearcher.agents.support import cite_copies, cite_ordinals, support_note, supporting_sentence
 from deepsearcher.errors import ContextWindowError
 from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
 from deepsearcher.llm.output import TextReply, ask_text, reasoning_used_up
@@ -250,6 +250,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
     # after short_answer_of: a copied source list is known by its locations
     text = without_locations(text, headers)
     text, _ = cite_copies(text, [h.chunk for h in shown])  # a source's text told again, uncited: its number
+    text, _ = cite_ordinals(text, len(shown))  # "The first source states …": the first shown source's number
     short = option_named(without_echoes(short, ctx.question, headers), ctx.question)
     verified = verify_citations(text, len(shown))
     if not verified.text:

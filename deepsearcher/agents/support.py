@@ -180,3 +180,41 @@ def _cite(sentence: str, number: int) -> str:
     if stops is None:
         return f"{inner} [{number}]{end}{trail}"
     return f"{inner[:stops.start()]} [{number}]{inner[stops.start():].lstrip()}{end}{trail}"
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+#: a source named by its place in the prompt's list: "The first source states that …", "the second document"
+_ORDINAL_SOURCE = re.compile(rf"\bthe\s+({'|'.join(_ORDINALS)})\s+(?:source|document|passage)\b(?!\s*[\[【［])",
+                             re.IGNORECASE)
+
+
+def cite_ordinals(text: str, count: int) -> tuple[str, int]:
+    """``text`` with the number of a source it names by its place ("The first source states that X" → "The first
+    source [1] states that X") in each sentence that cites nothing, when that place is among the ``count`` sources
+    the prompt listed; and how many got one. The bundled 1.5B model wrote such sentences in 8 of 87 stored reports:
+    uncited, nothing judged them; cited, the citation check does (a source that does not hold the claim is listed).
+    Code and sentences that cite anything are left as written."""
+    code = code_spans(text)
+    out: list[str] = []
+    found = at = 0
+    for line in text.split("\n"):
+        parts = sentences(line)
+        if "".join(parts) != line:
+            out.append(line)
+        else:
+            for part in parts:
+                start, at = at, at + len(part)
+                matches = [m for m in _ORDINAL_SOURCE.finditer(part)
+                           if _ORDINALS.index(m[1].casefold()) < count]
+                if not matches or cites_any(part) or any(a < at and start < b for a, b in code):
+                    out.append(part)
+                    continue
+                for match in reversed(matches):
+                    place = _ORDINALS.index(match[1].casefold()) + 1
+                    part = f"{part[:match.end()]} [{place}]{part[match.end():]}"
+                found += len(matches)
+                out.append(part)
+            at -= len(line)
+        at += len(line) + 1
+        out.append("\n")
+    return "".join(out[:-1]), found

@@ -193,3 +193,25 @@ def test_the_number_goes_before_the_closing_punctuation_or_after_what_wraps_the_
     chunks = [chunk(f"Intro text here. {LITE_FILE} The U.S. Army bought the system in 2020 for a large sum of money.",
                     "/d/a.md")]
     assert cite_copies(reply, chunks) == (cited, 1)
+
+
+# --- a source named by its place gets its number (support.cite_ordinals) ----------------------------------------------
+def test_a_source_named_by_its_place_gets_its_number_when_the_sentence_cites_nothing():
+    from deepsearcher.agents.support import cite_ordinals
+
+    # the bundled 1.5B model's chain_of_rag reports (8 of 87 stored): "The first source defines …, while the second …"
+    text = ("The first source defines Lilu as a spirit, while the second source adds context about Alû. "
+            "The third source says more.\n\nThe First Document [2] is cited already. `the first source` is code.")
+    assert cite_ordinals(text, 2) == (
+        "The first source [1] defines Lilu as a spirit, while the second source [2] adds context about Alû. "
+        "The third source says more.\n\nThe First Document [2] is cited already. `the first source` is code.", 2)
+
+
+def test_the_numbered_place_is_judged_by_the_citation_check():
+    from deepsearcher.agents.cited_support import with_checked_support
+
+    llm = ScriptedChatModel(["Answer: a local file\n\nThe first source states that sourdough bread rises overnight "
+                             "in a cold oven."])
+    report = with_checked_support(naive_rag.run(make_ctx(llm, "Where does Milvus Lite keep its data?")))
+    assert report.answer == "The first source [1] states that sourdough bread rises overnight in a cold oven."
+    assert [u.sentence for u in report.unsupported_citations] == [report.answer]
