@@ -1,11 +1,12 @@
-"""How often stored reports hold text that looks checked or sourced when it is not: verdicts on the answer and
-source text told again uncited.
+"""How often stored reports hold text that looks checked or sourced when it is not: verdicts on the answer, source
+text told again uncited, and sources named by their place in sentences citing nothing.
 
 Reads the ``rows.jsonl`` files of ``bench_vs_reference.py --answers`` work folders (each folder holds its
 ``corpus_slice.json``) and runs today's report steps over each stored report: ``filler.without_support_claims`` (a
 verdict on the answer: "The answer is correct because …", 'The answer "X" is supported by both sources [1] and
 [2].') and ``support.cite_copies`` against the passages of the titles the row kept or retrieved (a paragraph, else a
-sentence, of 8 words or more told again word for word and citing nothing). Prints, per folder and in total, how
+sentence, of 8 words or more told again word for word and citing nothing) and ``support.cite_ordinals`` ("The first
+source states that …" in a sentence citing nothing). Prints, per folder and in total, how
 many reports each step changes; ``--show N`` prints N changed reports of each kind, before and after.
 
     python scripts/audit_report_text.py /work/bench/hotpot /work/bench/musique [--show 3]
@@ -27,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from deepsearcher.agents.filler import without_support_claims  # noqa: E402
-from deepsearcher.agents.support import cite_copies  # noqa: E402
+from deepsearcher.agents.support import cite_copies, cite_ordinals  # noqa: E402
 from deepsearcher.types import Chunk  # noqa: E402
 
 
@@ -40,9 +41,10 @@ def passages_by_title(folder: Path) -> dict[str, list[str]]:
 
 
 def audit(folder: Path) -> dict[str, list[tuple[str, str, str]]]:
-    """``{"reports": …, "verdicts": …, "copies": …}``: each a list of (row id, report before, report after)."""
+    """``{"reports": …, "verdicts": …, "copies": …, "ordinals": …}``: each a list of (row id, report before, report
+    after)."""
     by = passages_by_title(folder)
-    found: dict[str, list[tuple[str, str, str]]] = {"reports": [], "verdicts": [], "copies": []}
+    found: dict[str, list[tuple[str, str, str]]] = {"reports": [], "verdicts": [], "copies": [], "ordinals": []}
     for rows in sorted(folder.glob("*/rows.jsonl")):
         for line in rows.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
@@ -58,6 +60,9 @@ def audit(folder: Path) -> dict[str, list[tuple[str, str, str]]]:
             cited, count = cite_copies(report, chunks)
             if count:
                 found["copies"].append((row["id"], report, cited))
+            named, count = cite_ordinals(report, 10)
+            if count:
+                found["ordinals"].append((row["id"], report, named))
     return found
 
 
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path, help="bench_vs_reference.py --answers work folders")
     parser.add_argument("--show", type=int, default=0, help="print this many changed reports of each kind")
     args = parser.parse_args(argv)
-    totals = {"reports": 0, "verdicts": 0, "copies": 0}
+    totals = {"reports": 0, "verdicts": 0, "copies": 0, "ordinals": 0}
     for folder in args.folders:
         if not (folder / "corpus_slice.json").is_file():
             print(f"{folder}: no corpus_slice.json here (not a bench_vs_reference.py --answers work folder)",
@@ -77,15 +82,17 @@ def main(argv: list[str] | None = None) -> int:
         for kind in totals:
             totals[kind] += counts[kind]
         print(f"{folder}: {counts['reports']} reports, {counts['verdicts']} with a verdict on the answer, "
-              f"{counts['copies']} with source text told again uncited")
-        for kind in ("verdicts", "copies"):
+              f"{counts['copies']} with source text told again uncited, {counts['ordinals']} naming a source by "
+              "its place")
+        for kind in ("verdicts", "copies", "ordinals"):
             for row_id, before, after in found[kind][:args.show]:
                 print(f"\n--- {kind}: {row_id}")
                 for diff in difflib.ndiff(before.split("\n"), after.split("\n")):
                     if diff[:1] in "-+":
                         print(diff)
     print(f"total: {totals['reports']} reports, {totals['verdicts']} with a verdict on the answer, "
-          f"{totals['copies']} with source text told again uncited")
+          f"{totals['copies']} with source text told again uncited, {totals['ordinals']} naming a source by its "
+          "place")
     return 0
 
 

@@ -191,7 +191,7 @@ _ORDINAL_SOURCE = re.compile(rf"\bthe\s+({'|'.join(_ORDINALS)})\s+(?:source|docu
 def cite_ordinals(text: str, count: int) -> tuple[str, int]:
     """``text`` with the number of a source it names by its place ("The first source states that X" → "The first
     source [1] states that X") in each sentence that cites nothing, when that place is among the ``count`` sources
-    the prompt listed; and how many got one. The bundled 1.5B model wrote such sentences in 8 of 87 stored reports:
+    the prompt listed; and how many got one. The bundled 1.5B model wrote such sentences in 7 of 83 stored reports:
     uncited, nothing judged them; cited, the citation check does (a source that does not hold the claim is listed).
     Code and sentences that cite anything are left as written."""
     code = code_spans(text)

@@ -34,7 +34,8 @@ def test_it_counts_verdicts_and_uncited_copies_per_folder(tmp_path: Path, capsys
     (work / "ours-chain_of_rag" / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     assert load().main([str(work), "--show", "1"]) == 0
     out = capsys.readouterr().out
-    assert f"{work}: 2 reports, 1 with a verdict on the answer, 1 with source text told again uncited" in out
+    assert f"{work}: 2 reports, 1 with a verdict on the answer, 1 with source text told again uncited, 0 naming a " \
+           "source by its place" in out
     assert "+ In Akkadian and Sumerian mythology, Alû is a vengeful spirit of the Utukku that goes down to the " \
            "underworld Kur [1]." in out
     assert "- The answer is supported by both sources, making it reliable." in out
