@@ -93,8 +93,13 @@ _WRAPPED = re.compile(r"^\s*(\*{1,3}|_{1,3}|[\"“‘'(])(?=\S).*?\S(\*{1,3}|_{1
 _PAIRS = {"\"": "\"", "“": "”", "‘": "’", "'": "'", "(": ")"}
 
 
+def copy_words(text: str) -> list[str]:
+    """The words of ``text`` as copies are compared (``_TOKEN``), case folded."""
+    return _TOKEN.findall(text.casefold())
+
+
 @dataclass(frozen=True)
-class _Source:
+class SourceText:
     """A numbered source's words, and where its sentences start among them (``cite_copies`` compares whole
     sentences)."""
 
@@ -102,11 +107,11 @@ class _Source:
     starts: frozenset[int]
 
     @classmethod
-    def of(cls, text: str) -> _Source:
+    def of(cls, text: str) -> SourceText:
         words: list[str] = []
         starts = {0}
         for sentence in sentences(text):
-            words += _TOKEN.findall(sentence.casefold())
+            words += copy_words(sentence)
             starts.add(len(words))
         return cls(words, frozenset(starts))
 
@@ -129,11 +134,11 @@ def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
     the closing punctuation, or after the quotes or emphasis wrapping it whole. Left as written: code (fenced,
     indented or inline), headings (also a line underlined with = or -), tables (a line with "|"), quotes, HTML, lines
     with a Markdown link, lines that cite anything, and sentences ending in a colon, semicolon or comma (a lead-in)."""
-    sources = [_Source.of(c.text) if c is not None else None for c in chunks]
+    sources = [SourceText.of(c.text) if c is not None else None for c in chunks]
 
     def source_of(part: str) -> int | None:
         body = _LEAD.sub("", part, count=1)
-        probe = _TOKEN.findall(body.casefold())
+        probe = copy_words(body)
         size = max(len(probe), len(_CJK.findall(body)) // 2)
         if size < COPY_MIN_WORDS or body.rstrip(" *_").endswith((":", ";", ",", "：", "；", "，")):
             return None

@@ -82,13 +82,13 @@ def _assert_no_uncited_copies(report: dict) -> None:
     """No paragraph of 8 words or more that is whole sentences of a Markdown file of data/milvus_docs, word for word,
     cites nothing: the report step cites such copies (``support.cite_copies``); the 1.5B model writes them (58 of 83
     stored reports of the answer runs)."""
-    from deepsearcher.agents.support import _TOKEN, _Source
+    from deepsearcher.agents.support import SourceText, copy_words
 
-    files = [_Source.of(path.read_text(encoding="utf-8")) for path in (DATA / "milvus_docs").glob("*.md")]
+    files = [SourceText.of(path.read_text(encoding="utf-8")) for path in (DATA / "milvus_docs").glob("*.md")]
     for paragraph in report["answer"].split("\n"):
         if re.search(r"\[\d+\]", paragraph) or paragraph.lstrip().startswith((">", "#", "|", "*")):
             continue
-        said = _TOKEN.findall(paragraph.casefold())
+        said = copy_words(paragraph)
         if len(said) >= 8:
             assert not any(source.holds(said) for source in files), f"an uncited copy: {paragraph!r}"
 
