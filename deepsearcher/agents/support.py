@@ -134,7 +134,15 @@ def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
     the closing punctuation, or after the quotes or emphasis wrapping it whole. Left as written: code (fenced,
     indented or inline), headings (also a line underlined with = or -), tables (a line with "|"), quotes, HTML, lines
     with a Markdown link, lines that cite anything, and sentences ending in a colon, semicolon or comma (a lead-in)."""
-    sources = [SourceText.of(c.text) if c is not None else None for c in chunks]
+    flat = [f" {' '.join(copy_words(c.text))} " if c is not None else "" for c in chunks]
+    split: dict[int, SourceText] = {}  # sentences found only for a source holding a probe's words (pysbd is slow)
+
+    def holds(number: int, probe: list[str]) -> bool:
+        if f" {' '.join(probe)} " not in flat[number - 1]:
+            return False
+        if number not in split:
+            split[number] = SourceText.of(chunks[number - 1].text)  # type: ignore[union-attr]
+        return split[number].holds(probe)
 
     def source_of(part: str) -> int | None:
         body = _LEAD.sub("", part, count=1)
@@ -142,7 +150,7 @@ def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
         size = max(len(probe), len(_CJK.findall(body)) // 2)
         if size < COPY_MIN_WORDS or body.rstrip(" *_").endswith((":", ";", ",", "：", "；", "，")):
             return None
-        return next((n for n, src in enumerate(sources, start=1) if src is not None and src.holds(probe)), None)
+        return next((n for n in range(1, len(chunks) + 1) if holds(n, probe)), None)
 
     code = code_spans(text)
     lines = text.split("\n")
