@@ -95,12 +95,12 @@ _ON_THIS = re.compile(r"^\s*[*_]{0,3}(?:this|it)\s+(?:can|could|is|was|has|have|
 #: words of a verdict on the answer rather than of a claim, in a sentence opening on the answer (``_ON_THE_ANSWER``):
 #: "This answer is supported by both sources, making it a reliable and current fact based on the information
 #: provided." (the bundled 1.5B model's chain_of_rag reports on HotpotQA and MuSiQue, 2026-12-03: 18 of 81 stored
-#: reports held such verdicts, which read as a check no one made)
+#: reports held such verdicts, which read as a check no one made); "knowledge items" are deep_research's sources
 VERDICT = frozenset("reliable reliably valid verified confirmed confirm confirms confirming consistent match matches "
                     "matching aligns align corroborated corroborates fact factual making makes trustworthy backed "
                     "current because research found finds shows showed show indicates indicated say says said "
                     "clear clearly fully well strongly complete definitely final short response conclusion overall "
-                    "therefore thus hence".split())
+                    "therefore thus hence knowledge item items".split())
 #: a quoted span: the answer a verdict restates ('The answer "EA Sports" is supported by both sources [1] and [2].',
 #: "The answer 'Paris' …", "The answer **Paris** …")
 _QUOTED = re.compile(r"[\"“”]([^\"“”\n]{1,300})[\"“”]|(?<!\w)['‘]([^'‘’\n]{1,300})['’](?!\w)|\*\*([^*\n]{1,300})\*\*")

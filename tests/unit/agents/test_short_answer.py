@@ -971,6 +971,9 @@ def test_a_verdict_on_the_answer_goes_and_the_statement_it_wraps_stays(reply: st
      "**Paris is the capital [1].**"),
     ("Answer: x\n\nThe answer is correct because the research found that iPhone sales doubled [1].",
      "iPhone sales doubled [1]."),
+    # deep_research's sources are "knowledge items" (the bundled 1.5B model's forced answer on HotpotQA)
+    ("Answer: x\n\nChuck Rowland directed it [1]. The answer is based on the information provided in Knowledge items "
+     "[1] and [2].", "Chuck Rowland directed it [1]. [2]"),
 ])
 def test_verdicts_of_the_same_kind_go_too(reply: str, report: str) -> None:
     assert without_support_claims(reply).removeprefix("Answer: x").removeprefix("Answer: Paris").strip() == report
