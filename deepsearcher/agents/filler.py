@@ -94,7 +94,7 @@ _ON_THIS = re.compile(r"^\s*[*_]{0,3}(?:this|it)\s+(?:can|could|is|was|has|have|
                       re.IGNORECASE)
 #: words of a verdict on the answer rather than of a claim, in a sentence opening on the answer (``_ON_THE_ANSWER``):
 #: "This answer is supported by both sources, making it a reliable and current fact based on the information
-#: provided." (the bundled 1.5B model's chain_of_rag reports on HotpotQA and MuSiQue, 2026-12-03: 18 of 81 stored
+#: provided." (the bundled 1.5B model's chain_of_rag reports on HotpotQA and MuSiQue, 2026-12-03: 19 of 85 stored
 #: reports held such verdicts, which read as a check no one made); "knowledge items" are deep_research's sources
 VERDICT = frozenset("reliable reliably valid verified confirmed confirm confirms confirming consistent match matches "
                     "matching aligns align corroborated corroborates fact factual making makes trustworthy backed "

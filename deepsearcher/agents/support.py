@@ -124,7 +124,7 @@ class SourceText:
 def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
     """``text`` with the source number added to each paragraph line, or else sentence, that cites nothing and is a
     numbered source's text told again word for word (``chunks``, 1-based; ``None`` for an item with no chunk); and how
-    many got one. The bundled 1.5B model's reports paste passages and cite none of them (58 of 83 stored reports of
+    many got one. The bundled 1.5B model's reports paste passages and cite none of them (58 of 85 stored reports of
     its answer runs, docs/benchmarks.md), so they read as the model's own words on no source; cited, they are listed
     under Sources and judged by the citation check like any other.
 
@@ -204,7 +204,7 @@ _ORDINAL_SOURCE = re.compile(rf"\bthe\s+({'|'.join(_ORDINALS)})\s+(?:source|docu
 def cite_ordinals(text: str, count: int) -> tuple[str, int]:
     """``text`` with the number of a source it names by its place ("The first source states that X" → "The first
     source [1] states that X") in each sentence that cites nothing, when that place is among the ``count`` sources
-    the prompt listed; and how many got one. The bundled 1.5B model wrote such sentences in 7 of 83 stored reports:
+    the prompt listed; and how many got one. The bundled 1.5B model wrote such sentences in 7 of 85 stored reports:
     uncited, nothing judged them; cited, the citation check does (a source that does not hold the claim is listed).
     Code and sentences that cite anything are left as written."""
     code = code_spans(text)

@@ -80,7 +80,7 @@ def test_the_default_config_answers_with_the_bundled_model_json(config: Path):
 
 def _assert_no_uncited_copies(report: dict) -> None:
     """No paragraph of 8 words or more that is whole sentences of a Markdown file of data/milvus_docs, word for word,
-    cites nothing: the report step cites such copies (``support.cite_copies``); the 1.5B model writes them (58 of 83
+    cites nothing: the report step cites such copies (``support.cite_copies``); the 1.5B model writes them (58 of 85
     stored reports of the answer runs)."""
     from deepsearcher.agents.support import SourceText, copy_words
 

@@ -199,7 +199,7 @@ def test_the_number_goes_before_the_closing_punctuation_or_after_what_wraps_the_
 def test_a_source_named_by_its_place_gets_its_number_when_the_sentence_cites_nothing():
     from deepsearcher.agents.support import cite_ordinals
 
-    # the bundled 1.5B model's chain_of_rag reports (7 of 83 stored): "The first source defines …, while the second …"
+    # the bundled 1.5B model's chain_of_rag reports (7 of 85 stored): "The first source defines …, while the second …"
     text = ("The first source defines Lilu as a spirit, while the second source adds context about Alû. "
             "The third source says more.\n\nThe First Document [2] is cited already. `the first source` is code.")
     assert cite_ordinals(text, 2) == (
