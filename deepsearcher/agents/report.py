@@ -245,36 +245,35 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         numbers = ", ".join(str(n) for n in cited)  # still, after the turn asking for words: no answer
         return Written(f"The model returned only source numbers ({numbers}), no answer in words.",
                        consulted_sources(shown))
-    headers = [(h.chunk.title, location(h.chunk)) for h in shown]
-    text, short = without_empty_opening(*short_answer_of(reply.text, [h.chunk for h in shown]), ctx.question)
+    chunks = [h.chunk for h in shown]
+    headers = [(c.title, location(c)) for c in chunks]
+    text, short = without_empty_opening(*short_answer_of(reply.text, chunks), ctx.question)
     # after short_answer_of: a copied source list is known by its locations
     text = without_locations(text, headers)
-    text, _ = cite_copies(text, [h.chunk for h in shown])  # a source's text told again, uncited: its number
+    text, _ = cite_copies(text, chunks)  # a source's text told again, uncited: its number
     text, _ = cite_ordinals(text, len(shown))  # "The first source states …": the first shown source's number
     short = option_named(without_echoes(short, ctx.question, headers), ctx.question)
     verified = verify_citations(text, len(shown))
     if not verified.text:
         return Written(empty_answer(reply), consulted_sources(shown), verified.removed)
     if not verified.cited:
-        verified = with_support(ctx, verified, short, shown)
+        verified = with_support(ctx, verified, short, chunks)
     sources = cited_sources(verified, shown) if verified.cited else consulted_sources(shown)
     return Written(verified.text + cut_off(ctx, "synthesise", reply), sources, verified.removed,
                    short_answer=short)
 
 
-def with_support(ctx: QueryContext, verified: Verified, short: str, shown: Sequence[Hit | Chunk | None]) -> Verified:
+def with_support(ctx: QueryContext, verified: Verified, short: str, chunks: Sequence[Chunk | None]) -> Verified:
     """``verified`` (a report citing nothing), with the source sentence that holds the short answer's words quoted
     under it and cited (``support.supporting_sentence``), when one does; a ``query.fallback`` event says so.
-    ``shown``: the numbered sources the report could cite, in order (hits, or chunks with ``None`` for an item that
-    has none)."""
-    chunks = [s.chunk if isinstance(s, Hit) else s for s in shown]
+    ``chunks``: the numbered sources the report could cite, in order (``None`` for an item that has none)."""
     found = supporting_sentence(short, ctx.question, chunks)
     if found is None:
         return verified
     number, sentence = found
     ctx.emit(QueryFallback(step="synthesise", error="the report cites no source",
                            fallback=f"quoted the sentence of source [{number}] that holds the answer's words"))
-    again = verify_citations(f"{verified.text}\n\n{support_note(number, sentence)}", len(shown))
+    again = verify_citations(f"{verified.text}\n\n{support_note(number, sentence)}", len(chunks))
     return Verified(again.text, again.cited, verified.removed + again.removed)
 
 

@@ -40,12 +40,12 @@ _CONTEXT = 6
 #: characters on each side of a full stop those words are taken from
 _NEAR = 300
 #: letters with their combining marks: Devanagari, Bengali … Sinhala ("मिल्वस" is one word, not "म", "ल", "वस")
-_LETTER = r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])"
+LETTER = r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])"
 #: scripts written without spaces between words (Thai, Lao, Myanmar, Khmer): compared by runs of three letters
 _UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]+")
 #: Chinese, Japanese and Korean: compared by pairs of characters ("企鹅", "开发"); one character alone counts too
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
-_WORDS = re.compile(rf"{_LETTER}{{3,}}")
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+_WORDS = re.compile(rf"{LETTER}{{3,}}")
 #: frequent English words that tie no claim to another (other languages: their longer words carry the claim)
 _STOP = frozenset("the and for with this that are was were has have from its into also which their these those "
                   "than then there about been can not but all any our you".split())
@@ -127,8 +127,8 @@ def words(sentence: str) -> set[str]:
     without spaces each run of three letters."""
     text = strip_citations(sentence)
     shingles = {run[i:i + 3] for run in _UNSPACED.findall(text) for i in range(max(1, len(run) - 2))}
-    pairs = {run[i:i + 2] for run in _CJK.findall(text) for i in range(max(1, len(run) - 1))}
-    spaced = _CJK.sub(" ", _UNSPACED.sub(" ", text))
+    pairs = {run[i:i + 2] for run in CJK.findall(text) for i in range(max(1, len(run) - 1))}
+    spaced = CJK.sub(" ", _UNSPACED.sub(" ", text))
     return ({w.casefold() for w in _WORDS.findall(spaced)} | shingles | pairs) - _STOP
 
 

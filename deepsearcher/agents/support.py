@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from deepsearcher.agents.citations import cites_any, code_spans
-from deepsearcher.agents.rewrites import overlap, sentences, words
+from deepsearcher.agents.rewrites import CJK, LETTER, overlap, sentences, words
 from deepsearcher.types import Chunk
 
 #: share of the answer's own words a sentence must hold (numbers: all of them)
@@ -75,8 +75,7 @@ def support_note(number: int, sentence: str) -> str:
 COPY_MIN_WORDS = 8
 #: a word as copies are compared: a number with its sign and separators ("-40" is not "+40", "3.5" not "3,5"), or a
 #: run of letters with their combining marks (Devanagari … Sinhala: "मिल्वस" is one word)
-_TOKEN = re.compile(r"[+\-−]?\d+(?:[.,]\d+)*|(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff])+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_TOKEN = re.compile(rf"[+\-−]?\d+(?:[.,]\d+)*|{LETTER}+")
 #: a line that is not prose the report step may add a number to: a heading, a quote, HTML, indented code, a table
 #: row (any "|")
 _NOT_PROSE = re.compile(r"^(?:\s*(?:#|>|<)| {4,}|\t)|\|")
@@ -134,23 +133,24 @@ def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
     the closing punctuation, or after the quotes or emphasis wrapping it whole. Left as written: code (fenced,
     indented or inline), headings (also a line underlined with = or -), tables (a line with "|"), quotes, HTML, lines
     with a Markdown link, lines that cite anything, and sentences ending in a colon, semicolon or comma (a lead-in)."""
-    flat = [f" {' '.join(copy_words(c.text))} " if c is not None else "" for c in chunks]
+    texts = {number: c.text for number, c in enumerate(chunks, start=1) if c is not None}
+    flat = {number: f" {' '.join(copy_words(text))} " for number, text in texts.items()}
     split: dict[int, SourceText] = {}  # sentences found only for a source holding a probe's words (pysbd is slow)
 
     def holds(number: int, probe: list[str]) -> bool:
-        if f" {' '.join(probe)} " not in flat[number - 1]:
+        if f" {' '.join(probe)} " not in flat[number]:
             return False
         if number not in split:
-            split[number] = SourceText.of(chunks[number - 1].text)  # type: ignore[union-attr]
+            split[number] = SourceText.of(texts[number])
         return split[number].holds(probe)
 
     def source_of(part: str) -> int | None:
         body = _LEAD.sub("", part, count=1)
         probe = copy_words(body)
-        size = max(len(probe), len(_CJK.findall(body)) // 2)
+        size = max(len(probe), sum(map(len, CJK.findall(body))) // 2)
         if size < COPY_MIN_WORDS or body.rstrip(" *_").endswith((":", ";", ",", "：", "；", "，")):
             return None
-        return next((n for n in range(1, len(chunks) + 1) if holds(n, probe)), None)
+        return next((n for n in texts if holds(n, probe)), None)
 
     code = code_spans(text)
     lines = text.split("\n")
@@ -160,7 +160,7 @@ def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
         start, at = at, at + len(raw) + 1
         line, cr = (raw[:-1], "\r") if raw.endswith("\r") else (raw, "")
         underlined = index + 1 < len(lines) and _UNDERLINE.match(lines[index + 1]) is not None
-        if (any(a < at and start < b for a, b in code) or _NOT_PROSE.search(line) or _LINK.search(line)
+        if (_in_code(code, start, at) or _NOT_PROSE.search(line) or _LINK.search(line)
                 or underlined or cites_any(line)):
             out.append(raw)
             continue
@@ -208,26 +208,35 @@ def cite_ordinals(text: str, count: int) -> tuple[str, int]:
     uncited, nothing judged them; cited, the citation check does (a source that does not hold the claim is listed).
     Code and sentences that cite anything are left as written."""
     code = code_spans(text)
+    found = 0
+
+    def numbered(part: str) -> str:
+        nonlocal found
+        places = [(m.end(), _ORDINALS.index(m[1].casefold()) + 1) for m in _ORDINAL_SOURCE.finditer(part)]
+        places = [(end, place) for end, place in places if place <= count]
+        if cites_any(part):
+            return part
+        for end, place in reversed(places):
+            part = f"{part[:end]} [{place}]{part[end:]}"
+        found += len(places)
+        return part
+
     out: list[str] = []
-    found = at = 0
+    start = 0
     for line in text.split("\n"):
         parts = sentences(line)
-        if "".join(parts) != line:
-            out.append(line)
-        else:
+        if "".join(parts) == line:  # else a separator sentences() does not give back (U+2028): left as written
+            at, new = start, []
             for part in parts:
-                start, at = at, at + len(part)
-                matches = [m for m in _ORDINAL_SOURCE.finditer(part)
-                           if _ORDINALS.index(m[1].casefold()) < count]
-                if not matches or cites_any(part) or any(a < at and start < b for a, b in code):
-                    out.append(part)
-                    continue
-                for match in reversed(matches):
-                    place = _ORDINALS.index(match[1].casefold()) + 1
-                    part = f"{part[:match.end()]} [{place}]{part[match.end():]}"
-                found += len(matches)
-                out.append(part)
-            at -= len(line)
-        at += len(line) + 1
-        out.append("\n")
-    return "".join(out[:-1]), found
+                new.append(part if _in_code(code, at, at + len(part)) else numbered(part))
+                at += len(part)
+            out.append("".join(new))
+        else:
+            out.append(line)
+        start += len(line) + 1
+    return "\n".join(out), found
+
+
+def _in_code(code: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    """``text[start:end]`` overlaps one of the ``code`` spans (``citations.code_spans``)."""
+    return any(a < end and start < b for a, b in code)
