@@ -139,11 +139,11 @@ with open(args["out"], "a", encoding="utf-8") as out:
 
 
 def cover_em(prediction: str, gold_answers: Sequence[str]) -> float:
-    """1.0 when a normalised gold answer appears, as whole words, in the normalised prediction."""
-    from deepsearcher.eval.metrics import normalize_answer
+    """1.0 when a normalised gold answer appears, as whole words, in the normalised prediction (a yes/no gold
+    standing as an answer: ``deepsearcher.eval.metrics.cover_match``, the eval harness's own)."""
+    from deepsearcher.eval.metrics import cover_match
 
-    pred = f" {normalize_answer(prediction)} "
-    return float(any(g and f" {normalize_answer(g)} " in pred for g in gold_answers if normalize_answer(g or "")))
+    return cover_match(prediction, gold_answers)
 
 
 def titles_of_chunks(chunks: Sequence[str], passages: dict[str, str]) -> list[str]:

@@ -77,11 +77,32 @@ def token_f1(prediction: str, gold_answers: Sequence[str]) -> float:
     return best
 
 
+#: "yes" / "no" standing as an answer: at a line's end or before punctuation ("No.", "**Yes**", "No [1]", "Answer:
+#: no"), not a determiner before a noun ("no answer is given", "no relevant information")
+_POLAR = {"yes", "no"}
+
+
+def _says(prediction: str, word: str) -> bool:
+    return re.search(rf"(?<![\w-]){word}(?![\w-])[ \t]*(?:[^\w\s]|$)", prediction, re.IGNORECASE | re.MULTILINE) \
+        is not None
+
+
 def cover_match(prediction: str, gold_answers: Sequence[str]) -> float:
-    """1.0 when a normalised gold answer appears in the normalised prediction as whole words (cover-EM), else 0.0."""
+    """1.0 when a normalised gold answer appears in the normalised prediction as whole words (cover-EM), else 0.0.
+
+    A yes/no gold answer must stand as an answer (``_says``): measured on our chain_of_rag's HotpotQA rows, the
+    refusal "… so no answer is given …" covered the gold "no" once in every run of 20 (2026-12-03)."""
     pred = f" {normalize_answer(prediction)} "
-    return float(any(normalize_answer(g) and f" {normalize_answer(g)} " in pred for g in gold_answers
-                     if g is not None))
+    for gold in gold_answers:
+        norm = normalize_answer(gold) if gold is not None else ""
+        if not norm:
+            continue
+        if norm in _POLAR:
+            if _says(prediction, norm):
+                return 1.0
+        elif f" {norm} " in pred:
+            return 1.0
+    return 0.0
 
 
 def citation_share(answer: str, source_numbers: Iterable[int], removed: int = 0) -> float | None:

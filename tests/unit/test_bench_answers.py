@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from deepsearcher.eval.datasets import EvalQuestion
+from deepsearcher.eval.metrics import cover_match
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_answers.py"
 
@@ -32,6 +33,23 @@ def test_cover_em_needs_the_gold_as_whole_words(bench):
     assert bench.cover_em("The Paris Agreement", ["Paris"]) == 1.0
     assert bench.cover_em("Parisian art", ["Paris"]) == 0.0
     assert bench.cover_em("anything", [""]) == 0.0
+
+
+@pytest.mark.parametrize("answer, covered", [
+    # our refusal covered the gold "no" of a HotpotQA comparison question in every run (2026-12-03)
+    ("The searched collections (eval_hotpotqa) hold nothing relevant to this question: every passage retrieved was "
+     "judged unrelated to it, so no answer is given and nothing is cited.", 0.0),
+    ("There is no relevant information in the sources.", 0.0),
+    ("Answer: No\n\nWatertown is in New York [1].", 1.0),
+    ("**No**, they are in different states [1][2].", 1.0),
+    ("No [1].", 1.0),
+    ("The answer is no.", 1.0),
+    ("no", 1.0),
+    ("Yes, both are airports [1].", 0.0),
+])
+def test_cover_em_a_yes_no_gold_must_stand_as_the_answer(bench, answer: str, covered: float):
+    assert bench.cover_em(answer, ["no"]) == covered
+    assert cover_match(answer, ["No"]) == covered  # the eval harness's, one rule
 
 
 def test_chunk_titles_come_from_the_passage_that_holds_them(bench):
