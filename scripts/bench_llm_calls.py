@@ -223,7 +223,11 @@ def agent_responder(agent: str) -> Any:
             nxt = next(follow_ups)
             return json.dumps({"enough": not nxt, "follow_up": nxt})
         if prompt.startswith("Answer the follow-up question"):
-            return json.dumps({"answer": "Milvus Lite runs in-process.", "supporting": chunk_numbers(prompt)[:2]})
+            value: dict[str, Any] = {"answer": "Milvus Lite runs in-process.", "supporting": chunk_numbers(prompt)[:2]}
+            if '"follow_up"' in prompt:  # agents.chain_of_rag.one_call: the reply decides the next step too
+                nxt = next(follow_ups)
+                value.update(enough=not nxt, follow_up=nxt)
+            return json.dumps(value)
         return search_like(messages)
 
     return reply
@@ -272,7 +276,7 @@ def agents_section(rows: list[dict[str, Any]]) -> str:
 Measured by `scripts/bench_llm_calls.py` ({date.today().isoformat()}) on the same data and question as above (two
 collections, so every search is routed by one LLM call). The scripted model makes each agent's usual decisions:
 naive answers from one search; deep_search decomposes into 3 sub-queries and finds gaps once; chain_of_rag searches
-the question, then follows up twice (3 steps, each an intermediate answer and a follow-up call); deep_research
+the question, then follows up twice (3 steps, each one call that answers and names the next follow-up); deep_research
 searches (3 queries), reflects (2 gap questions), searches each gap, has one answer rejected by the evaluator, answers
 a gap question, reads 2 items and answers (8 steps; 1 choice of checks and 3 verdicts). Tokens are the scripted
 model's estimate (characters / 4) of the real prompts. A real model's calls vary with its decisions; deep_research's

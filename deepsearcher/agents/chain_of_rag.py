@@ -4,17 +4,23 @@ After Wang et al. 2025, "Chain-of-Retrieval Augmented Generation" (CoRAG): the m
 question from the chain of (follow-up, intermediate answer) pairs so far, that question is retrieved for, answered
 briefly from its chunks, and the chain grows until the model judges it sufficient, ``max_iter`` is reached or the
 token budget is spent. The final report is written from the chunks the intermediate answers relied on and the
-question's best-ranked chunk (``steps.question_floor``), with the chain as notes. Two LLM calls per step (the
-reference implementation uses four: follow-up, answer, supporting docs, sufficiency check); we fold the sufficiency
-check into the follow-up call and the supporting chunks into the answer.
+question's best-ranked chunk (``steps.question_floor``), with the chain as notes. The reference implementation
+makes four LLM calls per step (follow-up, answer, supporting docs, sufficiency check). By default
+(``agents.chain_of_rag.one_call``) we make one: the answer's reply lists its supporting chunks and decides the next
+step (``prompts.INTERMEDIATE_NEXT``); a reply without a usable decision — none, a follow-up already searched, or an
+answer the check passage caught — gets the separate follow-up call. With ``one_call: false``, two calls per step
+(answer, then follow-up with the sufficiency check folded in). Measured with the bundled 1.5B model on HotpotQA
+(docs/benchmarks.md): 3.35 calls per question vs 5.9, one question fewer answered of 20.
 
-==============  ==============================================  =========================================
-step            reply schema                                    fallback
-==============  ==============================================  =========================================
-follow_up       ``{"enough": bool, "follow_up": str}``          stop (the first step is the question: no call)
-route           ``{"collections": [str]}`` (router.py)          all collections
-intermediate    ``{"answer": str, "supporting": [int]}``        no answer; keep every retrieved chunk
-==============  ==============================================  =========================================
+==============  ================================================================  ===================================
+step            reply schema                                                      fallback
+==============  ================================================================  ===================================
+intermediate    ``{"answer": str, "supporting": [int], "enough": bool,``          no answer; keep every retrieved
+                ``"follow_up": str}`` (``one_call: false``: answer, supporting)   chunk; the follow-up call decides
+follow_up       ``{"enough": bool, "follow_up": str}`` (when the reply above      stop (the first step is the
+                did not decide)                                                   question: no call)
+route           ``{"collections": [str]}`` (router.py)                            all collections
+==============  ================================================================  ===================================
 
 The intermediate prompt shows a check passage (``relevance_check``): a step whose reply lists it as supporting
 keeps every retrieved chunk, and after ``query.relevance_check_strikes`` such replies so does every later step of
@@ -24,11 +30,14 @@ the run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Sequence
+
+from pydantic import Field
 
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import BudgetExhausted
-from deepsearcher.agents.replies import FollowUp, Intermediate
+from deepsearcher.agents.replies import FollowUp, Intermediate, IntermediateNext
 from deepsearcher.agents.report import Evidence, report_reserve, write_report
 from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route
@@ -41,20 +50,32 @@ from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
     ask_fitted, by_collection, chunk_ref, dedup_queries, kept_with_floor, retrieve,
 )
+from deepsearcher.options import AgentOptions
 from deepsearcher.events import (
     QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
 )
 from deepsearcher.types import Chunk, Hit, Report
 from deepsearcher.vectordb.fusion import fused_priority, hit_key
 
-__all__ = ["Answered", "FollowUp", "Intermediate", "agent", "answer_step", "next_follow_up", "run"]
+__all__ = ["Answered", "ChainOfRAGOptions", "FollowUp", "Intermediate", "agent", "answer_step", "next_follow_up",
+           "run"]
 
 NAME = "chain_of_rag"
 
 
-def chain_text(steps: Sequence[tuple[str, str]]) -> str:
-    return "\n".join(f"{i}. {q} → {a or '(no answer found)'}" for i, (q, a) in enumerate(steps, start=1)) \
-        or prompts.NO_STEPS
+class ChainOfRAGOptions(AgentOptions):
+    """The ``agents.chain_of_rag`` section of config.yaml."""
+
+    one_call: bool = Field(True, description=(
+        "One LLM call per step: the intermediate answer's reply also says whether the chain is enough and writes "
+        "the next follow-up question (a reply without that decision gets the separate follow-up call). False: two "
+        "calls per step, answer then follow-up, as the reference's CoRAG loop (docs/benchmarks.md measures both)."))
+
+
+def chain_text(steps: Sequence[tuple[str, str]], cap: int | None = None) -> str:
+    """The chain as numbered ``follow-up → answer`` lines, each answer cut at ``cap`` characters."""
+    return "\n".join(f"{i}. {q} → {prompts.excerpt(a, cap) or '(no answer found)'}"
+                     for i, (q, a) in enumerate(steps, start=1)) or prompts.NO_STEPS
 
 
 def next_follow_up(ctx: QueryContext, steps: Sequence[tuple[str, str]]) -> FollowUp:
@@ -88,10 +109,17 @@ class Answered:
     supporting: list[Hit]
     fell_back: bool
     by_rank: int = 0
+    decision: FollowUp | None = None
 
 
-def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Answered:
+def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit],
+                steps: Sequence[tuple[str, str]] | None = None) -> Answered:
     """Answer one follow-up from its hits (fallback: no answer, keep every hit).
+
+    With ``steps`` (the chain before this step; ``agents.chain_of_rag.one_call``) the same reply also decides the
+    chain's next move (``prompts.INTERMEDIATE_NEXT``), returned as ``decision``: None when the reply did not decide,
+    fell back, or its answer was not read from the chunks (the check passage caught it), so the agent asks for the
+    follow-up separately rather than trust it.
 
     With ``query.relevance_check`` the prompt also shows a check passage unrelated to the question, numbered as in
     the prompt's example reply (``relevance_check``): a reply that lists it as supporting was not reading the chunks,
@@ -119,23 +147,31 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Answered:
         return with_check(chunks, passage, check_position(query, len(shown), SUPPORTING_EXAMPLE_NUMBERS))
 
     def render(shown: Sequence[Hit], cap: int | None) -> str:
-        return prompts.INTERMEDIATE.format(query=query, chunks=prompts.chunk_list(numbered(shown), cap))
+        chunks = prompts.chunk_list(numbered(shown), cap)
+        if steps is None:
+            return prompts.INTERMEDIATE.format(query=query, chunks=chunks)
+        context = prompts.CHAIN_CONTEXT.format(question=ctx.question, steps=chain_text(steps, cap)) if steps else ""
+        return prompts.INTERMEDIATE_NEXT.format(context=context, query=query, chunks=chunks)
 
+    schema: type[Intermediate] = Intermediate if steps is None else IntermediateNext
     reply, shown = ask_fitted(ctx, "intermediate", render, hits, fused_priority(hits, by_collection(hits)),
-                              Intermediate, lambda kept: Intermediate(answer="", supporting=[]),
-                              "keeping every retrieved chunk")
+                              schema, lambda kept: schema(answer="", supporting=[]), "keeping every retrieved chunk")
     answer = reply.value.answer.strip()
+    value = reply.value
+    decision = FollowUp(enough=value.enough, follow_up=value.follow_up) \
+        if isinstance(value, IntermediateNext) and value.decided() and not reply.fell_back else None
     if passage is not None and answer and drawn_from_check(answer, passage, [h.chunk for h in shown], ctx.question):
         ctx.emit(QueryFallback(step="intermediate",
                                error=f"the intermediate answer “{answer[:80]}” is taken from the check passage "
                                      f"(“{passage.title}”, unrelated to the question)",
                                fallback="no intermediate answer for this step"))
-        answer = ""  # never carried into the next follow-up or the report's notes
+        answer, decision = "", None  # never carried into the next follow-up or the report's notes
     if reply.fell_back or failed_before:
-        return Answered(answer, list(hits), True)  # every retrieved chunk, those the window left out too
+        # every retrieved chunk, those the window left out too
+        return Answered(answer, list(hits), True, decision=decision)
     chosen = set(reply.value.supporting)
     if names_none_shown(ctx.emit, chosen, len(shown) + (passage is not None), step="intermediate"):
-        return Answered(answer, list(hits), True)
+        return Answered(answer, list(hits), True, decision=decision)
     if passage is not None:
         past = numbers_past_check(ctx.relevance_check, ctx.emit, chosen,
                                   check_position(query, len(shown), SUPPORTING_EXAMPLE_NUMBERS), passage,
@@ -143,14 +179,16 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit]) -> Answered:
                                   picked="listed {check} as supporting its answer, so this reply did not read the "
                                          "chunks")
         if past is None:
-            return Answered(answer, list(hits), True)
+            return Answered(answer, list(hits), True)  # the reply did not read the chunks: nor its decision
         chosen = past
     kept, by_rank = kept_with_floor(ctx, query, hits, shown, chosen)
-    return Answered(answer, kept, False, by_rank)
+    return Answered(answer, kept, False, by_rank, decision)
 
 
-def run(ctx: QueryContext) -> Report:
+def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
     """Grow the chain of follow-ups until sufficient / ``max_iter`` / budget, then write the cited report."""
+    one_call = (options or ChainOfRAGOptions()).one_call
+    decided: FollowUp | None = None  # the last step's own decision (one_call)
     steps: list[tuple[str, str]] = []
     searched: list[str] = []
     accepted: dict[str, Hit] = {}
@@ -166,7 +204,14 @@ def run(ctx: QueryContext) -> Report:
             # steps yet, the bundled 1.5B model wrote "What is the current version of Milvus?" for "What
             # consistency levels does Milvus offer?", kept nothing and the run answered nothing (deep_search
             # searches the question itself in round 1 for the same reason)
-            decision = next_follow_up(ctx, steps) if steps else FollowUp(enough=False, follow_up=ctx.question)
+            if not steps:
+                decision = FollowUp(enough=False, follow_up=ctx.question)
+            elif decided is not None and (decided.enough or dedup_queries(ctx, [decided.follow_up], searched).kept):
+                decision = decided
+            else:
+                # no decision in the answer's reply, or a follow-up already searched (a reply that answers one
+                # question and names the next tends to repeat the one it was shown): ask for it apart, with the chain
+                decision = next_follow_up(ctx, steps)
             fresh = dedup_queries(ctx, [decision.follow_up], searched) if decision.follow_up else None
             proposed = not decision.enough and fresh is not None
             stop = ctx.stop_reason(proposed, fresh.kept if fresh is not None else [], iteration)
@@ -188,7 +233,8 @@ def run(ctx: QueryContext) -> Report:
             hits = retrieve(ctx, where.query, where.collections)
             rankings.append(hits)
             unjudged = hits
-            step = answer_step(ctx, query, hits)
+            step = answer_step(ctx, query, hits, list(steps) if one_call else None)
+            decided = step.decision
             unjudged = []
             new = [h for h in step.supporting if hit_key(h) not in accepted]
             for hit in new:
@@ -215,6 +261,6 @@ def run(ctx: QueryContext) -> Report:
                   removed_citations=written.removed_citations, gaps=open_gaps, short_answer=written.short_answer)
 
 
-def agent(options: object = None) -> FunctionAgent:
-    """The ``chain_of_rag`` agent (registry factory; no options)."""
-    return FunctionAgent(NAME, run)
+def agent(options: ChainOfRAGOptions | None = None) -> FunctionAgent:
+    """The ``chain_of_rag`` agent (registry factory)."""
+    return FunctionAgent(NAME, partial(run, options=options))

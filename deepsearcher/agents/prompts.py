@@ -122,6 +122,30 @@ Follow-up question: {query}
 Reply with JSON only, in this form: {{"answer": "<short answer>", "supporting": [1, 2]}} where "supporting" lists \
 the numbers of the chunks the answer relies on."""
 
+INTERMEDIATE_NEXT = """Answer the follow-up question briefly, using only the numbered chunks below. If they do not \
+contain the answer, say "no relevant information".
+{context}
+Follow-up question: {query}
+
+{chunks}
+
+Then decide whether the research steps so far and this answer are enough to answer the question. If not, write the \
+single next follow-up question to search for: a short, self-contained question about one missing fact, using what \
+the steps and this answer have established.
+
+Reply with JSON only, in this form: {{"answer": "<short answer>", "supporting": [1, 2], "enough": false, \
+"follow_up": "<next question>"}} where "supporting" lists the numbers of the chunks the answer relies on and \
+"follow_up" is "" when "enough" is true."""
+
+#: the question and the chain so far, in ``INTERMEDIATE_NEXT`` after the first step (the first step's follow-up
+#: question is the question itself)
+CHAIN_CONTEXT = """
+Question: {question}
+
+Research steps so far (follow-up question → intermediate answer):
+{steps}
+"""
+
 _CHOOSE_AGENT = """Choose the best strategy to answer the question over a document collection.
 
 Strategies:

@@ -176,3 +176,28 @@ class Intermediate(BaseModel):
         if value.strip() and prompts.is_placeholder(value):
             raise ValueError("the reply repeats the example placeholder instead of an answer")
         return value.strip()
+
+
+class IntermediateNext(Intermediate):
+    """An intermediate answer with the chain's next decision in the same reply (``agents.chain_of_rag.one_call``):
+    whether the chain is enough, else the next follow-up. A decision the reply leaves unusable (no ``enough``, an
+    empty or placeholder ``follow_up``) costs the answer nothing: the agent asks for the follow-up separately."""
+
+    enough: bool = Field(False, description="true when the research steps so far and this answer answer the question.")
+    follow_up: str = Field("", description="The next short, self-contained question about one missing fact; \"\" "
+                                           "when enough is true.")
+
+    @field_validator("enough", mode="before")
+    @classmethod
+    def _enough(cls, value: object) -> object:
+        return False if value is None else value
+
+    @field_validator("follow_up", mode="before")
+    @classmethod
+    def _question(cls, value: object) -> str:
+        text = value.strip() if isinstance(value, str) else ""
+        return "" if prompts.is_placeholder(text) else text
+
+    def decided(self) -> bool:
+        """True when the reply says the chain is enough or names a next follow-up."""
+        return self.enough or bool(self.follow_up)

@@ -51,3 +51,15 @@ def test_intermediate_reply_supports_with_real_chunks(bench):
     prompt = prompts.INTERMEDIATE.format(query=query, chunks=prompts.chunk_list(shown))
     reply = bench.agent_responder("chain_of_rag")([{"role": "user", "content": prompt}])
     assert json.loads(reply)["supporting"] == [2, 3]
+
+
+def test_intermediate_reply_decides_the_next_step_when_asked(bench):
+    # agents.chain_of_rag.one_call: the scripted chain names its two follow-ups in the answers' replies, then stops
+    query = "What is Milvus Lite?"
+    prompt = prompts.INTERMEDIATE_NEXT.format(context="", query=query, chunks=prompts.chunk_list(
+        [chunk(i) for i in range(1, 4)]))
+    respond = bench.agent_responder("chain_of_rag")
+    replies = [json.loads(respond([{"role": "user", "content": prompt}])) for _ in range(3)]
+    assert [(r["enough"], r["follow_up"]) for r in replies] == [
+        (False, bench.SUB_QUERIES[0]), (False, bench.SUB_QUERIES[1]), (True, "")]
+    assert all(r["supporting"] == [1, 2] for r in replies)

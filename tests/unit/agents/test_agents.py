@@ -435,6 +435,112 @@ def test_chain_of_rag_an_unusable_follow_up_stops_the_chain():
     assert of_kind(events, "query.fallback")[0]["fallback"] == "stopping the chain here"
 
 
+# --- chain_of_rag, one call per step (agents.chain_of_rag.one_call, the default) ------------------------------------
+def test_chain_of_rag_one_call_a_step_decides_the_next_in_its_own_reply():
+    # the bundled 1.5B model's chain made 5.9 calls per HotpotQA question with two calls a step (docs/benchmarks.md):
+    # the answer's reply now carries the decision, so a two-step chain is two calls and the report
+    question = "Where does Milvus Lite store data?"
+    llm = ScriptedChatModel([
+        j(answer="In a local file.", supporting=[1], enough=False,
+          follow_up="Which characters may collection names use?"),
+        j(answer="Letters, digits and underscores.", supporting=[1], enough=True, follow_up=""),
+        "Milvus Lite stores data in a local file [1]; names use letters, digits, underscores [2].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, question, events=events, max_iter=4))
+    assert llm.remaining == 0 and report.usage.llm_calls == 3
+    assert report.sub_queries == [question, "Which characters may collection names use?"]
+    first, second = llm.prompts[:2]
+    assert first.startswith("Answer the follow-up question") and f"Follow-up question: {question}" in first
+    assert "Research steps so far" not in first  # the first step is the question itself: no chain to show
+    assert '"follow_up": "<next question>"' in first and '"enough": false' in first
+    assert f"Question: {question}" in second and "Research steps so far" in second
+    assert "1. Where does Milvus Lite store data? → In a local file." in second
+    assert second.index("Research steps so far") < second.index("Follow-up question: Which characters")
+    assert of_kind(events, "query.gaps")[-1]["stop"] == "no_gaps"
+    assert [s.chunk.source for s in report.sources] == ["/d/lite.md", "/d/limits.md"]
+
+
+def test_chain_of_rag_one_call_at_max_iter_the_last_reply_names_the_open_question_without_a_call():
+    llm = ScriptedChatModel([
+        j(answer="It runs in-process.", supporting=[1], enough=False, follow_up="What are the limits?"),
+        "Answer [1].",
+    ])
+    report = chain_of_rag.run(make_ctx(llm, Q, max_iter=1))
+    assert report.gaps == ["What are the limits?"] and llm.remaining == 0 and report.usage.llm_calls == 2
+
+
+@pytest.mark.parametrize("undecided", [
+    {},                                                 # the old two-field reply
+    {"enough": False, "follow_up": ""},                # no next question and not enough
+    {"enough": False, "follow_up": "<next question>"},  # the example's placeholder copied
+    {"enough": None, "follow_up": "..."},
+])
+def test_chain_of_rag_one_call_a_reply_without_a_decision_gets_the_follow_up_call(undecided: dict[str, object]):
+    llm = ScriptedChatModel([
+        j(answer="It runs in-process.", supporting=[1], **undecided),
+        j(enough=True, follow_up=""),
+        "Answer [1].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3))
+    assert llm.remaining == 0 and report.usage.llm_calls == 3
+    assert llm.prompts[1].startswith(f"Question: {Q}") and "Decide whether the steps above" in llm.prompts[1]
+    assert of_kind(events, "query.intermediate")[0]["answer"] == "It runs in-process."  # the answer is kept
+    assert not of_kind(events, "query.fallback")
+
+
+def test_chain_of_rag_one_call_a_follow_up_already_searched_gets_the_follow_up_call():
+    # the bundled 1.5B model, shown "Follow-up question: What is Christopher Nolan's full name?", named that same
+    # question as the next: the chain stopped on a duplicate with nothing found (HotpotQA, 2026-12-03)
+    follow_up = "What is Christopher Nolan's full name?"
+    llm = ScriptedChatModel([
+        j(answer="no relevant information", supporting=[], enough=False, follow_up=""),
+        j(enough=False, follow_up=follow_up),
+        j(answer="no relevant information", supporting=[], enough=False, follow_up=follow_up.upper()),
+        j(enough=False, follow_up="Is Sathish Kalathil a film director?"),
+        j(answer="Yes.", supporting=[1], enough=True, follow_up=""),
+        "Answer: Yes\n\nA [1].",
+    ])
+    report = chain_of_rag.run(make_ctx(llm, Q, max_iter=4))
+    assert llm.remaining == 0
+    assert report.sub_queries == [Q, follow_up, "Is Sathish Kalathil a film director?"]
+    assert "2. What is Christopher Nolan's full name? → no relevant information" in llm.prompts[3]
+
+
+def test_chain_of_rag_one_call_off_asks_answer_and_follow_up_apart():
+    llm = ScriptedChatModel([
+        j(answer="It runs in-process.", supporting=[1]),
+        j(enough=False, follow_up="What are the limits?"),
+        j(answer="64 fields.", supporting=[1]),
+        j(enough=True, follow_up=""),
+        "Answer [1][2].",
+    ])
+    report = chain_of_rag.run(make_ctx(llm, Q, max_iter=3), chain_of_rag.ChainOfRAGOptions(one_call=False))
+    assert llm.remaining == 0 and report.sub_queries == [Q, "What are the limits?"]
+    assert all("follow_up" not in llm.prompts[i] for i in (0, 2))  # prompts.INTERMEDIATE, unchanged
+    assert llm.prompts[0] == prompts.INTERMEDIATE.format(query=Q, chunks=llm.prompts[0].split("\n\n", 2)[2]
+                                                         .rsplit("\n\nReply with", 1)[0])
+
+
+def test_chain_of_rag_options_come_from_the_config_section(tmp_path):
+    from deepsearcher.agents.base import build_agent
+    from deepsearcher.registry import registry
+    from deepsearcher.settings import load_settings
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("agents: {chain_of_rag: {one_cal: false}}\n")
+    with pytest.raises(ConfigError, match="agents.chain_of_rag.one_cal: unknown key; did you mean 'one_call'"):
+        load_settings(cfg)
+    cfg.write_text("agents: {chain_of_rag: {one_call: false}}\n")
+    settings = load_settings(cfg)
+    assert settings.agent_options("chain_of_rag") == chain_of_rag.ChainOfRAGOptions(one_call=False)
+    llm = ScriptedChatModel([j(answer="local", supporting=[1]), j(enough=True, follow_up=""), "A [1]."])
+    build_agent(registry, "chain_of_rag", settings.agent_options).run(make_ctx(llm, Q, max_iter=2))
+    assert "follow_up" not in llm.prompts[0] and llm.remaining == 0
+    assert chain_of_rag.ChainOfRAGOptions().one_call is True
+
+
 def test_agent_router_auto_lets_the_llm_pick():
     llm = ScriptedChatModel([j(agent="Chain of RAG"), j(answer="local", supporting=[1]), j(enough=True, follow_up=""),
                              "A [1]."])

@@ -429,3 +429,32 @@ def test_chain_of_rag_an_answer_listing_only_chunks_not_shown_keeps_every_chunk_
     assert first["fell_back"] and first["accepted"] == first["retrieved"] > 0
     said = of_kind(events, "query.fallback")
     assert [f["step"] for f in said] == ["intermediate"] and "[12]" in said[0]["error"]
+
+
+def test_chain_of_rag_one_call_a_reply_taken_from_the_check_passage_decides_nothing():
+    # its answer did not come from the chunks, so neither did its "enough": the follow-up is asked apart, and the
+    # next step's chain shows no answer for that step, not the check passage's words
+    from deepsearcher.agents import chain_of_rag
+
+    script = chain_script(lambda p: [1, 2])
+    titles: list[str] = []
+
+    def from_the_check(messages: Any) -> str:
+        p = messages[-1]["content"]
+        if p.startswith("Answer the follow-up question"):
+            title = next((t for t, _, _ in PASSAGES if t in p), None)
+            if title is None:
+                return j(answer="In a local file.", supporting=[1], enough=True, follow_up="")
+            titles.append(title)
+            return j(answer=title, supporting=[1, 2], enough=True, follow_up="")
+        return script(messages)
+
+    llm = ScriptedChatModel([from_the_check] * 10)
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=True, max_iter=3))
+    follow_up_calls = [p for p in llm.prompts if p.startswith("Question:") and "Decide whether" in p]
+    assert titles and len(follow_up_calls) == len(titles)  # each caught reply's decision was asked again
+    assert report.sub_queries[:2] == [Q, FOLLOW_UPS[0]]
+    second = intermediate_prompts(llm)[1]
+    chain = second.split("Research steps so far", 1)[1].split("Follow-up question:", 1)[0]
+    assert "(no answer found)" in chain and not any(t in chain for t in titles)
