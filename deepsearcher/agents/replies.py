@@ -189,8 +189,11 @@ class IntermediateNext(Intermediate):
 
     @field_validator("enough", mode="before")
     @classmethod
-    def _enough(cls, value: object) -> object:
-        return False if value is None else value
+    def _enough(cls, value: object) -> bool:
+        # never fails the reply: the answer and its chunks matter more than a malformed decision
+        if isinstance(value, str):
+            return value.strip().lower() in ("true", "yes")
+        return value if isinstance(value, bool) else False
 
     @field_validator("follow_up", mode="before")
     @classmethod

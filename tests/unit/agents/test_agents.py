@@ -475,6 +475,8 @@ def test_chain_of_rag_one_call_at_max_iter_the_last_reply_names_the_open_questio
     {"enough": False, "follow_up": ""},                # no next question and not enough
     {"enough": False, "follow_up": "<next question>"},  # the example's placeholder copied
     {"enough": None, "follow_up": "..."},
+    {"enough": "maybe", "follow_up": ["What are the limits?"]},  # malformed: the answer is kept all the same
+    {"enough": {"value": True}, "follow_up": 7},
 ])
 def test_chain_of_rag_one_call_a_reply_without_a_decision_gets_the_follow_up_call(undecided: dict[str, object]):
     llm = ScriptedChatModel([
