@@ -211,6 +211,35 @@ def cited_numbers(text: str) -> list[int]:
     return [n for marker in find_citations(text) for n in marker.numbers]
 
 
+#: a sentence's closing punctuation (Latin, CJK, Devanagari), where a citation goes before
+_STOPS = re.compile(r"\s*[.!?。！？…।॥]+$")
+#: a sentence wrapped whole in quotes, emphasis or brackets ('"…notebooks."', "**…notebooks.**"): the number goes after
+_WRAPPED = re.compile(r"^\s*(\*{1,3}|_{1,3}|[\"“‘'(])(?=\S).*?\S(\*{1,3}|_{1,3}|[\"”’')])$", re.DOTALL)
+_PAIRS = {"\"": "\"", "“": "”", "‘": "’", "'": "'", "(": ")"}
+
+
+def cite_sentence(sentence: str, numbers: Sequence[int]) -> str:
+    """``sentence`` with citations of those ``numbers`` it does not cite yet: before its closing punctuation, or
+    after the quotes or emphasis that wrap it whole; its trailing whitespace (a Markdown hard break, the space before
+    the next sentence) kept. The one placement rule of every step that adds a number to a sentence (``support``,
+    ``filler``)."""
+    new = [n for n in dict.fromkeys(numbers) if n not in cited_numbers(sentence)]
+    if not new:
+        return sentence
+    marks = "".join(f"[{n}]" for n in new)
+    body = sentence.rstrip()
+    trail = sentence[len(body):]
+    wrapped = _WRAPPED.match(body)
+    if wrapped and (wrapped[1] == wrapped[2] or _PAIRS.get(wrapped[1]) == wrapped[2]):
+        return f"{body} {marks}{trail}"
+    inner = body.rstrip("*_\"”’')")
+    end = body[len(inner):]
+    stops = _STOPS.search(inner)
+    if stops is None:
+        return f"{inner} {marks}{end}{trail}"
+    return f"{inner[:stops.start()]} {marks}{inner[stops.start():].lstrip()}{end}{trail}"
+
+
 def strip_citations(text: str) -> str:
     """``text`` without its citation markers, whitespace collapsed."""
     return " ".join(replace_citations(text, lambda marker: " ").split())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from deepsearcher.agents.citations import cited_numbers, strip_citations
+from deepsearcher.agents.citations import cite_sentence, cited_numbers, strip_citations
 from deepsearcher.agents.echoes import ANSWER_LINE, LABEL_PREFIX
 from deepsearcher.agents.rewrites import ABOUT_ANSWER, sentences
 
@@ -56,7 +56,7 @@ def without_support_claims(text: str) -> str:
             if not (_vouches_only(judged) or (not item and about_the_answer(judged)
                                               and not part.rstrip(" *_\t").endswith((":", "：")))):
                 if len(set(pending)) == 1 and _THIS_SOURCE.match(part) and not numbers:
-                    part = _with_numbers(part, pending)  # 'The answer "X" is supported by source [1]. This source …'
+                    part = cite_sentence(part, pending)  # 'The answer "X" is supported by source [1]. This source …'
                 left.append(part)
                 pending = []
             elif numbers and not left:
@@ -164,29 +164,16 @@ def without_verdict(sentence: str, answer: str = "") -> str:
             if first.isalpha() and first.islower():  # "the Finnish markka" → "The …"; "iPhone", "eBay" stay
                 rest = rest[:1].upper() + rest[1:]
             emphasis = re.match(r"\s*([*_]{1,3})(?=\w)", sentence)  # "**The answer is … [1].**": keep it balanced
-            out = _with_numbers((emphasis[1] if emphasis else "") + rest, cited_numbers(sentence[:cut]))
+            out = cite_sentence((emphasis[1] if emphasis else "") + rest, cited_numbers(sentence[:cut]))
     tail = _VOUCHING_TAIL.search(out)
     if tail and _NAMES_SOURCES.search(tail["tail"]) and not content_words(tail["tail"]) - ABOUT_ANSWER - ANCHORS - {
             "both", "all", "two", "three", "four"}:
         statement = out[:tail.start()].rstrip(" ,")
         if content_words(statement) - ABOUT_ANSWER - VERDICT:
-            out = _with_numbers(statement + tail["end"], cited_numbers(tail["tail"]))
+            out = cite_sentence(statement + tail["end"], cited_numbers(tail["tail"]))
     if out == sentence:
         return sentence
     return out + (" " if sentence.endswith((" ", "\t")) and not out.endswith(" ") else "")
-
-
-def _with_numbers(sentence: str, numbers: list[int]) -> str:
-    """``sentence`` with citations of ``numbers`` it does not carry yet, before its closing full stop."""
-    new = [n for n in dict.fromkeys(numbers) if n not in cited_numbers(sentence)]
-    if not new:
-        return sentence
-    body = sentence.rstrip()
-    stop = re.search(r"[.!?][*_\"”’')]*$", body)
-    marks = "".join(f"[{n}]" for n in new)
-    if stop is None:
-        return f"{body} {marks}"
-    return f"{body[:stop.start()].rstrip()} {marks}{body[stop.start():]}"
 
 
 def quoted_answer(sentence: str) -> str:

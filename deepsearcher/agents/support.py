@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from deepsearcher.agents.citations import cites_any, code_spans
+from deepsearcher.agents.citations import cite_sentence, cites_any, code_spans
 from deepsearcher.agents.rewrites import CJK, LETTER, overlap, sentences, words
 from deepsearcher.types import Chunk
 
@@ -85,11 +85,6 @@ _UNDERLINE = re.compile(r"^\s*(?:=+|-+)\s*$")
 _LEAD = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?)?(?:\*\*[^*\n]{1,40}:\*\*\s*)?")
 #: a Markdown link ("[text](url)"): a number must not land in its text, so a line holding one is left as written
 _LINK = re.compile(r"\]\(")
-#: the run of closing punctuation a number goes before ("…notebooks...", "?!", "。")
-_STOPS = re.compile(r"\s*[.!?。！？…।॥]+$")
-#: a part wrapped whole in quotes, emphasis or brackets ('"…notebooks."', "**…notebooks.**"): the number goes after
-_WRAPPED = re.compile(r"^\s*(\*{1,3}|_{1,3}|[\"“‘'(])(?=\S).*?\S(\*{1,3}|_{1,3}|[\"”’')])$", re.DOTALL)
-_PAIRS = {"\"": "\"", "“": "”", "‘": "’", "'": "'", "(": ")"}
 
 
 def copy_words(text: str) -> list[str]:
@@ -166,7 +161,7 @@ def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
             continue
         whole = source_of(line)
         if whole is not None:
-            out.append(_cite(line, whole) + cr)
+            out.append(cite_sentence(line, [whole]) + cr)
             count += 1
             continue
         parts = sentences(line)
@@ -175,24 +170,8 @@ def cite_copies(text: str, chunks: Sequence[Chunk | None]) -> tuple[str, int]:
             continue
         numbers = [source_of(part) for part in parts]
         count += sum(n is not None for n in numbers)
-        out.append("".join(_cite(part, n) if n is not None else part for part, n in zip(parts, numbers)) + cr)
+        out.append("".join(cite_sentence(part, [n]) if n is not None else part for part, n in zip(parts, numbers)) + cr)
     return "\n".join(out), count
-
-
-def _cite(sentence: str, number: int) -> str:
-    """``sentence`` with ``[number]`` before its closing punctuation, or after the quotes or emphasis that wrap it
-    whole; its trailing whitespace (a Markdown hard break, the space before the next sentence) kept."""
-    body = sentence.rstrip()
-    trail = sentence[len(body):]
-    wrapped = _WRAPPED.match(body)
-    if wrapped and (wrapped[1] == wrapped[2] or _PAIRS.get(wrapped[1]) == wrapped[2]):
-        return f"{body} [{number}]{trail}"
-    inner = body.rstrip("*_\"”’')")
-    end = body[len(inner):]
-    stops = _STOPS.search(inner)
-    if stops is None:
-        return f"{inner} [{number}]{end}{trail}"
-    return f"{inner[:stops.start()]} [{number}]{inner[stops.start():].lstrip()}{end}{trail}"
 
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepsearcher.agents.citations import (
+    cite_sentence,
     code_spans, cited_numbers, cited_sources, find_citations, strip_citations, verify_citations,
 )
 from deepsearcher.agents.report_markdown import group_sources, report_markdown
@@ -159,3 +160,20 @@ def test_a_real_title_is_shown_once_per_file():
     b = Chunk("b", "t2", "/d/2024-q3.pdf", "Quarterly report", 7, 1, "h")
     assert group_sources([Source(2, b, "c"), Source(1, a, "c")])[0].line() == \
         "/d/2024-q3.pdf — Quarterly report: [1] p. 3, [2] p. 7"
+
+
+@pytest.mark.parametrize("sentence, numbers, cited", [
+    ("Milvus Lite stores data in a local file.", [1], "Milvus Lite stores data in a local file [1]."),
+    ("It stores data [1].", [1, 2], "It stores data [1] [2]."),       # a number it cites already is not repeated
+    ("It stores data [2].", [2], "It stores data [2]."),
+    ("It stores data?!", [3, 3], "It stores data [3]?!"),
+    ('"It stores data in a local file."', [1], '"It stores data in a local file." [1]'),  # quoted whole: after
+    ("**It stores data.**", [1], "**It stores data.** [1]"),  # emphasis wrapping it whole: after too
+    ("It stores data.  \n", [1], "It stores data [1].  \n"),          # a Markdown hard break kept
+    ("Milvus Lite 在本地文件中存储数据。", [4], "Milvus Lite 在本地文件中存储数据 [4]。"),
+    ("No stop at the end", [1, 2], "No stop at the end [1][2]"),
+])
+def test_cite_sentence_places_new_numbers_before_the_closing_punctuation(sentence: str, numbers: list[int],
+                                                                        cited: str):
+    # one rule for every step that adds a number to a sentence (support.cite_copies, filler's verdicts)
+    assert cite_sentence(sentence, numbers) == cited
