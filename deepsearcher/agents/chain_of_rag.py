@@ -61,6 +61,8 @@ __all__ = ["Answered", "ChainOfRAGOptions", "FollowUp", "Intermediate", "agent",
            "run"]
 
 NAME = "chain_of_rag"
+#: what a one-call reply's unusable decision gets instead (``query.fallback``)
+ASKED_APART = "asking for the next follow-up in a call of its own"
 
 
 class ChainOfRAGOptions(AgentOptions):
@@ -166,6 +168,13 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit],
                                      f"(“{passage.title}”, unrelated to the question)",
                                fallback="no intermediate answer for this step"))
         answer, decision = "", None  # never carried into the next follow-up or the report's notes
+    if passage is not None and decision is not None and decision.follow_up \
+            and drawn_from_check(decision.follow_up, passage, [h.chunk for h in shown], ctx.question):
+        ctx.emit(QueryFallback(step="intermediate",
+                               error=f"the next follow-up “{decision.follow_up[:80]}” is taken from the check "
+                                     f"passage (“{passage.title}”, unrelated to the question)",
+                               fallback=ASKED_APART))
+        decision = None  # the answer read the chunks; the question after it did not
     if reply.fell_back or failed_before:
         # every retrieved chunk, those the window left out too
         return Answered(answer, list(hits), True, decision=decision)
@@ -211,6 +220,10 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
             else:
                 # no decision in the answer's reply, or a follow-up already searched (a reply that answers one
                 # question and names the next tends to repeat the one it was shown): ask for it apart, with the chain
+                if decided is not None:
+                    ctx.emit(QueryFallback(step="intermediate",
+                                           error=f"the next follow-up “{decided.follow_up[:80]}” repeats a question "
+                                                 "already searched", fallback=ASKED_APART))
                 decision = next_follow_up(ctx, steps)
             fresh = dedup_queries(ctx, [decision.follow_up], searched) if decision.follow_up else None
             proposed = not decision.enough and fresh is not None

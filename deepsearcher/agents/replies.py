@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from deepsearcher.agents import prompts
 from deepsearcher.llm.json_extract import unwrap_items
@@ -178,10 +178,21 @@ class Intermediate(BaseModel):
         return value.strip()
 
 
+_BOOL = TypeAdapter(bool)
+
+
+def _all_required(schema: dict[str, Any]) -> None:
+    schema["required"] = list(schema.get("properties", {}))
+
+
 class IntermediateNext(Intermediate):
     """An intermediate answer with the chain's next decision in the same reply (``agents.chain_of_rag.one_call``):
     whether the chain is enough, else the next follow-up. A decision the reply leaves unusable (no ``enough``, an
     empty or placeholder ``follow_up``) costs the answer nothing: the agent asks for the follow-up separately."""
+
+    #: the schema sent asks for every field (a grammar-constrained server may otherwise leave the decision out);
+    #: the reply is read leniently all the same
+    model_config = ConfigDict(json_schema_extra=_all_required)
 
     enough: bool = Field(False, description="true when the research steps so far and this answer answer the question.")
     follow_up: str = Field("", description="The next short, self-contained question about one missing fact; \"\" "
@@ -190,10 +201,12 @@ class IntermediateNext(Intermediate):
     @field_validator("enough", mode="before")
     @classmethod
     def _enough(cls, value: object) -> bool:
-        # never fails the reply: the answer and its chunks matter more than a malformed decision
-        if isinstance(value, str):
-            return value.strip().lower() in ("true", "yes")
-        return value if isinstance(value, bool) else False
+        # read as FollowUp reads it (pydantic's bool: 1, "yes", "on" …), but never failing the reply: the answer and
+        # its chunks matter more than a malformed decision
+        try:
+            return _BOOL.validate_python(value)
+        except ValidationError:
+            return False
 
     @field_validator("follow_up", mode="before")
     @classmethod

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from deepsearcher.agents import agent_router, chain_of_rag, deep_search, naive_rag, prompts
+from deepsearcher.agents import agent_router, chain_of_rag, deep_search, naive_rag, prompts, replies
 from deepsearcher.errors import ConfigError
 from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
@@ -477,6 +477,7 @@ def test_chain_of_rag_one_call_at_max_iter_the_last_reply_names_the_open_questio
     {"enough": None, "follow_up": "..."},
     {"enough": "maybe", "follow_up": ["What are the limits?"]},  # malformed: the answer is kept all the same
     {"enough": {"value": True}, "follow_up": 7},
+    {"enough": "perhaps", "follow_up": ""},
 ])
 def test_chain_of_rag_one_call_a_reply_without_a_decision_gets_the_follow_up_call(undecided: dict[str, object]):
     llm = ScriptedChatModel([
@@ -504,10 +505,31 @@ def test_chain_of_rag_one_call_a_follow_up_already_searched_gets_the_follow_up_c
         j(answer="Yes.", supporting=[1], enough=True, follow_up=""),
         "Answer: Yes\n\nA [1].",
     ])
-    report = chain_of_rag.run(make_ctx(llm, Q, max_iter=4))
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=4))
     assert llm.remaining == 0
     assert report.sub_queries == [Q, follow_up, "Is Sathish Kalathil a film director?"]
+    assert of_kind(events, "query.fallback") == [{
+        "step": "intermediate", "error": f"the next follow-up “{follow_up.upper()}” repeats a question already searched",
+        "fallback": "asking for the next follow-up in a call of its own"}]
     assert "2. What is Christopher Nolan's full name? → no relevant information" in llm.prompts[3]
+
+
+@pytest.mark.parametrize("enough", [True, 1, "1", "yes", "on", "true"])
+def test_chain_of_rag_one_call_reads_enough_as_the_follow_up_call_does(enough: object):
+    # one rule for both prompts' "enough" (pydantic's bool): the same reply value stops the chain in either mode
+    llm = ScriptedChatModel([j(answer="In-process.", supporting=[1], enough=enough, follow_up="What are the limits?"),
+                             "A [1]."])
+    report = chain_of_rag.run(make_ctx(llm, Q, max_iter=3))
+    assert report.sub_queries == [Q] and llm.remaining == 0
+    assert replies.FollowUp.model_validate({"enough": enough}).enough is True
+
+
+def test_chain_of_rag_one_call_the_schema_sent_asks_for_the_decision():
+    # a grammar-constrained server (llama.cpp, the bundled model's) may leave out what the schema does not require
+    from deepsearcher.llm.base import json_schema
+
+    assert json_schema(replies.IntermediateNext)["required"] == ["answer", "supporting", "enough", "follow_up"]
 
 
 def test_chain_of_rag_one_call_off_asks_answer_and_follow_up_apart():

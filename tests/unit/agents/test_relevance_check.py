@@ -458,3 +458,32 @@ def test_chain_of_rag_one_call_a_reply_taken_from_the_check_passage_decides_noth
     second = intermediate_prompts(llm)[1]
     chain = second.split("Research steps so far", 1)[1].split("Follow-up question:", 1)[0]
     assert "(no answer found)" in chain and not any(t in chain for t in titles)
+
+
+def test_chain_of_rag_one_call_a_follow_up_taken_from_the_check_passage_is_not_searched():
+    # the reply read the chunks (its answer and numbers are right) but named its next question from the check
+    # passage: that question is asked again apart, with the chain, and the answer kept (a helper's probe, 2026-12-03)
+    from deepsearcher.agents import chain_of_rag
+
+    off_topic = {"Sourdough starter": "How often should the sourdough starter be fed?",
+                 "Tide pools": "Why do sea anemones close their tentacles at low tide?",
+                 "Bicycle chain care": "How should a bicycle chain be oiled after a wet ride?"}
+    assert set(off_topic) == {t for t, _, _ in PASSAGES}
+
+    def reply(messages: Any) -> str:
+        p = messages[-1]["content"]
+        if p.startswith("Answer the follow-up question"):
+            title = next((t for t, _, _ in PASSAGES if t in p), None)
+            real = [n for n, text in intermediate_blocks(p).items() if not any(t in text for t in off_topic)]
+            return j(answer="It runs in-process.", supporting=real[:1], enough=title is None,
+                     follow_up=off_topic[title] if title else "")
+        return j(enough=True, follow_up="") if p.startswith("Question:") else "Answer [1]."
+
+    llm = ScriptedChatModel([reply] * 10)
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, relevance_check=True, max_iter=3))
+    assert report.sub_queries == [Q] and not set(report.sub_queries) & set(off_topic.values())
+    caught = of_kind(events, "query.fallback")
+    assert len(caught) == 1 and "is taken from the check passage" in caught[0]["error"]
+    assert caught[0]["fallback"] == "asking for the next follow-up in a call of its own"
+    assert of_kind(events, "query.intermediate")[0]["answer"] == "It runs in-process."
