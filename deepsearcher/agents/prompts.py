@@ -7,6 +7,7 @@ needs an object at the top level; the parsers also accept a bare list.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Sequence
 
@@ -201,6 +202,25 @@ def is_placeholder(text: str) -> bool:
     copy the example reply, and such a "query" must not be searched."""
     t = text.strip()
     return not t.strip(".…") or (t.startswith("<") and t.endswith(">"))
+
+
+#: the longest text taken as a search query the model wrote (a sub-query, gap query or follow-up question); longer
+#: is prose, not a query (a helper's probe sent a 15,000-character "follow-up", searched and then too long for the
+#: report prompt)
+MAX_QUERY_CHARS = 400
+#: a reply that names no query: "None", "N/A", "nothing", "No further questions.", "null"
+_NO_QUERY = re.compile(r"^(?:none|n/?a|nil|null|nothing(?: more| else)?|no(?:ne)?(?: further| more| other)?"
+                       r"(?: follow[- ]?ups?| questions?| queries| gaps?)?(?: needed| required)?)$", re.IGNORECASE)
+
+
+def not_a_query(text: str) -> bool:
+    """True for text the model wrote where a search query belongs that is none: a placeholder (``is_placeholder``),
+    no letter or digit ("?", "-", '""'), a phrase saying there is none ("None", "No further questions."), or longer
+    than ``MAX_QUERY_CHARS``."""
+    t = text.strip()
+    if is_placeholder(t) or len(t) > MAX_QUERY_CHARS or not any(ch.isalnum() for ch in t):
+        return True
+    return _NO_QUERY.match(" ".join(t.strip(" .!\"'`*").split())) is not None
 
 
 def system(now: datetime | None = None) -> str:

@@ -37,9 +37,11 @@ def _unwrap(*fields: str) -> Any:
 
 
 def no_placeholders(values: list[str]) -> list[str]:
-    """Strip items; reject a list made only of copied template placeholders (``<query 1>``); drop empty items."""
-    kept = [str(v).strip() for v in values if not prompts.is_placeholder(str(v))]
-    if values and not kept and any(str(v).strip() for v in values):
+    """Strip items; drop those that are no query (``prompts.not_a_query``: empty, "None", prose past
+    ``MAX_QUERY_CHARS`` …); reject a list whose only items were copied template placeholders (``<query 1>``)."""
+    texts = [str(v).strip() for v in values]
+    kept = [t for t in texts if not prompts.not_a_query(t)]
+    if not kept and any(t and prompts.is_placeholder(t) for t in texts):
         raise ValueError("the reply repeats the example placeholders instead of real queries")
     return kept
 
@@ -151,7 +153,7 @@ class FollowUp(BaseModel):
     def _real(cls, value: str) -> str:
         if value.strip() and prompts.is_placeholder(value):
             raise ValueError("the reply repeats the example placeholder instead of a real question")
-        return value.strip()
+        return "" if prompts.not_a_query(value) else value.strip()  # "None", "No further questions.": no follow-up
 
 
 class Intermediate(BaseModel):
@@ -212,7 +214,7 @@ class IntermediateNext(Intermediate):
     @classmethod
     def _question(cls, value: object) -> str:
         text = value.strip() if isinstance(value, str) else ""
-        return "" if prompts.is_placeholder(text) else text
+        return "" if prompts.not_a_query(text) else text
 
     def decided(self) -> bool:
         """True when the reply says the chain is enough or names a next follow-up."""

@@ -230,14 +230,26 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         the answer cites none); the count of removed citations.
     """
     priority = fused_priority(hits, rankings) if rankings else None
-    queries = prompts.bullet_list(list(sub_queries) or [ctx.question])
 
-    def render(kept: Sequence[Hit], cap: int | None) -> str:
-        return prompts.SYNTHESISE.format(language=ctx.language, notes=notes, question=ctx.question,
-                                         sub_queries=queries, chunks=prompts.chunk_list([h.chunk for h in kept], cap))
+    def render_with(notes: str) -> PromptFn[Hit]:
+        def render(kept: Sequence[Hit], cap: int | None) -> str:
+            queries = prompts.bullet_list([prompts.excerpt(q, cap) for q in list(sub_queries) or [ctx.question]])
+            return prompts.SYNTHESISE.format(language=ctx.language, notes=notes, question=ctx.question,
+                                             sub_queries=queries,
+                                             chunks=prompts.chunk_list([h.chunk for h in kept], cap))
+        return render
 
     try:
-        reply, shown = write_fitted(ctx, "synthesise", render, hits, priority, in_words=True)
+        try:
+            reply, shown = write_fitted(ctx, "synthesise", render_with(notes), hits, priority, in_words=True)
+        except ContextWindowError as exc:
+            if not notes:
+                raise
+            # the notes are for orientation; the sources are what the report is written from (a chain of long
+            # follow-ups in a small window left no room for even one source)
+            ctx.emit(QueryFallback(step="synthesise", error=f"the research notes leave no room for the sources: {exc}",
+                                   fallback="writing the report without the notes"))
+            reply, shown = write_fitted(ctx, "synthesise", render_with(""), hits, priority, in_words=True)
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
     cited = list(dict.fromkeys(cited_numbers(reply.text)))

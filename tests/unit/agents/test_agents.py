@@ -629,3 +629,21 @@ def test_auto_or_a_registered_agent_is_one_rule_for_the_api_and_the_router():
         agent_router.choose(make_ctx(ScriptedChatModel([])), "telepathy")
     assert str(routed.value) == str(direct.value)
     assert direct.value.hint == "use one of: auto, deep_search, chain_of_rag, naive, deep_research"
+
+
+def test_chain_notes_that_leave_no_room_for_a_source_are_left_out_of_the_report_prompt():
+    # a helper's probe: six long follow-ups in a 1,400-token window; the report prompt did not fit even without a
+    # source and the run ended in ContextWindowError after every call was paid for
+    follow_ups = [f"What is the exact documented limit number {i} for Milvus Lite collections, partitions, fields "
+                  f"and indexes in deployment scenario {i}?" for i in range(6)]
+    answer = ("The documentation says the limit is sixty-four per collection in that deployment scenario and it "
+              "cannot be raised.")
+    llm = ScriptedChatModel([j(answer=answer, supporting=[1], enough=False, follow_up=f) for f in follow_ups]
+                            + ["Milvus Lite has limits [1]."], context_window=1400, max_tokens=256)
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=6))
+    assert llm.remaining == 0 and report.answer.startswith("Milvus Lite has limits [1].")
+    assert "Findings of earlier research steps" not in llm.prompts[-1] and "[1] " in llm.prompts[-1]
+    dropped = of_kind(events, "query.fallback")
+    assert [(d["step"], d["fallback"]) for d in dropped] == [("synthesise", "writing the report without the notes")]
+    assert "the research notes leave no room for the sources" in dropped[0]["error"]

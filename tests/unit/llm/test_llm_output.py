@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import BaseModel
 
@@ -122,6 +124,30 @@ def test_parse_reply_validates_and_normalises(reply, schema, expected):
 def test_parse_reply_rejects_copied_placeholders():
     with pytest.raises(LLMOutputError, match="example placeholders"):
         parse_reply('{"sub_queries": ["<query 1>", "<query 2>"]}', Decomposition)
+
+
+@pytest.mark.parametrize("none", ["None", "N/A", "?", "-", '""', "No further questions.", "nothing else", "null",
+                                  "What " + "very " * 100 + "long?"])
+def test_a_query_the_model_wrote_that_is_none_is_not_searched(none: str):
+    # a helper's probe: each of these was searched as a follow-up; a 15,000-character one then broke the report prompt
+    from deepsearcher.agents.replies import FollowUp, IntermediateNext, Reflection
+
+    assert parse_reply(json.dumps({"gap_queries": [none, "Milvus Lite limits"]}), Reflection).gap_queries == [
+        "Milvus Lite limits"]
+    assert parse_reply(json.dumps({"gap_queries": [none]}), Reflection).gap_queries == []  # no gaps, not an error
+    with pytest.raises(LLMOutputError, match="no sub-queries"):
+        parse_reply(json.dumps({"sub_queries": [none]}), Decomposition)
+    assert parse_reply(json.dumps({"enough": False, "follow_up": none}), FollowUp).follow_up == ""
+    reply = parse_reply(json.dumps({"answer": "x", "supporting": [1], "enough": False, "follow_up": none}),
+                        IntermediateNext)
+    assert reply.answer == "x" and not reply.decided()
+
+
+@pytest.mark.parametrize("query", ["Who is None?", "What is N/A in SQL?", "No, what year?", "Nothing Compares 2 U"])
+def test_a_query_that_only_starts_like_none_is_a_query(query: str):
+    from deepsearcher.agents.replies import FollowUp
+
+    assert parse_reply(json.dumps({"follow_up": query}), FollowUp).follow_up == query
 
 
 def test_parse_reply_wrong_shape_names_the_field():
