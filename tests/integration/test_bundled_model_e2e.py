@@ -133,3 +133,24 @@ def test_the_cli_shows_model_progress_and_the_short_answer_first(config: Path):
     assert first.startswith("Answer:") or first.startswith("**Answer:**"), out
     assert "Anatidae" in first, out
     assert "Duck.html" in out.split("## Sources", 1)[-1]
+
+
+def test_chain_of_rag_one_call_a_step_with_the_bundled_model(config: Path):
+    """chain_of_rag's default, one call per step (``agents.chain_of_rag.one_call``), against the real model and its
+    grammar-constrained JSON: the answer's reply carries the chain's decision, so no step needs the follow-up call,
+    and the short answer is right and cited."""
+    from deepsearcher.app import DeepSearcher
+    from deepsearcher.events import Event
+    from deepsearcher.settings import load_settings
+
+    events: list[Event] = []
+    with DeepSearcher(load_settings(config), on_event=events.append) as app:
+        report = app.query("What is the default consistency level in Milvus?", agent="chain_of_rag")
+    kinds = [e.kind for e in events]
+    steps = kinds.count("query.intermediate")
+    assert "bounded" in report.short_answer.lower(), report.answer
+    assert any(s.chunk.source.endswith("consistency.md") for s in report.sources), report.sources
+    unusable = [e for e in events if e.kind == "query.fallback" and "unusable reply" in getattr(e, "error", "")]
+    assert not unusable, unusable
+    # one call per step and the report; a reply that left the decision out would add a follow-up call
+    assert steps >= 1 and report.usage.llm_calls == steps + 1, (steps, report.usage.llm_calls, kinds)
