@@ -493,26 +493,23 @@ def test_chain_of_rag_one_call_a_reply_without_a_decision_gets_the_follow_up_cal
     assert not of_kind(events, "query.fallback")
 
 
-def test_chain_of_rag_one_call_a_follow_up_already_searched_gets_the_follow_up_call():
-    # the bundled 1.5B model, shown "Follow-up question: What is Christopher Nolan's full name?", named that same
-    # question as the next: the chain stopped on a duplicate with nothing found (HotpotQA, 2026-12-03)
+def test_chain_of_rag_one_call_a_follow_up_already_searched_stops_the_chain():
+    # the bundled 1.5B model often names the follow-up it was just shown as the next: asked again apart (a89a611) the
+    # HotpotQA run made 4.75 calls per question instead of 3.35 and answered none more, so it stops the chain as a
+    # repeated follow-up does in two-call mode
     follow_up = "What is Christopher Nolan's full name?"
     llm = ScriptedChatModel([
         j(answer="no relevant information", supporting=[], enough=False, follow_up=""),
         j(enough=False, follow_up=follow_up),
-        j(answer="no relevant information", supporting=[], enough=False, follow_up=follow_up.upper()),
-        j(enough=False, follow_up="Is Sathish Kalathil a film director?"),
-        j(answer="Yes.", supporting=[1], enough=True, follow_up=""),
-        "Answer: Yes\n\nA [1].",
+        j(answer="Christopher Edward Nolan", supporting=[1], enough=False, follow_up=follow_up.upper()),
+        "Answer: Christopher Edward Nolan\n\nA [1].",
     ])
     events: list[Event] = []
     report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=4))
-    assert llm.remaining == 0
-    assert report.sub_queries == [Q, follow_up, "Is Sathish Kalathil a film director?"]
-    assert of_kind(events, "query.fallback") == [{
-        "step": "intermediate", "error": f"the next follow-up “{follow_up.upper()}” repeats a question already searched",
-        "fallback": "asking for the next follow-up in a call of its own"}]
-    assert "2. What is Christopher Nolan's full name? → no relevant information" in llm.prompts[3]
+    assert llm.remaining == 0 and report.usage.llm_calls == 4
+    assert report.sub_queries == [Q, follow_up]
+    assert of_kind(events, "query.gaps")[-1]["stop"] == "duplicates"
+    assert not of_kind(events, "query.fallback")
 
 
 @pytest.mark.parametrize("enough", [True, 1, "1", "yes", "on", "true"])
