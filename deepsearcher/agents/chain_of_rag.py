@@ -159,22 +159,24 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit],
     schema: type[Intermediate] = Intermediate if steps is None else IntermediateNext
     reply, shown = ask_fitted(ctx, "intermediate", render, hits, fused_priority(hits, by_collection(hits)),
                               schema, lambda kept: schema(answer="", supporting=[]), "keeping every retrieved chunk")
-    answer = reply.value.answer.strip()
     value = reply.value
+    answer = value.answer.strip()
     decision = FollowUp(enough=value.enough, follow_up=value.follow_up) \
         if isinstance(value, IntermediateNext) and value.decided() and not reply.fell_back else None
-    if passage is not None and answer and drawn_from_check(answer, passage, [h.chunk for h in shown], ctx.question):
-        ctx.emit(QueryFallback(step="intermediate",
-                               error=f"the intermediate answer “{answer[:80]}” is taken from the check passage "
-                                     f"(“{passage.title}”, unrelated to the question)",
-                               fallback="no intermediate answer for this step"))
+
+    def from_check(what: str, text: str, fallback: str) -> bool:
+        """``text`` (the reply's ``what``) uses words only the check passage has; a ``query.fallback`` says so."""
+        if passage is None or not text or not drawn_from_check(text, passage, [h.chunk for h in shown],
+                                                               ctx.question):
+            return False
+        ctx.emit(QueryFallback(step="intermediate", error=f"the {what} “{text[:80]}” is taken from the check passage "
+                                                          f"(“{passage.title}”, unrelated to the question)",
+                               fallback=fallback))
+        return True
+
+    if from_check("intermediate answer", answer, "no intermediate answer for this step"):
         answer, decision = "", None  # never carried into the next follow-up or the report's notes
-    if passage is not None and decision is not None and decision.follow_up \
-            and drawn_from_check(decision.follow_up, passage, [h.chunk for h in shown], ctx.question):
-        ctx.emit(QueryFallback(step="intermediate",
-                               error=f"the next follow-up “{decision.follow_up[:80]}” is taken from the check "
-                                     f"passage (“{passage.title}”, unrelated to the question)",
-                               fallback=ASKED_APART))
+    if decision is not None and from_check("next follow-up", decision.follow_up, ASKED_APART):
         decision = None  # the answer read the chunks; the question after it did not
     if reply.fell_back or failed_before:
         # every retrieved chunk, those the window left out too
