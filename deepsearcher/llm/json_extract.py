@@ -52,12 +52,15 @@ class Candidate:
         strict: parsed by ``json.loads`` as written (no repair).
         position: where it starts in the reply (later = preferred).
         closed: its brackets balance (False: it runs to the end of the reply, so a cut-off reply ends inside it).
+        open_string: it runs to the end of the reply inside a string ("follow_up": "What is the capital of): that
+            string was not finished, whatever the finish reason says.
     """
 
     value: Any
     strict: bool
     position: int
     closed: bool = True
+    open_string: bool = False
 
 
 def candidates(text: str) -> list[Candidate]:
@@ -72,12 +75,12 @@ def candidates(text: str) -> list[Candidate]:
             pass
         for fence in _FENCE_RE.finditer(variant):
             out.extend(_parsed(fence.group(1), fence.start(1), closed=True))
-        for start, end, closed in spans(variant):
-            out.extend(_parsed(variant[start:end], start, closed))
+        for start, end, closed, open_string in spans(variant):
+            out.extend(_parsed(variant[start:end], start, closed, open_string))
     return out
 
 
-def _parsed(raw: str, position: int, closed: bool) -> list[Candidate]:
+def _parsed(raw: str, position: int, closed: bool, open_string: bool = False) -> list[Candidate]:
     try:
         return [Candidate(json.loads(raw), True, position, closed)]
     except json.JSONDecodeError:
@@ -88,33 +91,35 @@ def _parsed(raw: str, position: int, closed: bool) -> list[Candidate]:
         return []
     if value == "" or value is None:
         return []
-    return [Candidate(value, False, position, closed)]
+    return [Candidate(value, False, position, closed, open_string)]
 
 
-def spans(text: str) -> list[tuple[int, int, bool]]:
-    """``(start, end, balanced)`` of every top-level ``{…}`` / ``[…]`` in ``text``; a value still open at the end of
-    the text ends there (``balanced`` False). Strings (double-quoted, or single-quoted after a structural character)
-    are skipped, so brackets inside them do not count."""
-    found: list[tuple[int, int, bool]] = []
+def spans(text: str) -> list[tuple[int, int, bool, bool]]:
+    """``(start, end, balanced, in_string)`` of every top-level ``{…}`` / ``[…]`` in ``text``; a value still open at
+    the end of the text ends there (``balanced`` False; ``in_string`` when it ends inside a string). Strings
+    (double-quoted, or single-quoted after a structural character) are skipped, so brackets inside them do not
+    count."""
+    found: list[tuple[int, int, bool, bool]] = []
     i = 0
     while i < len(text):
         if text[i] not in "[{":
             i += 1
             continue
-        end = _close(text, i)
+        end, in_string = _close(text, i)
         if end is None:
-            found.append((i, len(text), False))
+            found.append((i, len(text), False, in_string))
             break
         if end < 0:  # a stray closing bracket: this opening starts nothing
             i += 1
             continue
-        found.append((i, end, True))
+        found.append((i, end, True, False))
         i = end
     return found
 
 
-def _close(text: str, start: int) -> int | None:
-    """End (exclusive) of the value opened at ``start``; None when it stays open; -1 on a mismatched bracket."""
+def _close(text: str, start: int) -> tuple[int | None, bool]:
+    """End (exclusive) of the value opened at ``start`` (None when it stays open; -1 on a mismatched bracket), and
+    whether the text ended inside a string."""
     stack: list[str] = []
     quote: str | None = None
     escaped = False
@@ -133,11 +138,11 @@ def _close(text: str, start: int) -> int | None:
             stack.append("]" if ch == "[" else "}")
         elif ch in "]}":
             if not stack or stack[-1] != ch:
-                return -1
+                return -1, False
             stack.pop()
             if not stack:
-                return i + 1
-    return None
+                return i + 1, False
+    return None, quote is not None
 
 
 def _opens_single_quote(text: str, i: int) -> bool:
@@ -189,7 +194,8 @@ def parse_reply(text: str, schema: type[T], *, cut_off: bool = False) -> T:
         text: the reply with reasoning removed.
         schema: the step's reply model.
         cut_off: the reply stopped at its token limit: a candidate that runs to the end of the reply loses its last
-            item (``drop_last_leaf``) before it is validated.
+            item (``drop_last_leaf``) before it is validated. One that ends inside a string loses it whatever the
+            finish reason (a server that says "stop", or none, for a reply cut mid-string).
 
     Raises:
         LLMOutputError: no JSON, or no candidate matches the schema (the message lists the validation errors of the
@@ -202,7 +208,7 @@ def parse_reply(text: str, schema: type[T], *, cut_off: bool = False) -> T:
     valid: list[tuple[Candidate, T]] = []
     first_error: ValidationError | None = None
     for cand in sorted(found, key=_preference, reverse=True):
-        value = drop_last_leaf(cand.value) if cut_off and not cand.closed else cand.value
+        value = drop_last_leaf(cand.value) if (cut_off and not cand.closed) or cand.open_string else cand.value
         try:
             valid.append((cand, schema.model_validate(value)))
         except ValidationError as exc:

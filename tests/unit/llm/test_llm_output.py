@@ -272,6 +272,26 @@ def test_a_cut_off_answer_string_is_not_taken():
     assert result.cut_off
 
 
+@pytest.mark.parametrize("finish", ["stop", ""])
+def test_a_string_left_open_is_not_taken_whatever_the_finish_reason(finish: str):
+    # a helper's reply (2026-12-03): a follow-up cut inside its string, the finish reason "stop" or none, was repaired
+    # to "What is the capital of" and searched
+    from deepsearcher.agents.replies import IntermediateNext
+    from deepsearcher.llm.json_extract import parse_reply
+
+    reply = '{"answer": "Paris", "supporting": [1], "enough": false, "follow_up": "What is the capital of'
+    llm = ScriptedChatModel([ChatResult(reply, "", 10, 10, 1, finish)])
+    result = ask_structured(llm, PROMPT, IntermediateNext, IntermediateNext(answer="", supporting=[]))
+    assert result.value.answer == "Paris" and result.value.supporting == [1]
+    assert not result.value.decided()  # the cut follow-up is gone: the agent asks for the next one apart
+    # an object left open outside any string keeps what it has: a missing closing brace is a slip, not a cut
+    assert parse_reply('{"relevant": [1, 2]', Relevance).relevant == [1, 2]
+    assert parse_reply('{"sub_queries": ["a", "b"', Decomposition).sub_queries == ["a", "b"]
+    assert parse_reply('{"sub_queries": ["a \\" b", "c', Decomposition).sub_queries == ['a " b']
+    single = "{'answer': 'Paris', 'supporting': [1], 'enough': false, 'follow_up': 'What is the capital of"
+    assert not parse_reply(single, IntermediateNext).decided()  # single quotes, as json-repair reads them
+
+
 def test_a_complete_value_before_cut_off_prose_is_kept_whole():
     llm = RoomyModel([cut('{"relevant": [1, 2]} Chunk 3 was off-top')], room=100)
     assert ask_structured(llm, PROMPT, Relevance, Relevance(relevant=[])).value.relevant == [1, 2]
