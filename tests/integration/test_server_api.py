@@ -329,11 +329,15 @@ def test_a_long_query_does_not_block_other_requests(live: Live) -> None:
 def test_a_client_that_disconnects_stops_its_run(live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
     question = "Explain slowly what the cancelled question was."
     live.gate.clear()
+    live.arrived.clear()
     streams = watch_query_streams(monkeypatch)
     with live.client() as client:
         with client.stream("POST", "/api/query", json={"question": question}) as response:
             first = next(sse_events(response.iter_lines()))
             assert first["event"] == "query.start"
+            # leave only once the run is inside its first model call: leaving at query.start raced the run's first
+            # cancel check on a busy machine (no prompt asked at all; a fresh clone's full run, 2026-12-04)
+            assert live.arrived.wait(FAILURE_TIMEOUT_S), "the query never reached the model"
     [stream] = streams
     assert stream.closed.wait(FAILURE_TIMEOUT_S), "the server never saw the client go"
     live.gate.set()  # the run now gets its decomposition, emits its next event, and stops there
