@@ -4,8 +4,9 @@ After Wang et al. 2025, "Chain-of-Retrieval Augmented Generation" (CoRAG): the m
 question from the chain of (follow-up, intermediate answer) pairs so far, that question is retrieved for, answered
 briefly from its chunks, and the chain grows until the model judges it sufficient, ``max_iter`` is reached or the
 token budget is spent. The final report is written from the chunks the intermediate answers relied on and the
-question's best-ranked chunk (``steps.question_floor``), with the chain as notes. The reference implementation
-makes four LLM calls per step (follow-up, answer, supporting docs, sufficiency check). By default
+question's best-ranked chunk (``steps.question_floor``), with the chain as notes; when no answer listed a chunk,
+from those of the question's own search one relevance call keeps (``judged_when_nothing_listed``). The reference
+implementation makes four LLM calls per step (follow-up, answer, supporting docs, sufficiency check). By default
 (``agents.chain_of_rag.one_call``) we make one: the answer's reply lists its supporting chunks and decides the next
 step (``prompts.INTERMEDIATE_NEXT``); a reply without a usable decision — none, or an answer or follow-up the check
 passage caught — gets the separate follow-up call. With ``one_call: false``, two calls per step
@@ -19,6 +20,8 @@ intermediate    ``{"answer": str, "supporting": [int], "enough": bool,``        
                 ``"follow_up": str}`` (``one_call: false``: answer, supporting)   chunk; the follow-up call decides
 follow_up       ``{"enough": bool, "follow_up": str}`` (when the reply above      stop (the first step is the
                 did not decide)                                                   question: no call)
+relevance       ``{"relevant": [int]}`` (deep_search's; only when no step         keep every chunk shown
+                listed a chunk: ``judged_when_nothing_listed``)
 route           ``{"collections": [str]}`` (router.py)                            all collections
 ==============  ================================================================  ===================================
 
@@ -37,8 +40,9 @@ from pydantic import Field
 
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import BudgetExhausted
+from deepsearcher.agents.deep_search import filter_relevant
 from deepsearcher.agents.replies import FollowUp, Intermediate, IntermediateNext
-from deepsearcher.agents.report import Evidence, report_reserve, write_report
+from deepsearcher.agents.report import Evidence, per_collection, report_reserve, write_report
 from deepsearcher.agents.report_markdown import gaps_note
 from deepsearcher.agents.router import route
 from deepsearcher.agents.base import FunctionAgent
@@ -55,7 +59,7 @@ from deepsearcher.events import (
     QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
 )
 from deepsearcher.types import Chunk, Hit, Report
-from deepsearcher.vectordb.fusion import fused_priority, hit_key
+from deepsearcher.vectordb.fusion import fused_priority, hit_key, top_ranked
 
 __all__ = ["Answered", "ChainOfRAGOptions", "FollowUp", "Intermediate", "agent", "answer_step", "next_follow_up",
            "run"]
@@ -209,6 +213,7 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
     open_gaps: list[str] = []
     iteration = 0
     stopped_on_budget = False
+    answering: str | None = None  # the follow-up searched and not yet answered
     ctx.budget.set_reserve(report_reserve(ctx, [], [ctx.question]))
     try:
         while True:
@@ -247,7 +252,9 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
             hits = retrieve(ctx, where.query, where.collections)
             rankings.append(hits)
             unjudged = hits
+            answering = query
             step = answer_step(ctx, query, hits, list(steps) if one_call else None)
+            answering = None
             decided = step.decision
             unjudged = []
             new = [h for h in step.supporting if hit_key(h) not in accepted]
@@ -261,18 +268,61 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
             ctx.budget.set_reserve(report_reserve(ctx, list(accepted.values()), searched))
     except BudgetExhausted as exc:
         stopped_on_budget = True
+        if answering is not None and answering != ctx.question:
+            open_gaps = [answering]  # searched, its answer never asked: the report says it is open
         ctx.emit(QueryBudget(step=exc.step, used=exc.used, budget=exc.limit, reserve=ctx.budget.reserve))
         if iteration:
             ctx.emit(QueryGaps(iteration=iteration, gaps=[], stop="token_budget", tokens=ctx.llm.total_tokens))
-    notes = prompts.CHAIN_NOTES.format(steps=chain_text(steps)) if steps else ""
-    written = write_report(ctx, Evidence(list(accepted.values()), rankings, searched,
-                                         stopped_on_budget=stopped_on_budget, unjudged=unjudged), notes)
+    # a chain whose every step found nothing is no finding: shown "→ No relevant information" the bundled 1.5B model
+    # wrote that as its report's answer although the question's chunks it was given held it (a helper's run on data/)
+    notes = prompts.CHAIN_NOTES.format(steps=chain_text(steps)) \
+        if any(not prompts.found_nothing(answer) for _, answer in steps) else ""
+    kept = list(accepted.values())
+    if not kept and not unjudged:  # a budget too small for the call is caught below
+        try:
+            kept = judged_when_nothing_listed(ctx, rankings, iteration)
+        except BudgetExhausted as exc:
+            stopped_on_budget, unjudged = True, _candidates(ctx, rankings)
+            ctx.emit(QueryBudget(step=exc.step, used=exc.used, budget=exc.limit, reserve=ctx.budget.reserve))
+    written = write_report(ctx, Evidence(kept, rankings, searched, stopped_on_budget=stopped_on_budget,
+                                         unjudged=unjudged), notes)
     answer = written.answer
     if open_gaps:
-        answer = f"{answer}\n\n{gaps_note(open_gaps)}"
+        answer = f"{answer}\n\n{gaps_note(open_gaps, researched=searched)}"
     return Report(question=ctx.question, answer=answer, sources=written.sources, sub_queries=searched,
                   iterations=iteration, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=written.removed_citations, gaps=open_gaps, short_answer=written.short_answer)
+
+
+def _candidates(ctx: QueryContext, rankings: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """The question's own search (the chain's first step; every collection's hits), else, when it found nothing,
+    the ``query.top_k`` best of the follow-ups' searches by fused rank."""
+    if rankings and rankings[0]:
+        return list(rankings[0])
+    return top_ranked(per_collection(rankings), ctx.settings.top_k)
+
+
+def judged_when_nothing_listed(ctx: QueryContext, rankings: Sequence[Sequence[Hit]], iteration: int) -> list[Hit]:
+    """When no intermediate answer listed a chunk: one relevance call (``deep_search.filter_relevant``, check passage
+    and question floor included) over the question's own search (``_candidates``), so that "nothing relevant" is
+    said only when it was judged; a ``query.fallback`` and a ``query.accepted`` event say what happened.
+
+    A step's supporting list names the chunks that answer its follow-up, not which chunks are relevant: a question
+    about two things ("Are Christopher Nolan and Sathish Kalathil both film directors?") is answered by no single
+    chunk. With the bundled 1.5B model, one call a step, every step of three HotpotQA yes/no questions of 20 replied
+    "No relevant information" with both gold passages shown, and the run refused, "hold nothing relevant"
+    (docs/benchmarks.md). Writing from the best-ranked chunks unjudged instead would also answer questions the
+    collections cannot ("What is the capital of Mongolia?" over product manuals) from unrelated passages."""
+    candidates = _candidates(ctx, rankings)
+    if not candidates:
+        return []
+    ctx.emit(QueryFallback(step="intermediate", error="no intermediate answer listed a chunk it relied on",
+                           fallback=f"asking which of the question's {len(candidates)} retrieved chunks are relevant"))
+    judged = filter_relevant(ctx, ctx.question, candidates)
+    ctx.emit(QueryAccepted(iteration=max(iteration, 1), sub_query=ctx.question, retrieved=len(candidates),
+                           accepted=len(judged.kept), chunks=[chunk_ref(h) for h in judged.kept],
+                           fell_back=judged.fell_back, by_rank=judged.by_rank))
+    return judged.kept
 
 
 def agent(options: ChainOfRAGOptions | None = None) -> FunctionAgent:

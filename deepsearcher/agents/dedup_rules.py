@@ -302,10 +302,10 @@ def _mentions(other: Anchors, name: str) -> bool:
         return True
     if regex.search(r"\p{Nd}", name):
         return _SQUASH.sub("", name) in other.squashed
-    return any(_inflected(name, word) for word in other.words)
+    return any(inflected(name, word) for word in other.words)
 
 
-def _inflected(x: str, y: str) -> bool:
+def inflected(x: str, y: str) -> bool:
     """Same stem, different ending: Москвы / Москве, Berlin / Berlins (not Iran / Iraq: the stem is too short)."""
     stem = 0
     for cx, cy in zip(x, y):

@@ -207,17 +207,18 @@ def _unquoted(sentence: str, answer: str) -> str:
 
 #: words that claim nothing by themselves (articles, auxiliaries, prepositions, pronouns, question words); negations
 #: are not among them: "The sources do not say." says something
-_FUNCTION = frozenset("a an the is are was were be been being am of in on at to by for with from as this that these "
-                      "those it its and or but which who whom whose what where when how why than then there here has "
-                      "have had do does did can could will would should may might must shall also only both each "
-                      "every any all so such very more most into onto about over under between i we you he she they "
-                      "him her them his their our your me us my s".split())
+FUNCTION_WORDS = frozenset(
+    "a an the is are was were be been being am of in on at to by for with from as this that these those it its and or "
+    "but which who whom whose what where when how why than then there here has have had do does did can could will "
+    "would should may might must shall also only both each every any all so such very more most into onto about over "
+    "under between i we you he she they him her them his their our your me us my s".split())
 
 
 def content_words(text: str) -> set[str]:
     """The words of ``text`` that can say something: every word (numbers and short words too, any script; "2.2" and
-    "1,500" one word each), citations and ``_FUNCTION`` words aside, case folded."""
-    return {w for w in re.findall(r"\d+(?:[.,:/-]\d+)*|\w+", strip_citations(text).casefold()) if w not in _FUNCTION}
+    "1,500" one word each), citations and ``FUNCTION_WORDS`` words aside, case folded."""
+    return {w for w in re.findall(r"\d+(?:[.,:/-]\d+)*|\w+", strip_citations(text).casefold())
+            if w not in FUNCTION_WORDS}
 
 
 #: the words by which a sentence speaks of the answer, the question or the sources as this report's own

@@ -113,8 +113,17 @@ to search for: a short, self-contained question about one missing fact, using wh
 Reply with JSON only, in this form: {{"enough": false, "follow_up": "<next question>"}} or \
 {{"enough": true, "follow_up": ""}}"""
 
+#: what the intermediate prompts tell the model to answer when its chunks do not hold the answer
+NO_ANSWER = "no relevant information"
+
+
+def found_nothing(answer: str) -> bool:
+    """An intermediate answer that found nothing: empty, or ``NO_ANSWER`` (any case, a full stop)."""
+    return not answer.strip() or answer.strip(" .!\"'").casefold() == NO_ANSWER
+
+
 INTERMEDIATE = """Answer the follow-up question briefly, using only the numbered chunks below. If they do not contain \
-the answer, say "no relevant information".
+the answer, say \"""" + NO_ANSWER + """\".
 
 Follow-up question: {query}
 
@@ -124,7 +133,7 @@ Reply with JSON only, in this form: {{"answer": "<short answer>", "supporting": 
 the numbers of the chunks the answer relies on."""
 
 INTERMEDIATE_NEXT = """Answer the follow-up question briefly, using only the numbered chunks below. If they do not \
-contain the answer, say "no relevant information".
+contain the answer, say \"""" + NO_ANSWER + """\".
 {context}
 Follow-up question: {query}
 

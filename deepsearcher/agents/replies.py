@@ -159,7 +159,7 @@ class FollowUp(BaseModel):
 class Intermediate(BaseModel):
     """A short answer to a follow-up question and the chunks it relies on."""
 
-    answer: str = Field(description="A short answer from the chunks, or \"no relevant information\".")
+    answer: str = Field(description=f"A short answer from the chunks, or \"{prompts.NO_ANSWER}\".")
     supporting: list[int] = Field(default_factory=list, description="The numbers of the chunks the answer relies on.")
 
     @model_validator(mode="before")

@@ -24,10 +24,10 @@ from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import (Verified, cited_numbers, cited_sources, consulted_sources, location,
                                           verify_citations)
-from deepsearcher.agents.echoes import without_echoes, without_locations
-from deepsearcher.agents.short_answer import only_citations, option_named, short_answer_of, without_empty_opening
+from deepsearcher.agents.echoes import without_locations
+from deepsearcher.agents.short_answer import only_citations, report_and_short, settled_short
 from deepsearcher.agents.state import QueryContext
-from deepsearcher.agents.steps import Item, PromptFn, call_fitted, fit_prompt
+from deepsearcher.agents.steps import Item, PromptFn, by_collection, call_fitted, fit_prompt
 from deepsearcher.agents.support import cite_copies, cite_ordinals, support_note, supporting_sentence
 from deepsearcher.errors import ContextWindowError
 from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
@@ -116,6 +116,13 @@ class Chosen:
     budget_spent: bool = False
 
 
+def per_collection(rankings: Sequence[Sequence[Hit]]) -> list[list[Hit]]:
+    """Each retrieval's ranking split into its collections' (``steps.by_collection``): a ``retrieve`` result is one
+    collection's hits after another's, and read as one ranking its first collection's would outrank every other's
+    best (a reviewer's finding, 2026-12-04)."""
+    return [group for ranking in rankings for group in by_collection(ranking)]
+
+
 def choose_evidence(ctx: QueryContext, evidence: Evidence) -> Chosen:
     """The hits a report is written from (see the module docstring for the cases); emits the ``relevance``
     fallback when it answers from top-ranked chunks nobody judged relevant."""
@@ -126,10 +133,10 @@ def choose_evidence(ctx: QueryContext, evidence: Evidence) -> Chosen:
     if not any(evidence.rankings):
         return Chosen([], answer=nothing_found(ctx))
     if evidence.stopped_on_budget and evidence.unjudged:
-        return Chosen(top_ranked([r for r in evidence.rankings if r], ctx.settings.top_k))
+        return Chosen(top_ranked(per_collection(evidence.rankings), ctx.settings.top_k))
     if evidence.judged and not ctx.settings.answer_from_top_chunks_when_irrelevant:
         return Chosen([], answer=nothing_relevant(ctx))
-    hits = top_ranked(evidence.rankings, ctx.settings.top_k)
+    hits = top_ranked(per_collection(evidence.rankings), ctx.settings.top_k)
     if not evidence.judged:
         return Chosen(hits)
     ctx.emit(QueryFallback(step="relevance", error="no retrieved chunk was judged relevant",
@@ -229,7 +236,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         ``Written``: the answer with citations verified and renumbered; the cited sources (every chunk shown, when
         the answer cites none); the count of removed citations.
     """
-    priority = fused_priority(hits, rankings) if rankings else None
+    priority = fused_priority(hits, per_collection(rankings)) if rankings else None
 
     def render_with(notes: str) -> PromptFn[Hit]:
         def render(kept: Sequence[Hit], cap: int | None) -> str:
@@ -259,12 +266,12 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
                        consulted_sources(shown))
     chunks = [h.chunk for h in shown]
     headers = [(c.title, location(c)) for c in chunks]
-    text, short = without_empty_opening(*short_answer_of(reply.text, chunks), ctx.question)
+    text, short = report_and_short(reply.text, chunks, ctx.question)
     # after short_answer_of: a copied source list is known by its locations
     text = without_locations(text, headers)
     text, _ = cite_copies(text, chunks)  # a source's text told again, uncited: its number
     text, _ = cite_ordinals(text, len(shown))  # "The first source states …": the first shown source's number
-    short = option_named(without_echoes(short, ctx.question, headers), ctx.question)
+    short = settled_short(short, ctx.question, headers)
     verified = verify_citations(text, len(shown))
     if not verified.text:
         return Written(empty_answer(reply), consulted_sources(shown), verified.removed)

@@ -4,7 +4,8 @@ The report prompt asks for a first line ``Answer: <short answer>`` and then the 
 that line out of the report (the model's own wording, so a name stays a name; a model that puts it last is
 understood too). A model that writes no such line gets the report's first sentence instead (``first_sentence``).
 ``short_answer_of`` first takes out what the model copied from its prompt (``echoes``) and what says nothing
-(``filler``); ``without_empty_opening`` and ``option_named`` then make the short answer say something.
+(``filler``); ``without_empty_opening`` and ``option_named`` then make the short answer say something, and
+``answer_span`` cuts one that tells the question again to its answer.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Iterator, Sequence
 
 from deepsearcher.agents.citations import strip_citations
 from deepsearcher.agents.echoes import (ANSWER_LINE, ASKED_LABEL, EXPLANATION_LINE, LABEL_PREFIX, strip_echoed_sources,
-                                        strip_leaked_label, without_prompt_rules)
-from deepsearcher.agents.filler import (ANCHORS, LIST_MARKER, content_words, quoted_answer, without_repeated_lines,
-                                        without_repeated_sentences, without_support_claims)
+                                        strip_leaked_label, without_echoes, without_prompt_rules)
+from deepsearcher.agents.filler import (ANCHORS, FUNCTION_WORDS, LIST_MARKER, content_words, quoted_answer,
+                                        without_repeated_lines, without_repeated_sentences, without_support_claims)
+from deepsearcher.agents.dedup_rules import inflected
 from deepsearcher.agents.rewrites import ABOUT_ANSWER, sentences
 from deepsearcher.agents.scaffold import detect
 from deepsearcher.types import Chunk
@@ -189,8 +191,8 @@ def short_answer_of(text: str, shown: Sequence[Chunk | None] | None = None) -> t
 _OPTIONS = re.compile(r"[,:;]\s*(?P<a>[^,:;?]{1,80}?)\s+or\s+(?P<b>[^,:;?]{1,80}?)\s*[?？]\s*$", re.IGNORECASE)
 #: words that can turn an answer naming one option against it, or leave it open ("not", "unclear whether", "only
 #: mention", a question mark)
-_CONTRARY = re.compile(r"\b(?:not|never|neither|nor|no|none|unclear|unknown|uncertain|whether|only|mentions?|"
-                       r"mentioned|cannot)\b|n't\b|[?？]", re.IGNORECASE)
+_CONTRARY_WORDS = "not|never|neither|nor|no|none|unclear|unknown|uncertain|whether|only|mentions?|mentioned|cannot"
+_CONTRARY = re.compile(rf"\b(?:{_CONTRARY_WORDS})\b|n't\b|[?？]", re.IGNORECASE)
 
 
 #: words of order and degree, by the side they point to: an answer naming one option with a word of another side
@@ -218,11 +220,12 @@ def option_named(short: str, question: str) -> str:
     Panchhi was released later." or "… was preceded by the other film" names the option it does not mean. Measured
     on 2WikiMultihopQA with Qwen2.5-Coder-0.5B: 15 of the 56 stored short answers to such questions named one option
     inside a longer sentence (EM +9 over the stored rows of every dataset)."""
-    match = _OPTIONS.search(question)
-    if not match or not short or len(re.findall(r"[,:;]", question)) > 1:  # "…, A, B, C or D?": more than two
+    options = _options(question)
+    if options is None or not short:
         return short
+    first_option, second_option, named = options
     found = []
-    for option in (match["a"], match["b"]):
+    for option in (first_option, second_option):
         words_of = [re.escape(w) for w in option.split()]
         hit = re.search(r"(?<!\w)" + r"\s+".join(words_of) + r"(?!\w)", short, re.IGNORECASE) if words_of else None
         if hit:
@@ -230,6 +233,12 @@ def option_named(short: str, question: str) -> str:
     if len(found) != 1:
         return short
     hit = found[0]
+    if named:  # where the first name starts is a guess ("Who won more Grand Slams Federer or Nadal?"): a name of
+        # the other option anywhere in the answer leaves it open
+        other = second_option if hit.group(0).casefold() == first_option.casefold() else first_option
+        if any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", short) for w in other.split() if w[:1].isupper()
+               and len(w) >= 3 and w.casefold() not in hit.group(0).casefold().split()):
+            return short
     before = " ".join(short[:hit.start()].split()[-OPTION_CONTEXT:])
     after = " ".join(short[hit.end():].split()[:OPTION_CONTEXT])
     near = f"{before} {after}"
@@ -241,6 +250,29 @@ def option_named(short: str, question: str) -> str:
     plain = not content_words(f"{short[:hit.start()]} {short[hit.end():]}") - content_words(question)
     opening = not short[:hit.start()].strip(" *_\"'“”") and _DESCRIBED.match(short[hit.end():]) is not None
     return hit.group(0) if plain or opening else short
+
+
+#: two names offered at a question's end with no comma before them: "Which band was formed first The Exies or
+#: Circus Diablo ?" (HotpotQA); the first is the run of capitalised words (and the small words inside names) before
+#: "or", after a word in lower case
+_NAME_WORD = r"(?:[A-Z0-9][\w'’.&/-]*)"
+_NAME = rf"{_NAME_WORD}(?:\s+(?:(?:of|the|and|de|la|le|von|van|da|del|der)\s+)*{_NAME_WORD})*"
+_NAMED_OPTIONS = re.compile(rf"\b[a-z][\w'’]*\s+(?P<a>{_NAME})\s+or\s+(?P<b>{_NAME})\s*[?？]\s*$")
+#: the end of a question ``_NAMED_OPTIONS`` reads: two names and the words before them (the pattern tries every
+#: word of what it is given, so a long question costs time by the square of its length)
+NAMED_OPTIONS_TAIL = 300
+
+
+def _options(question: str) -> tuple[str, str, bool] | None:
+    """The two options ``question`` offers at its end, and whether they were named without a comma ("…, A or B?",
+    or two names: ``_NAMED_OPTIONS``); None for none, or for more than two ("…, A, B, C or D?", "… A or B or C?")."""
+    match = _OPTIONS.search(question)
+    if match is not None:
+        return None if len(re.findall(r"[,:;]", question)) > 1 else (match["a"], match["b"], False)
+    if re.search(r"[,:;]", question) or len(re.findall(r"\bor\b", question, re.IGNORECASE)) != 1:
+        return None
+    named = _NAMED_OPTIONS.search(question[-NAMED_OPTIONS_TAIL:])
+    return (named["a"], named["b"], True) if named is not None else None
 
 
 #: what follows a name at the start of a source's first sentence: "(1931 film)", ", 1st Baronet", "is a …"
@@ -263,6 +295,16 @@ def names_the_subject(text: str, question: str) -> bool:
 
 #: words of an answer that only names the question's subject, at most
 SUBJECT_WORDS = 4
+
+
+def answer_line_only(report: str, short: str) -> tuple[str, str]:
+    """``(report, short)``, the report being the short answer when the reply was its Answer line and nothing else
+    ("Answer: Latin": the bundled 1.5B model's whole chain_of_rag report on a HotpotQA question, which was shown as
+    "The model returned an empty answer." with no short answer); the report step then cites it as it cites any
+    report that cites nothing (``report.with_support``)."""
+    if short and not strip_citations(report).strip(" \n*_.,;:-"):
+        return short, short
+    return report, short
 
 
 def without_empty_opening(report: str, short: str, question: str) -> tuple[str, str]:
@@ -314,3 +356,164 @@ def prose_paragraphs(text: str) -> Iterator[str]:
             if item:
                 items.append(item)
         yield " ".join(items)
+
+
+#: a word that can turn a sentence against what it names, leave it open or hedge it, or that speaks of the sources
+#: rather than the answer: such a short answer stays whole ("Paris may be …", "Lyon ceased to be …", "The context
+#: lacks details …": a helper's replies, 2026-12-03)
+_TURNS = re.compile(rf"\b(?:{_CONTRARY_WORDS}|if|unless|except|without|sources?|passages?|information|context|"
+                    r"texts?|documents?|details|lacks?|may|might|could|would|should|likely|unlikely|probably|"
+                    r"possibly|perhaps|maybe|reportedly|allegedly|supposedly|believed|thought|seems?|seemed|appears?|"
+                    r"appeared|ceased|formerly|former|once|used|falsely|wrongly|rumou?red|claimed|said)\b|n't\b|[?？]",
+                    re.IGNORECASE)
+#: a word or a number ("1,110", "43.8"), with where it is in the short answer
+_TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|\w[\w'’.&/-]*\w|\w")
+#: least number of words (the question's, in its order) the part of a short answer around its answer must be
+ECHO_MIN_WORDS = 3
+#: small words inside a name: "Treaty on the Functioning of the European Union", "Alexander and the Terrible"; more
+#: than ``_NAME``'s, as here they join capitalised words only ("Graz in 1850" stays two: a number is not one)
+_NAME_JOINERS = frozenset("of the and de la le von van on for in to a".split())
+
+
+def _same_form(word: str, other: str) -> bool:
+    """Two words (case folded) are one, or forms of one: the shorter (three letters or more) is the other with at
+    most two letters more ("rise" / "rises", "get" / "gets"), or both are forms of one stem as names are in dedup
+    (``dedup_rules.inflected``: "attend" / "attended", "predated" / "predates"; not "Frankfort" / "Franklin")."""
+    if word == other:
+        return True
+    short, long = sorted((word, other), key=len)
+    return (len(short) >= 3 and long.startswith(short) and len(long) - len(short) <= 2) or inflected(word, other)
+
+
+def _told_again(side: list[str], question: list[str]) -> bool:
+    """``side`` (case-folded words), without the small words at its ends, is a run of ``question``'s words in its
+    order (``_same_form``), at least ``ECHO_MIN_WORDS`` long with two that say something."""
+    lo, hi = 0, len(side)
+    while lo < hi and side[lo] in FUNCTION_WORDS:
+        lo += 1
+    while hi > lo and side[hi - 1] in FUNCTION_WORDS:
+        hi -= 1
+    run = side[lo:hi]
+    if len(run) < ECHO_MIN_WORDS or len([w for w in run if w not in FUNCTION_WORDS]) < 2:
+        return False
+    return any(all(_same_form(w, q) for w, q in zip(run, question[i:i + len(run)]))
+               for i in range(len(question) - len(run) + 1))
+
+
+#: words that make a clause of what would be the answer ("Paris is likely"): such a span is not a name or a value
+_CLAUSE_WORDS = frozenset("is are was were be been being am has have had do does did will shall".split())
+#: words of quantity before a number that belong to the answer ("more than 2 million", "about 15 kilotons")
+_QUALIFIER = re.compile(r"(?:(?:more|less|fewer|greater|higher|lower|other)\s+than|at\s+(?:least|most)|up\s+to|"
+                        r"(?:just\s+|well\s+)?(?:over|under|above|below)|about|around|nearly|almost|approximately|"
+                        r"roughly|circa|some)\s+$", re.IGNORECASE)
+#: abbreviations whose full stop is part of them at the end of an answer ("Martin Luther King Jr.")
+_ABBREVIATIONS = frozenset("Jr Sr St Dr Mr Mrs Ms Co Inc Ltd Corp Bros Ave Mt Ft".split())
+#: signs and currency written against a number's start ("-23.9", "$237"), and units against its end ("7.3%")
+_SIGNS, _AFTER = "-−+±~≈<>$€£¥₹", "%‰°′″"
+
+
+def _asked_after_wh(words: Sequence[str]) -> list[str]:
+    """The question's ``words`` (case folded) that say something, but for its question word and the words right
+    after it that name the kind of answer ("What currency", "In which country", "How much rain"): what a short answer
+    telling the question again must tell in full."""
+    wh = next((i for i, w in enumerate(words) if _WH_QUESTION.fullmatch(w)), None)
+    kind: set[int] = set()
+    if wh is not None:
+        kind.add(wh)
+        i = wh + 1
+        while i < len(words) and words[i] not in FUNCTION_WORDS:
+            kind.add(i)
+            i += 1
+    return [w for i, w in enumerate(words) if i not in kind and w not in FUNCTION_WORDS]
+
+
+def answer_span(short: str, question: str) -> str:
+    """The answer inside a short answer that tells the question again before or after it: "Franjo Krežma was in
+    charge of the country where the composer of Aschenbrodel was a citizen." → "Franjo Krežma", "The Finnish markka
+    predated the Euro in Finland." → "The Finnish markka" (Qwen2.5-Coder-1.5B's chain_of_rag on MuSiQue; the gold
+    answers are the names), "The author of Alexander attended the Alexander Hamilton Institute." → "the Alexander
+    Hamilton Institute".
+
+    The answer runs from the first to the last word the question does not have (in any ``_same_form``), widened over
+    the name it is part of (capitalised words and the small words between them, ``_NAME_JOINERS``), an article or a
+    word of quantity before it ("more than 2 million"), a sign or currency before a number and a unit after it
+    ("-23.9 °C", "$237 million", "7.3%"). What is left must be on one side only, be a run of the question's own words
+    in its order (``_told_again``), and tell every word of the question but its question word and the kind of answer
+    it names (``_asked_after_wh``): "The director of Jaws is Steven Spielberg." for "When was the director of Jaws
+    born?" answers one step of it and stays whole, as does "Lilu is a demon in ancient China." for "If Gallu is a
+    demon Lilu is what?". Left whole too: an answer that is a clause ("Paris is likely"), questions whose answer can
+    be made of their own words (``_judged``: options, yes/no) and short answers with a word that can turn or hedge
+    them or that speaks of the sources (``_TURNS``: "not", "may", "ceased", "the context …")."""
+    if not short or not _judged(question) or _TURNS.search(short):
+        return short
+    asked = [t.group().casefold() for t in _TOKEN.finditer(question)]
+    asked_words = {w for w in asked if w not in FUNCTION_WORDS}
+    tokens = list(_TOKEN.finditer(short))
+    words = [t.group().casefold() for t in tokens]
+    new = [i for i, w in enumerate(words)
+           if w not in FUNCTION_WORDS and not any(_same_form(w, q) for q in asked_words)]
+    if not new:
+        return short
+    first, last = _widened(short, tokens, new[0], new[-1])
+    if first > 0 and words[first - 1] in ("a", "an", "the"):
+        first -= 1  # "a local file", "the Little Boy atomic bomb"
+    left, right = words[:first], words[last + 1:]
+    rest = left or right
+    if bool(left) == bool(right) or not _told_again(rest, asked) or _CLAUSE_WORDS & set(words[first:last + 1]):
+        return short  # nothing around it, the question's words on both sides, or a clause: which part answers?
+    if not all(any(_same_form(w, r) for r in rest) for w in _asked_after_wh(asked)):
+        return short  # it tells part of the question: the answer to one step of it, not to the question
+    start, end = tokens[first].start(), tokens[last].end()
+    qualifier = _QUALIFIER.search(short[:start])
+    if qualifier is not None and left and len(_TOKEN.findall(short[:qualifier.start()])) >= ECHO_MIN_WORDS:
+        start = qualifier.start()
+    while start > 0 and short[start - 1] in _SIGNS:
+        start -= 1
+    while end < len(short) and short[end] in _AFTER:
+        end += 1
+    if end < len(short) and short[end] == "." and end == tokens[last].end() \
+            and (tokens[last].group() in _ABBREVIATIONS or re.fullmatch(r"(?:[A-Z]\.)+[A-Z]", tokens[last].group())):
+        end += 1  # "Jr.", "D.C."
+    span = short[start:end]
+    if span.count("(") > span.count(")") and short[end:].lstrip().startswith(")"):
+        span = short[start:short.index(")", end) + 1]
+    return span.strip(" ,;:") or short
+
+
+def _widened(text: str, tokens: list[re.Match[str]], first: int, last: int) -> tuple[int, int]:
+    """``first`` and ``last`` moved out over the name they are in: capitalised words next to them, with only spaces
+    between, and small words (``_NAME_JOINERS``) between capitalised ones."""
+    def name_word(i: int) -> bool:
+        return tokens[i].group()[0].isupper()
+
+    def joined(i: int, j: int) -> bool:  # only spaces between tokens i < j
+        return all(not text[tokens[k].end():tokens[k + 1].start()].strip() for k in range(i, j))
+
+    def reach(start: int, step: int) -> int:
+        at = start
+        probe = start + step
+        while 0 <= probe < len(tokens):
+            if tokens[probe].group().casefold() in _NAME_JOINERS:
+                probe += step
+                continue
+            if not name_word(probe) or not joined(min(at, probe), max(at, probe)):
+                break
+            at = probe
+            probe += step
+        return at
+
+    return reach(first, -1), reach(last, 1)
+
+
+def report_and_short(text: str, shown: Sequence[Chunk | None], question: str) -> tuple[str, str]:
+    """``(report, short answer)`` of a model's report text: ``short_answer_of``, then ``without_empty_opening`` and
+    ``answer_line_only`` (the report step of every agent)."""
+    return answer_line_only(*without_empty_opening(*short_answer_of(text, shown), question))
+
+
+def settled_short(short: str, question: str, headers: Sequence[tuple[str, str]]) -> str:
+    """The short answer as reports carry it: what the model copied from its prompt removed (``without_echoes``),
+    the option it names (``option_named``), the answer cut out of the question told again (``answer_span``).
+    ``headers``: ``(title, location)`` of the sources shown."""
+    return answer_span(option_named(without_echoes(short, question, headers), question), question)
+

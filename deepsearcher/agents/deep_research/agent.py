@@ -46,10 +46,10 @@ from deepsearcher.agents.deep_research.state import Action, StopReason, allowed_
 from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.long_report.sections import SectionFinding
-from deepsearcher.agents.echoes import without_echoes, without_locations
+from deepsearcher.agents.echoes import without_locations
 from deepsearcher.agents.report import with_support
 from deepsearcher.agents.support import cite_copies
-from deepsearcher.agents.short_answer import option_named, short_answer_of, without_empty_opening
+from deepsearcher.agents.short_answer import report_and_short, settled_short
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.events import QueryBudget, QueryStep
 from deepsearcher.types import Evaluation, QuestionStatus, Report, Source, WebSearchOutcome
@@ -216,7 +216,7 @@ def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Rep
     (``support.cite_copies``), and an answer that still cites nothing gets the item sentence holding its words quoted
     under it and cited, as the other agents' reports do (``report.with_support``)."""
     chunks = [item.chunk for item in store]
-    text, short = without_empty_opening(*short_answer_of(store.expand_answers(finding.answer), chunks), ctx.question)
+    text, short = report_and_short(store.expand_answers(finding.answer), chunks, ctx.question)
     text = without_locations(text, [(c.title, location(c)) for c in chunks if c is not None])
     text, _ = cite_copies(text, chunks)  # an item's text told again, uncited: its number
     verified = verify_citations(text, len(store))
@@ -228,7 +228,7 @@ def to_report(ctx: QueryContext, store: KnowledgeStore, finding: Finding) -> Rep
     checks = dict(finding.verdict.checks) if finding.verdict is not None else {}
     sources = store.sources(verified.cited) if verified.cited else consulted(ctx, store)
     headers = [(s.chunk.title, location(s.chunk)) for s in sources]
-    short = option_named(without_echoes(short, ctx.question, headers), ctx.question)
+    short = settled_short(short, ctx.question, headers)
     return Report(question=ctx.question, answer=answer, sources=sources,
                   sub_queries=finding.queries, iterations=finding.steps, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=verified.removed, gaps=finding.gaps, checks=checks,

@@ -208,3 +208,19 @@ def test_sub_queries_in_scripts_the_embedder_cannot_see_are_compared_as_text(can
     blind = make_ctx(ScriptedChatModel([]))  # without the check, the embedding merges them all: the bug
     object.__setattr__(blind, "embed", ctx.embed)
     assert len(dedup_queries(blind, candidates, []).kept) == 1
+
+
+def test_the_best_ranked_fallback_takes_every_collections_best_not_the_first_collections():
+    # a reviewer's finding (2026-12-04): a retrieval's hits are one collection's after another's, and read as one
+    # ranking the first collection's third outranked the second collection's first
+    from deepsearcher.agents.report import Evidence, choose_evidence
+
+    from deepsearcher.types import Hit
+    from tests.unit.query_fakes import MILVUS_DOCS, RECIPES
+
+    ctx = make_ctx(ScriptedChatModel([]), "How long should bread bake?", collections=("milvus", "recipes"), top_k=2)
+    milvus = [Hit(c, 1.0 - i / 10, "milvus") for i, c in enumerate(MILVUS_DOCS[:3])]
+    recipes = [Hit(c, 0.9 - i / 10, "recipes") for i, c in enumerate(RECIPES)]
+    chosen = choose_evidence(ctx, Evidence([], [milvus + recipes], [ctx.question], stopped_on_budget=True,
+                                           unjudged=milvus + recipes))
+    assert [h.collection for h in chosen.hits] == ["milvus", "recipes"]

@@ -151,3 +151,26 @@ def test_chain_of_rag_stops_on_the_budget_too():
     assert report.usage.prompt_tokens + report.usage.completion_tokens <= budget
     assert report.usage.llm_calls < unlimited.usage.llm_calls
     assert "query.budget" in kinds(events)
+
+
+def test_chain_of_rag_a_budget_spent_before_a_searched_follow_up_is_answered_leaves_it_open():
+    # a helper's finding (2026-12-03): the budget ran out inside the answer call of a follow-up already searched,
+    # and the report did not say that question stayed open
+    follow_up = "What are the limits of Milvus Lite?"
+
+    def run(budget: int) -> tuple[object, list[Event]]:
+        llm = ScriptedChatModel([
+            j(answer="It runs in-process.", supporting=[1], enough=False, follow_up=follow_up),
+            j(answer="Names use letters.", supporting=[1], enough=True, follow_up=""),
+            "Answer: in-process\n\nMilvus Lite runs in-process [1].",
+        ], max_tokens=512)
+        events: list[Event] = []
+        return chain_of_rag.run(make_ctx(llm, Q, events=events, token_budget=budget, max_iter=4)), events
+
+    # the least budget (in steps of 100 tokens) that searches the follow-up: its answer call no longer fits
+    report, events = next((r, e) for r, e in map(run, range(500, 6000, 100)) if len(r.sub_queries) == 2)
+    assert [i["sub_query"] for i in of_kind(events, "query.intermediate")] == [Q]
+    assert report.gaps == [follow_up]
+    assert f"Researched, but no answer citing a source was accepted:\n- {follow_up}" in report.answer
+    assert "**Research stopped on the token budget**" in report.answer
+

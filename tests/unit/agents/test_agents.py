@@ -12,7 +12,8 @@ from deepsearcher.events import Event
 from deepsearcher.llm.base import ChatResult
 from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.types import Hit
-from tests.unit.query_fakes import MILVUS_DOCS, NOW, chunk, kinds, make_ctx, memory_store, of_kind
+from deepsearcher.testing import HashEmbedder, MemoryStore
+from tests.unit.query_fakes import DIM, MILVUS_DOCS, NOW, chunk, kinds, make_ctx, memory_store, of_kind
 
 Q = "What is Milvus Lite and what are its limits?"
 
@@ -267,12 +268,132 @@ def test_chain_of_rag_keeps_the_questions_best_chunk_with_those_its_answer_lists
     assert [s.chunk.text for s in report.sources] == [shown[0], shown[2], follow_up[1]]
 
 
-def test_chain_of_rag_an_answer_listing_nothing_keeps_nothing():
-    # "nothing supports it" is the model's to say: the floor only joins chunks the reply listed
-    llm = ScriptedChatModel([j(answer="", supporting=[]), j(enough=True, follow_up="")])
+def test_chain_of_rag_an_answer_listing_nothing_keeps_nothing_by_its_floor():
+    # the floor only joins chunks the reply listed: a step listing none keeps none
+    llm = ScriptedChatModel([j(answer="", supporting=[]), j(enough=True, follow_up=""), j(relevant=[])])
     events: list[Event] = []
     chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3, relevance_keep_top=1))
-    assert of_kind(events, "query.accepted")[0]["accepted"] == 0
+    assert of_kind(events, "query.accepted")[0]["accepted"] == 0 and llm.remaining == 0
+
+
+NOTHING = {"answer": "No relevant information", "supporting": []}
+
+
+def _relevance_prompts(llm: ScriptedChatModel) -> list[str]:
+    return [p for p in llm.prompts if "numbered text chunks found by the search" in p]
+
+
+@pytest.mark.parametrize("one_call", [True, False])
+def test_chain_of_rag_a_chain_listing_no_chunk_asks_which_of_the_questions_chunks_are_relevant(one_call: bool):
+    # the bundled 1.5B model, one call a step, on "Are Christopher Nolan and Sathish Kalathil both film directors?"
+    # and "Are Watertown International Airport and Alexandria International Airport both airports in the same
+    # state ?" (HotpotQA): every step replied "No relevant information" with both gold passages shown, and the run
+    # refused, "hold nothing relevant"; a step's supporting list is what answers its follow-up, not a relevance
+    # judgement, so one relevance call over the question's own search decides what the report is written from
+    question = "Are Milvus Lite and Milvus Standalone both in-process?"
+    follow_up = "Where does Milvus Standalone run?"
+    llm = ScriptedChatModel([
+        j(**NOTHING, enough=False, follow_up="") if one_call else j(**NOTHING),
+        j(enough=False, follow_up=follow_up),
+        j(**NOTHING, enough=False, follow_up=follow_up) if one_call else j(**NOTHING),
+        *([] if one_call else [j(enough=False, follow_up=follow_up)]),
+        j(relevant=[1, 3]),
+        "Answer: No\n\nMilvus Lite runs in-process [1]; the other is a server [2].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, question, events=events, max_iter=4),
+                              chain_of_rag.ChainOfRAGOptions(one_call=one_call))
+    assert llm.remaining == 0 and report.short_answer == "No"
+    assert report.answer.startswith("Milvus Lite runs in-process [1]")
+    relevance = _relevance_prompts(llm)
+    assert len(relevance) == 1 and f"Question: {question}" in relevance[0]
+    first_step = [block.split("\n", 1)[1].split("\n\n")[0] for block in llm.prompts[0].split("\n\n[")[1:]]
+    judged = [block.split("\n", 1)[1].split("\n\n")[0] for block in relevance[0].split("\n\n[")[1:]]
+    assert judged[:len(first_step)] == first_step  # the question's own search, in its order
+    assert [s.chunk.text for s in report.sources] == [first_step[0], first_step[2]]  # those the reply kept
+    kept = of_kind(events, "query.accepted")
+    assert [k["accepted"] for k in kept[:2]] == [0, 0]  # what the steps listed
+    assert (kept[-1]["sub_query"], kept[-1]["accepted"], kept[-1]["retrieved"]) == (question, 2, len(first_step))
+    fallback = of_kind(events, "query.fallback")
+    assert [f["step"] for f in fallback] == ["intermediate"] and "are relevant" in fallback[0]["fallback"]
+    # a chain that found nothing is no finding to show: the model copied "No relevant information" as its answer
+    assert "Findings of earlier research steps" not in llm.prompts[-1] and "No relevant information" not in \
+        llm.prompts[-1]
+
+
+def test_chain_of_rag_shows_the_chain_to_the_report_when_a_step_found_something():
+    llm = ScriptedChatModel([
+        j(answer="In a local file.", supporting=[1], enough=False, follow_up="What are the limits?"),
+        j(**NOTHING, enough=True, follow_up=""),
+        "Answer: a local file\n\nA [1].",
+    ])
+    chain_of_rag.run(make_ctx(llm, Q, max_iter=4))
+    assert "Findings of earlier research steps" in llm.prompts[-1]
+    assert "→ In a local file." in llm.prompts[-1] and "→ No relevant information" in llm.prompts[-1]
+
+
+def test_chain_of_rag_a_chain_listing_no_chunk_with_none_judged_relevant_says_nothing_relevant():
+    # a question the collection cannot answer: nothing listed, nothing judged relevant, no report call
+    llm = ScriptedChatModel([j(**NOTHING, enough=True, follow_up=""), j(relevant=[])])
+    report = chain_of_rag.run(make_ctx(llm, "What is the capital of Mongolia?", max_iter=3))
+    assert llm.remaining == 0 and report.sources == [] and report.short_answer == ""
+    assert "hold nothing relevant to this question" in report.answer
+
+
+def test_chain_of_rag_judges_every_collection_searched_when_nothing_was_listed():
+    # a helper's finding (2026-12-03): the by-rank fallback read the question's hits as one ranking and kept only the
+    # first collection's; the relevance call sees every collection's
+    llm = ScriptedChatModel([j(collections=["milvus", "recipes"]), j(**NOTHING, enough=True, follow_up=""),
+                             j(relevant=[4]), "Answer: 30 minutes\n\nA [1]."])
+    report = chain_of_rag.run(make_ctx(llm, "How long should bread bake?", collections=("milvus", "recipes"),
+                                       max_iter=3))
+    relevance = _relevance_prompts(llm)[0]
+    assert "Bake the bread at 220 degrees" in relevance and "Milvus" in relevance
+    assert [s.chunk.source for s in report.sources] == ["https://example.org/bread"]
+
+
+def test_chain_of_rag_with_a_first_search_finding_nothing_judges_the_follow_ups_chunks():
+    empty_first = MemoryStore().add("milvus", "Milvus vector database documentation", MILVUS_DOCS, HashEmbedder(DIM))
+    found = {"n": 0}
+
+    def search(query: str, name: str, k: int):  # the question finds nothing, the follow-up finds the documents
+        found["n"] += 1
+        return [] if found["n"] == 1 else empty_first.search(name, HashEmbedder(DIM).embed_query(query), query, k)
+
+    llm = ScriptedChatModel([j(enough=False, follow_up="Where does Milvus Lite store data?"),
+                             j(**NOTHING, enough=True, follow_up=""), j(relevant=[1]), "Answer: a file\n\nA [1]."])
+    ctx = make_ctx(llm, Q, max_iter=3)
+    object.__setattr__(ctx, "search", search)
+    report = chain_of_rag.run(ctx)
+    assert llm.remaining == 0 and len(report.sources) == 1
+
+
+def test_chain_of_rag_the_budget_spent_before_the_relevance_call_writes_from_the_best_ranked():
+    def run(budget: int) -> tuple[object, ScriptedChatModel, list[Event]]:
+        scripted = ScriptedChatModel([j(**NOTHING, enough=True, follow_up=""), j(relevant=[1]), "Answer: x\n\nA [1]."],
+                                     max_tokens=512)
+        events: list[Event] = []
+        return chain_of_rag.run(make_ctx(scripted, Q, events=events, max_iter=3, token_budget=budget)), scripted, events
+
+    def stopped_at_the_relevance_call(outcome: tuple[object, ScriptedChatModel, list[Event]]) -> bool:
+        _, scripted, events = outcome
+        order = kinds(events)
+        return "query.intermediate" in order and "query.budget" in order and not _relevance_prompts(scripted) \
+            and order.index("query.fallback") < order.index("query.budget")
+
+    # the least budget (steps of 50 tokens) that pays for the first step but not for the relevance call
+    report, scripted, events = next(filter(stopped_at_the_relevance_call, map(run, range(300, 8000, 50))))
+    assert report.sources and "hold nothing relevant" not in report.answer  # written from the best-ranked
+    assert "**Research stopped on the token budget**" in report.answer
+
+
+def test_chain_of_rag_with_nothing_retrieved_still_says_nothing_was_found():
+    empty = MemoryStore().add("milvus", "Milvus vector database documentation", [], HashEmbedder(DIM))
+    llm = ScriptedChatModel([j(enough=True, follow_up="")])
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, store=empty, events=events, max_iter=3))
+    assert llm.remaining == 0 and report.sources == [] and report.answer.startswith("Nothing was found")
+    assert not of_kind(events, "query.fallback")
 
 
 def test_chain_of_rag_keeps_only_what_its_answer_lists_with_the_floor_off():
