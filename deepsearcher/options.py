@@ -175,11 +175,10 @@ class QuerySettings(StrictModel):
                              "every later relevance call of the run keeps every chunk without asking. 1 = at the "
                              "first (a small model's one slip then costs the run its filter: docs/benchmarks.md).")
     relevance_keep_top: int = Field(
-        1, ge=0, description="deep_search and chain_of_rag: when the model's relevance reply (chain_of_rag: its "
-                             "first intermediate answer's supporting list) for the question keeps any chunk, the "
+        1, ge=0, description="deep_search: when the model's relevance reply for the question keeps any chunk, the "
                              "question's own best-ranked chunks (this many) are kept too: a small model's filter "
                              "drops passages the question ranks first (docs/benchmarks.md). 0 = the reply alone "
-                             "decides.")
+                             "decides. chain_of_rag has its own: agents.chain_of_rag.question_floor.")
     long_report_budget_runs: float = Field(
         2.0, gt=0, le=20, description="A long report (every section, the outline and the editing pass together) may "
                                       "use at most this many times agents.deep_research.token_budget tokens per "

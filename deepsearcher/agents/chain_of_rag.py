@@ -32,7 +32,7 @@ the run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Sequence
 
@@ -52,7 +52,7 @@ from deepsearcher.agents.relevance_check import (
 )
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
-    ask_fitted, by_collection, chunk_ref, dedup_queries, kept_with_floor, retrieve,
+    ask_fitted, by_collection, chunk_ref, dedup_queries, kept_with_floor, question_floor, retrieve,
 )
 from deepsearcher.options import AgentOptions
 from deepsearcher.events import (
@@ -77,6 +77,12 @@ class ChainOfRAGOptions(AgentOptions):
         "the next follow-up question (a reply without that decision gets the separate follow-up call). False: two "
         "calls per step, answer then follow-up, each prompt with one task: with the bundled 1.5B model, 1.8x the "
         "calls and tighter short answers (docs/benchmarks.md measures both)."))
+    question_floor: int = Field(2, ge=0, description=(
+        "When any step's answer lists a supporting chunk, the question's own search keeps this many of its "
+        "best-ranked chunks for the report too (in the collections a step listed from), whatever its first answer "
+        "listed: a step lists the chunk that answers its follow-up, not every relevant one, and a comparison "
+        "question's two subjects rank first and second (measured on 2WikiMultiHopQA with the bundled 1.5B model, "
+        "docs/benchmarks.md). 0 = only what the answers list."))
 
 
 def chain_text(steps: Sequence[tuple[str, str]], cap: int | None = None) -> str:
@@ -110,17 +116,18 @@ def next_follow_up(ctx: QueryContext, steps: Sequence[tuple[str, str]]) -> Follo
 class Answered:
     """One intermediate step's outcome: its ``answer`` ("" for none), the hits it keeps for the report (retrieval
     order), whether it fell back to keeping every hit, and how many kept hits are the question's best-ranked rather
-    than listed by the model (``steps.question_floor``)."""
+    than listed by the model (``steps.question_floor``); the hits its prompt showed (none when it fell back)."""
 
     answer: str
     supporting: list[Hit]
     fell_back: bool
     by_rank: int = 0
     decision: FollowUp | None = None
+    shown: list[Hit] = field(default_factory=list)
 
 
 def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit],
-                steps: Sequence[tuple[str, str]] | None = None) -> Answered:
+                steps: Sequence[tuple[str, str]] | None = None, floor: int | None = None) -> Answered:
     """Answer one follow-up from its hits (fallback: no answer, keep every hit).
 
     With ``steps`` (the chain before this step; ``agents.chain_of_rag.one_call``) the same reply also decides the
@@ -133,8 +140,8 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit],
     so this step keeps every retrieved chunk (its answer is kept), and after ``query.relevance_check_strikes`` such
     replies every later step of the run does too. Measured with
     Qwen2.5-Coder-0.5B on HotpotQA: without it, the report of a chain saw 0–2 chunks, those the model listed.
-    For the question itself (the first step), when the reply lists any chunk, the question's
-    ``query.relevance_keep_top`` best-ranked chunks shown in the collections it listed from are kept too
+    For the question itself (the first step), when the reply lists any chunk, the question's ``floor`` (default
+    ``query.relevance_keep_top``) best-ranked chunks shown in the collections it listed from are kept too
     (``steps.question_floor``): with the 1.5B model the chain kept 2.0 chunks per HotpotQA question, those its
     answers listed, and its report saw fewer gold passages than naive's five (docs/benchmarks.md).
 
@@ -197,13 +204,15 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit],
         if past is None:
             return Answered(answer, list(hits), True)  # the reply did not read the chunks: nor its decision
         chosen = past
-    kept, by_rank = kept_with_floor(ctx, query, hits, shown, chosen)
-    return Answered(answer, kept, False, by_rank, decision)
+    kept, by_rank = kept_with_floor(ctx, query, hits, shown, chosen, floor)
+    return Answered(answer, kept, False, by_rank, decision, list(shown))
 
 
 def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
     """Grow the chain of follow-ups until sufficient / ``max_iter`` / budget, then write the cited report."""
-    one_call = (options or ChainOfRAGOptions()).one_call
+    options = options or ChainOfRAGOptions()
+    one_call = options.one_call
+    first: Answered | None = None  # the question's own step
     decided: FollowUp | None = None  # the last step's own decision (one_call)
     steps: list[tuple[str, str]] = []
     searched: list[str] = []
@@ -253,8 +262,9 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
             rankings.append(hits)
             unjudged = hits
             answering = query
-            step = answer_step(ctx, query, hits, list(steps) if one_call else None)
+            step = answer_step(ctx, query, hits, list(steps) if one_call else None, options.question_floor)
             answering = None
+            first = first or step
             decided = step.decision
             unjudged = []
             new = [h for h in step.supporting if hit_key(h) not in accepted]
@@ -277,6 +287,12 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
     # wrote that as its report's answer although the question's chunks it was given held it (a helper's run on data/)
     notes = prompts.CHAIN_NOTES.format(steps=chain_text(steps)) \
         if any(not prompts.found_nothing(answer) for _, answer in steps) else ""
+    late = late_floor(ctx, first, list(accepted.values()), options.question_floor)
+    if late:
+        for hit in late:
+            accepted[hit_key(hit)] = hit
+        ctx.emit(QueryAccepted(iteration=1, sub_query=ctx.question, retrieved=len(rankings[0]), accepted=len(late),
+                               chunks=[chunk_ref(h) for h in late], fell_back=False, by_rank=len(late)))
     kept = list(accepted.values())
     if not kept and not unjudged:  # a budget too small for the call is caught below
         try:
@@ -292,6 +308,20 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
     return Report(question=ctx.question, answer=answer, sources=written.sources, sub_queries=searched,
                   iterations=iteration, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=written.removed_citations, gaps=open_gaps, short_answer=written.short_answer)
+
+
+def late_floor(ctx: QueryContext, first: Answered | None, kept: Sequence[Hit], keep: int) -> list[Hit]:
+    """The question's floor (``steps.question_floor``) when its own step listed nothing and a later step listed a
+    chunk: the question's ``keep`` best-ranked chunks its prompt showed, in the collections the chain kept from,
+    those not kept already. A first answer of "no relevant information" says no single chunk answers the whole
+    question (it has two hops, or two subjects); a later step's listing says the collections hold what it needs.
+    The bundled 1.5B model on "Do both directors of films Wrong Turn 5: Bloodlines and Dark River (2017 Film) have
+    the same nationality?" (2WikiMultiHopQA) listed nothing for the question, whose search ranked both films' pages
+    1st and 4th, and the director's page for its follow-up: the report saw the director's page alone."""
+    if first is None or first.fell_back or first.supporting or not kept:
+        return []
+    have = {hit_key(h) for h in kept}
+    return [h for h in question_floor(ctx, ctx.question, first.shown, kept, keep) if hit_key(h) not in have]
 
 
 def _candidates(ctx: QueryContext, rankings: Sequence[Sequence[Hit]]) -> list[Hit]:

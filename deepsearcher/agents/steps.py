@@ -172,18 +172,21 @@ def by_collection(hits: Sequence[Hit]) -> list[list[Hit]]:
     return list(groups.values())
 
 
-def question_floor(ctx: QueryContext, query: str, shown: Sequence[Hit], marked: Sequence[Hit]) -> list[Hit]:
+def question_floor(ctx: QueryContext, query: str, shown: Sequence[Hit], marked: Sequence[Hit],
+                   keep: int | None = None) -> list[Hit]:
     """The hits kept whatever the relevance reply says: for the question itself, when the model ``marked`` any, its
-    ``query.relevance_keep_top`` best ``shown`` in the collections the model marked a hit of, by fused rank over each
+    ``keep`` (default ``query.relevance_keep_top``) best ``shown`` in the collections the model marked a hit of, by
+    fused rank over each
     collection's list (ties in retrieval order); none for any other query, or when nothing was marked ("nothing
     relevant" is the model's to say: ``report.nothing_relevant``). Only hits the model saw: a chunk the window left
     out counts as not kept, and a collection it judged wholly unhelpful adds nothing.
 
     Measured (docs/benchmarks.md "The bundled model side by side"): with the 1.5B model deep_search's filter dropped
     a gold passage the question's own search ranked first on 5 of 20 MuSiQue questions. Used by deep_search's
-    relevance step and chain_of_rag's intermediate step (whose reply lists the chunks its answer relied on).
+    relevance step and chain_of_rag's intermediate step (whose reply lists the chunks its answer relied on; its own
+    ``agents.chain_of_rag.question_floor`` gives ``keep``, and the chunks any step listed are ``marked``).
     """
-    keep = ctx.settings.relevance_keep_top
+    keep = ctx.settings.relevance_keep_top if keep is None else keep
     if not keep or not marked or fold_query(query) != fold_query(ctx.question):
         return []
     helped = {h.collection for h in marked}
@@ -194,12 +197,13 @@ def question_floor(ctx: QueryContext, query: str, shown: Sequence[Hit], marked: 
 
 
 def kept_with_floor(ctx: QueryContext, query: str, hits: Sequence[Hit], shown: Sequence[Hit],
-                    chosen: set[int]) -> tuple[list[Hit], int]:
+                    chosen: set[int], floor_keep: int | None = None) -> tuple[list[Hit], int]:
     """The hits a reply keeps: the ``shown`` ones it names by number (``chosen``, 1-based) and the question's floor
-    (``question_floor``), in retrieval order (``hits``); with how many of them the floor added."""
+    (``question_floor``, ``floor_keep`` of them), in retrieval order (``hits``); with how many of them the floor
+    added."""
     marked = [h for i, h in enumerate(shown, start=1) if i in chosen]
     keep = {hit_key(h) for h in marked}
-    floor = {hit_key(h) for h in question_floor(ctx, query, shown, marked)} - keep
+    floor = {hit_key(h) for h in question_floor(ctx, query, shown, marked, floor_keep)} - keep
     return [h for h in hits if hit_key(h) in keep | floor], len(floor)
 
 

@@ -259,7 +259,8 @@ def test_chain_of_rag_keeps_the_questions_best_chunk_with_those_its_answer_lists
         "Milvus Lite stores data in a local file [1][2]; names use letters [3].",
     ])
     events: list[Event] = []
-    report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=4, relevance_keep_top=1))
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=4),
+                              chain_of_rag.ChainOfRAGOptions(question_floor=1))
     shown = [block.split("\n", 1)[1].split("\n\n")[0] for block in llm.prompts[0].split("\n\n[")[1:4]]
     follow_up = [block.split("\n", 1)[1].split("\n\n")[0] for block in llm.prompts[2].split("\n\n[")[1:3]]
     first, second = of_kind(events, "query.accepted")
@@ -268,11 +269,72 @@ def test_chain_of_rag_keeps_the_questions_best_chunk_with_those_its_answer_lists
     assert [s.chunk.text for s in report.sources] == [shown[0], shown[2], follow_up[1]]
 
 
+def _shown(prompt: str) -> list[str]:
+    """The chunk texts a prompt numbered, in order."""
+    return [block.split("\n", 1)[1].split("\n\n")[0] for block in prompt.split("\n\n[")[1:]]
+
+
+def test_chain_of_rag_keeps_the_questions_two_best_chunks_by_default():
+    # a step lists the chunk that answers it; a comparison question's two subjects rank first and second (the 1.5B
+    # model on 2WikiMultiHopQA's "Who was born first out of Aivar Kuusmaa and Andy Summers?" listed a third page)
+    llm = ScriptedChatModel([j(answer="In a local file.", supporting=[3], enough=True, follow_up=""), "A [1]."])
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3))
+    shown = _shown(llm.prompts[0])[:3]
+    [accepted] = of_kind(events, "query.accepted")
+    assert (accepted["accepted"], accepted["by_rank"]) == (3, 2)
+    assert all(text in llm.prompts[-1] for text in shown) and report.sources[0].chunk.text in shown
+
+
+@pytest.mark.parametrize("floor", [2, 0])
+def test_chain_of_rag_a_later_step_listing_a_chunk_brings_the_questions_floor(floor: int):
+    # the 1.5B model on "Do both directors of films Wrong Turn 5: Bloodlines and Dark River (2017 Film) have the same
+    # nationality?" (2WikiMultiHopQA) answered the question "no relevant information" with both films' pages shown
+    # (1st and 4th), listed the director's page for its follow-up, and the report saw that page alone
+    follow_up = "Which characters may collection names use?"
+    llm = ScriptedChatModel([
+        j(**NOTHING, enough=False, follow_up=follow_up),
+        j(answer="Letters, digits and underscores.", supporting=[1], enough=True, follow_up=""),
+        "Names use letters [1].",
+    ])
+    events: list[Event] = []
+    chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3), chain_of_rag.ChainOfRAGOptions(question_floor=floor))
+    assert llm.remaining == 0 and relevance_calls(llm) == 0  # no call of its own
+    question_shown, follow_up_shown = _shown(llm.prompts[0])[:3], _shown(llm.prompts[1])[:3]
+    accepted = of_kind(events, "query.accepted")
+    assert [a["accepted"] for a in accepted[:2]] == [0, 1]
+    report_prompt = llm.prompts[-1]
+    if not floor:
+        assert len(accepted) == 2 and question_shown[0] not in report_prompt
+        return
+    late = accepted[2]
+    assert (late["iteration"], late["sub_query"], late["by_rank"]) == (1, Q, late["accepted"])
+    added = [c["id"] for c in late["chunks"]]
+    assert 1 <= len(added) <= 2 and follow_up_shown[0] in report_prompt
+    assert all(text in report_prompt for text in question_shown[:2])  # already kept or kept now
+
+
+def test_chain_of_rag_the_later_floor_keeps_only_collections_a_step_listed_from():
+    follow_up = "Which characters may collection names use?"
+    llm = ScriptedChatModel([
+        j(collections=["milvus", "recipes"]),
+        j(**NOTHING, enough=False, follow_up=follow_up),
+        j(collections=["milvus", "recipes"]),
+        j(answer="Letters, digits and underscores.", supporting=[1], enough=True, follow_up=""),
+        "Names use letters [1].",
+    ])
+    events: list[Event] = []
+    chain_of_rag.run(make_ctx(llm, Q, collections=("milvus", "recipes"), events=events, max_iter=3))
+    assert llm.remaining == 0 and "Pasta water" in llm.prompts[1]  # the question's search showed a recipe
+    late = of_kind(events, "query.accepted")[-1]
+    assert late["sub_query"] == Q and late["chunks"] and {c["collection"] for c in late["chunks"]} == {"milvus"}
+
+
 def test_chain_of_rag_an_answer_listing_nothing_keeps_nothing_by_its_floor():
-    # the floor only joins chunks the reply listed: a step listing none keeps none
+    # the floor only joins chunks a reply listed: a chain listing none keeps none by it
     llm = ScriptedChatModel([j(answer="", supporting=[]), j(enough=True, follow_up=""), j(relevant=[])])
     events: list[Event] = []
-    chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3, relevance_keep_top=1))
+    chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3))
     assert of_kind(events, "query.accepted")[0]["accepted"] == 0 and llm.remaining == 0
 
 
@@ -399,7 +461,9 @@ def test_chain_of_rag_with_nothing_retrieved_still_says_nothing_was_found():
 def test_chain_of_rag_keeps_only_what_its_answer_lists_with_the_floor_off():
     llm = ScriptedChatModel([j(answer="In a local file.", supporting=[3]), j(enough=True, follow_up=""), "A [1]."])
     events: list[Event] = []
-    chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3, relevance_keep_top=0))
+    # query.relevance_keep_top (deep_search's) does not turn it off: agents.chain_of_rag.question_floor does
+    chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3, relevance_keep_top=3),
+                     chain_of_rag.ChainOfRAGOptions(question_floor=0))
     assert (of_kind(events, "query.accepted")[0]["accepted"], of_kind(events, "query.accepted")[0]["by_rank"]) \
         == (1, 0)
 
@@ -524,7 +588,9 @@ def test_chain_of_rag_follows_up_until_enough():
         "Milvus Lite stores data in a local file [1]; names use letters, digits, underscores [2].",
     ])
     events: list[Event] = []
-    report = chain_of_rag.run(make_ctx(llm, question, events=events, max_iter=4))
+    # the question's floor off: what each answer lists alone (the floor has its own tests)
+    report = chain_of_rag.run(make_ctx(llm, question, events=events, max_iter=4),
+                              chain_of_rag.ChainOfRAGOptions(question_floor=0))
     assert llm.remaining == 0
     assert report.agent == "chain_of_rag" and report.iterations == 2
     assert report.sub_queries == [question, "Which characters may collection names use?"]
@@ -568,7 +634,8 @@ def test_chain_of_rag_one_call_a_step_decides_the_next_in_its_own_reply():
         "Milvus Lite stores data in a local file [1]; names use letters, digits, underscores [2].",
     ])
     events: list[Event] = []
-    report = chain_of_rag.run(make_ctx(llm, question, events=events, max_iter=4))
+    report = chain_of_rag.run(make_ctx(llm, question, events=events, max_iter=4),
+                              chain_of_rag.ChainOfRAGOptions(question_floor=0))  # the floor has its own tests
     assert llm.remaining == 0 and report.usage.llm_calls == 3
     assert report.sub_queries == [question, "Which characters may collection names use?"]
     first, second = llm.prompts[:2]
