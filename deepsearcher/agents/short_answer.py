@@ -224,6 +224,13 @@ def option_named(short: str, question: str) -> str:
     if options is None or not short:
         return short
     first_option, second_option, named = options
+    told_once = " ".join(_without_options_told_again(short, question).split())
+    if told_once != " ".join(short.split()):
+        chosen = option_named(told_once, question)
+        if chosen == told_once:  # no option named: an answer besides them, the question told again around it
+            span = answer_span(short, question, offered=True)
+            return span if span != short else short
+        return chosen
     found = []
     for option in (first_option, second_option):
         words_of = [re.escape(w) for w in option.split()]
@@ -265,14 +272,35 @@ NAMED_OPTIONS_TAIL = 300
 
 def _options(question: str) -> tuple[str, str, bool] | None:
     """The two options ``question`` offers at its end, and whether they were named without a comma ("…, A or B?",
-    or two names: ``_NAMED_OPTIONS``); None for none, or for more than two ("…, A, B, C or D?", "… A or B or C?")."""
+    "… out of A and B?", "… between A and B?", or two names: ``_NAMED_OPTIONS``); None for none, or for more than
+    two ("…, A, B, C or D?", "… A or B or C?", "… out of A, B and C?")."""
     match = _OPTIONS.search(question)
     if match is not None:
         return None if len(re.findall(r"[,:;]", question)) > 1 else (match["a"], match["b"], False)
+    match = _OUT_OF.search(question)
+    if match is not None:
+        return None if re.search(r"[,:;]|\band\b", match["a"]) else (match["a"], match["b"], False)
     if re.search(r"[,:;]", question) or len(re.findall(r"\bor\b", question, re.IGNORECASE)) != 1:
         return None
     named = _NAMED_OPTIONS.search(question[-NAMED_OPTIONS_TAIL:])
     return (named["a"], named["b"], True) if named is not None else None
+
+
+#: two options offered as a set at a question's end: "Who was born first out of Aivar Kuusmaa and Andy Summers?"
+#: (2WikiMultihopQA), "… between A and B?"
+_OUT_OF = re.compile(r"\b(?:out\s+of|between)\s+(?P<a>[^?？]{1,80}?)\s+and\s+(?P<b>[^?？]{1,80}?)\s*[?？]\s*$",
+                     re.IGNORECASE)
+
+
+def _without_options_told_again(short: str, question: str) -> str:
+    """``short`` without the question's own offer of its options, when it tells it again word for word ("Aivar
+    Kuusmaa was born first out of Aivar Kuusmaa and Andy Summers." → "Aivar Kuusmaa was born first ."): the option
+    it names is the one outside that offer."""
+    offer = _OUT_OF.search(question) or _OPTIONS.search(question)
+    if offer is None:
+        return short
+    told = r"\s+".join(re.escape(w) for w in offer.group(0).strip(" ,:;?？").split())
+    return re.sub(rf"(?<!\w){told}(?!\w)", " ", short, flags=re.IGNORECASE)
 
 
 #: what follows a name at the start of a source's first sentence: "(1931 film)", ", 1st Baronet", "is a …"
@@ -427,7 +455,7 @@ def _asked_after_wh(words: Sequence[str]) -> list[str]:
     return [w for i, w in enumerate(words) if i not in kind and w not in FUNCTION_WORDS]
 
 
-def answer_span(short: str, question: str) -> str:
+def answer_span(short: str, question: str, offered: bool = False) -> str:
     """The answer inside a short answer that tells the question again before or after it: "Franjo Krežma was in
     charge of the country where the composer of Aschenbrodel was a citizen." → "Franjo Krežma", "The Finnish markka
     predated the Euro in Finland." → "The Finnish markka" (Qwen2.5-Coder-1.5B's chain_of_rag on MuSiQue; the gold
@@ -443,8 +471,13 @@ def answer_span(short: str, question: str) -> str:
     born?" answers one step of it and stays whole, as does "Lilu is a demon in ancient China." for "If Gallu is a
     demon Lilu is what?". Left whole too: an answer that is a clause ("Paris is likely"), questions whose answer can
     be made of their own words (``_judged``: options, yes/no) and short answers with a word that can turn or hedge
-    them or that speaks of the sources (``_TURNS``: "not", "may", "ceased", "the context …")."""
-    if not short or not _judged(question) or _TURNS.search(short):
+    them or that speaks of the sources (``_TURNS``: "not", "may", "ceased", "the context …").
+
+    ``offered``: the question offers options and ``short`` names none of them outside its telling of the question
+    again (``option_named``): "John Allen was born first out of Aivar Kuusmaa and Andy Summers." → "John Allen"."""
+    asks = _judged(question) if not offered else \
+        bool(_WH_QUESTION.search(question)) and detect(question.strip()) == "en"
+    if not short or not asks or _TURNS.search(short):
         return short
     asked = [t.group().casefold() for t in _TOKEN.finditer(question)]
     asked_words = {w for w in asked if w not in FUNCTION_WORDS}

@@ -11,8 +11,8 @@ from deepsearcher.agents import deep_search, naive_rag, prompts
 from deepsearcher.agents.report_markdown import report_markdown
 from deepsearcher.agents.echoes import strip_leaked_label
 from deepsearcher.agents.filler import without_support_claims
-from deepsearcher.agents.short_answer import (first_sentence, says_nothing, short_answer_of, split_short_answer,
-                                              without_empty_opening)
+from deepsearcher.agents.short_answer import (first_sentence, says_nothing, settled_short, short_answer_of,
+                                              split_short_answer, without_empty_opening)
 from deepsearcher.testing.scripted import ScriptedChatModel
 from deepsearcher.types import Chunk, Report, Source, Usage
 from tests.unit.query_fakes import make_ctx
@@ -587,6 +587,15 @@ def test_numbered_lines_that_cite_across_or_are_all_there_is_are_kept(reply: str
      "Salad by the Roots (literally \"Eating dandelions by the roots\") is a French film.", "Salad by the Roots"),
     ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "Phoolwari was released first.", "Phoolwari"),
     ("Which is older: Milvus Lite or Milvus Standalone?", "Milvus Lite is older", "Milvus Lite"),
+    # options offered as a set (2WikiMultihopQA: 7 of its 900 questions), and the offer told again: the bundled
+    # 1.5B model's chain_of_rag (2026-12-04); cover-EM counted it, as "Andy Summers" (the gold) is in the offer
+    ("Who was born first out of Aivar Kuusmaa and Andy Summers?",
+     "Aivar Kuusmaa was born first out of Aivar Kuusmaa and Andy Summers.", "Aivar Kuusmaa"),
+    ("Who was born first out of Marco De Luigi and Fabio Maistro?", "Fabio Maistro was born first.", "Fabio Maistro"),
+    ("Which index builds faster between HNSW and IVF_FLAT?", "IVF_FLAT builds faster between HNSW and IVF_FLAT.",
+     "IVF_FLAT"),
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?",
+     "Phoolwari was released first, Aas Ka Panchhi or Phoolwari.", "Phoolwari"),
     # a word of order far from the option is about something else (a stored 0.5B short answer on 2Wiki)
     ("Which film came out first, Salad By The Roots or The Sea Wall?",
      "Salad by the Roots is a Franco-Italian comedy directed by Georges Lautner and released in 1964, a year after "
@@ -612,11 +621,31 @@ def test_a_short_answer_naming_one_of_the_two_options_is_that_option(question: s
     ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "Phoolwari was released first?"),
     ("Which band is older, The Exies or Circus Diablo?", "Circus Diablo is younger."),
     ("What is the capital of France?", "Paris"),
+    ("Who was born first out of Aivar Kuusmaa and Andy Summers?",
+     "Andy Summers was not born first out of Aivar Kuusmaa and Andy Summers."),
+    ("Who was born first out of Aivar Kuusmaa and Andy Summers?",
+     "Neither was born first out of Aivar Kuusmaa and Andy Summers."),
+    ("Who was born first out of Aivar Kuusmaa and Andy Summers?", "Aivar Kuusmaa and Andy Summers"),
+    # three options (a comma inside the set): which two?
+    ("Who was born first out of Amable Éno, Dit Deschamps and Wayne Sykes?", "Wayne Sykes was born first."),
 ])
 def test_other_short_answers_stay_as_they_are(question: str, short: str) -> None:
     from deepsearcher.agents.short_answer import option_named
 
     assert option_named(short, question) == short
+
+
+@pytest.mark.parametrize("question, short, answer", [
+    # the bundled 1.5B model's chain_of_rag on 2WikiMultihopQA (2026-12-04): an answer besides the options, the
+    # question told again around it; whole, cover-EM scored it right (the gold, Andy Summers, is in the offer)
+    ("Who was born first out of Aivar Kuusmaa and Andy Summers?",
+     "John Allen was born first out of Aivar Kuusmaa and Andy Summers.", "John Allen"),
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?",
+     "Mother India was released first, Aas Ka Panchhi or Phoolwari.", "Mother India"),
+])
+def test_a_short_answer_naming_neither_option_inside_the_offer_told_again_is_its_answer(
+        question: str, short: str, answer: str) -> None:
+    assert settled_short(short, question, []) == answer
 
 
 def test_the_naive_agents_short_answer_is_the_option_it_names() -> None:
