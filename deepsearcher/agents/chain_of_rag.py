@@ -264,7 +264,8 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
             answering = query
             step = answer_step(ctx, query, hits, list(steps) if one_call else None, options.question_floor)
             answering = None
-            first = first or step
+            if first is None:
+                first = step
             decided = step.decision
             unjudged = []
             new = [h for h in step.supporting if hit_key(h) not in accepted]
