@@ -277,7 +277,7 @@ def _options(question: str) -> tuple[str, str, bool] | None:
     match = _OPTIONS.search(question)
     if match is not None:
         return None if len(re.findall(r"[,:;]", question)) > 1 else (match["a"], match["b"], False)
-    match = _OUT_OF.search(question)
+    match = _OUT_OF.search(question) if _CHOOSES.match(question) else None
     if match is not None:
         return None if re.search(r"[,:;]|\band\b", match["a"]) else (match["a"], match["b"], False)
     if re.search(r"[,:;]", question) or len(re.findall(r"\bor\b", question, re.IGNORECASE)) != 1:
@@ -287,16 +287,19 @@ def _options(question: str) -> tuple[str, str, bool] | None:
 
 
 #: two options offered as a set at a question's end: "Who was born first out of Aivar Kuusmaa and Andy Summers?"
-#: (2WikiMultihopQA), "… between A and B?"
+#: (2WikiMultihopQA), "… between A and B?"; read only in a question that asks to choose (``_CHOOSES``): "What is the
+#: difference between A and B?" offers no option
 _OUT_OF = re.compile(r"\b(?:out\s+of|between)\s+(?P<a>[^?？]{1,80}?)\s+and\s+(?P<b>[^?？]{1,80}?)\s*[?？]\s*$",
                      re.IGNORECASE)
+
+_CHOOSES = re.compile(r"\s*(?:which|who|whom|whose)\b", re.IGNORECASE)
 
 
 def _without_options_told_again(short: str, question: str) -> str:
     """``short`` without the question's own offer of its options, when it tells it again word for word ("Aivar
     Kuusmaa was born first out of Aivar Kuusmaa and Andy Summers." → "Aivar Kuusmaa was born first ."): the option
     it names is the one outside that offer."""
-    offer = _OUT_OF.search(question) or _OPTIONS.search(question)
+    offer = (_OUT_OF.search(question) if _CHOOSES.match(question) else None) or _OPTIONS.search(question)
     if offer is None:
         return short
     told = r"\s+".join(re.escape(w) for w in offer.group(0).strip(" ,:;?？").split())

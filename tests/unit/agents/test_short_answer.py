@@ -626,6 +626,9 @@ def test_a_short_answer_naming_one_of_the_two_options_is_that_option(question: s
     ("Who was born first out of Aivar Kuusmaa and Andy Summers?",
      "Neither was born first out of Aivar Kuusmaa and Andy Summers."),
     ("Who was born first out of Aivar Kuusmaa and Andy Summers?", "Aivar Kuusmaa and Andy Summers"),
+    # "between A and B" in a question that does not ask to choose offers no option
+    ("What is the difference between Milvus Lite and Milvus Standalone?", "Milvus Lite is a library."),
+    ("How far is it between Paris and Lyon?", "Paris is a city."),
     # three options (a comma inside the set): which two?
     ("Who was born first out of Amable Éno, Dit Deschamps and Wayne Sykes?", "Wayne Sykes was born first."),
 ])
