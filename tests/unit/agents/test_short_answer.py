@@ -181,6 +181,32 @@ def test_a_copied_source_list_is_no_report(reply: str) -> None:
     assert report == "Four levels." and "[1]" not in report
 
 
+LOTHAIR = Chunk(id="c1", text="Lothair II (835 –) was the king of Lotharingia from 855 until his death. He was the "
+              "second son of Emperor Lothair I and Ermengarde of Tours.", source="/d/slice.json", title="Lothair II",
+              page=None, chunk_index=0, doc_hash="h")
+BERTHA = Chunk(id="c2", text="Bertha was countess of Arles by marriage to Theobald of Arles.", source="/d/slice.json",
+               title="Bertha", page=None, chunk_index=0, doc_hash="h")
+
+
+def test_source_text_pasted_under_a_copied_source_header_goes_with_it() -> None:
+    # the bundled 1.5B model's report on 2WikiMultiHopQA (2026-12-04): the prompt's source list again, headers and
+    # text, the second header over the first source's text; the statement after it stays
+    reply = ("Answer: Ermengarde of Tours\n\nSources:\n[1] Lothair II (/d/slice.json)\nLothair II (835 –) was the king "
+             "of Lotharingia from 855 until his death. He was the second son of Emperor Lothair I and\n\n"
+             "[2] Bertha (/d/slice.json)\nHe was the second son of Emperor Lothair I and Ermengarde of Tours.\n\n"
+             "Lothair II's mother was Ermengarde of Tours [1].")
+    report, short = short_answer_of(reply, [LOTHAIR, BERTHA])
+    assert short == "Ermengarde of Tours"
+    assert report == "Lothair II's mother was Ermengarde of Tours [1]."
+
+
+def test_text_under_a_copied_source_header_that_is_no_source_text_stays() -> None:
+    reply = ("Answer: Ermengarde of Tours\n\nSources:\n[1] Lothair II (/d/slice.json)\n"
+             "His mother, Ermengarde of Tours, died in 851 [1].")
+    report, _ = short_answer_of(reply, [LOTHAIR, BERTHA])
+    assert report == "His mother, Ermengarde of Tours, died in 851 [1]."
+
+
 def test_statements_with_citations_and_parentheses_are_kept() -> None:
     reply = ("Answer: Four levels.\n\n[1] is the overview (see below).\nMilvus offers four levels (strong, bounded, "
              "session, eventual) [1][2].\n\nSources: the docs.")
