@@ -191,7 +191,8 @@ def short_answer_of(text: str, shown: Sequence[Chunk | None] | None = None) -> t
 _OPTIONS = re.compile(r"[,:;]\s*(?P<a>[^,:;?]{1,80}?)\s+or\s+(?P<b>[^,:;?]{1,80}?)\s*[?？]\s*$", re.IGNORECASE)
 #: words that can turn an answer naming one option against it, or leave it open ("not", "unclear whether", "only
 #: mention", a question mark)
-_CONTRARY_WORDS = "not|never|neither|nor|no|none|unclear|unknown|uncertain|whether|only|mentions?|mentioned|cannot"
+_CONTRARY_WORDS = ("not|never|neither|nor|no|none|unclear|unknown|uncertain|whether|only|mentions?|mentioned|cannot|"
+                   "may|might|could")
 _CONTRARY = re.compile(rf"\b(?:{_CONTRARY_WORDS})\b|n't\b|[?？]", re.IGNORECASE)
 
 
@@ -277,9 +278,11 @@ def _options(question: str) -> tuple[str, str, bool] | None:
     match = _OPTIONS.search(question)
     if match is not None:
         return None if len(re.findall(r"[,:;]", question)) > 1 else (match["a"], match["b"], False)
-    match = _OUT_OF.search(question) if _CHOOSES.match(question) else None
+    match = _offered_set(question)
     if match is not None:
-        return None if re.search(r"[,:;]|\band\b", match["a"]) else (match["a"], match["b"], False)
+        # "and" inside either ("… out of Simon and Garfunkel and Hall and Oates?"): which two? A name of the other
+        # option in the answer leaves it open, as for two names with no comma ("Shaq … beaten by Yao")
+        return None if re.search(r"[,:;]|\band\b", f"{match['a']} {match['b']}") else (match["a"], match["b"], True)
     if re.search(r"[,:;]", question) or len(re.findall(r"\bor\b", question, re.IGNORECASE)) != 1:
         return None
     named = _NAMED_OPTIONS.search(question[-NAMED_OPTIONS_TAIL:])
@@ -295,11 +298,21 @@ _OUT_OF = re.compile(r"\b(?:out\s+of|between)\s+(?P<a>[^?？]{1,80}?)\s+and\s+(?
 _CHOOSES = re.compile(r"\s*(?:which|who|whom|whose)\b", re.IGNORECASE)
 
 
+def _offered_set(question: str) -> re.Match[str] | None:
+    """``_OUT_OF``'s match in a question that asks to choose by order or degree (``_CHOOSES`` and a word of
+    ``_ORDER_SIDES``: "Who was born first out of …", "Which is older between …"): "Which relationship exists between
+    MariaDB and MySQL?" or "Who is the intermediary between the buyer and the seller?" offer no option (a helper's
+    cases, 2026-12-04)."""
+    if not _CHOOSES.match(question) or not _order_sides(content_words(question)):
+        return None
+    return _OUT_OF.search(question)
+
+
 def _without_options_told_again(short: str, question: str) -> str:
     """``short`` without the question's own offer of its options, when it tells it again word for word ("Aivar
     Kuusmaa was born first out of Aivar Kuusmaa and Andy Summers." → "Aivar Kuusmaa was born first ."): the option
     it names is the one outside that offer."""
-    offer = (_OUT_OF.search(question) if _CHOOSES.match(question) else None) or _OPTIONS.search(question)
+    offer = _offered_set(question) or _OPTIONS.search(question)
     if offer is None:
         return short
     told = r"\s+".join(re.escape(w) for w in offer.group(0).strip(" ,:;?？").split())

@@ -620,6 +620,7 @@ def test_numbered_lines_that_cite_across_or_are_all_there_is_are_kept(reply: str
     ("Who was born first out of Marco De Luigi and Fabio Maistro?", "Fabio Maistro was born first.", "Fabio Maistro"),
     ("Which index builds faster between HNSW and IVF_FLAT?", "IVF_FLAT builds faster between HNSW and IVF_FLAT.",
      "IVF_FLAT"),
+    ("Which is older between HNSW and IVF_FLAT?", "IVF_FLAT is older.", "IVF_FLAT"),
     ("Which film was released first, Aas Ka Panchhi or Phoolwari?",
      "Phoolwari was released first, Aas Ka Panchhi or Phoolwari.", "Phoolwari"),
     # a word of order far from the option is about something else (a stored 0.5B short answer on 2Wiki)
@@ -655,6 +656,16 @@ def test_a_short_answer_naming_one_of_the_two_options_is_that_option(question: s
     # "between A and B" in a question that does not ask to choose offers no option
     ("What is the difference between Milvus Lite and Milvus Standalone?", "Milvus Lite is a library."),
     ("How far is it between Paris and Lyon?", "Paris is a city."),
+    # a helper's cases (2026-12-04): "which/who … between A and B?" with no word of order or degree asks no choice
+    ("Which relationship exists between MariaDB and MySQL?", "MariaDB is a fork."),
+    ("Which is the main difference between Milvus Lite and Milvus Standalone?", "Milvus Lite is a library."),
+    ("Which protocol is used between the client and the server?", "The server, over gRPC."),
+    ("Who is the intermediary between the buyer and the seller?", "The seller, through an agent."),
+    # the other option named by a part of its name, "and" inside an option, a hedge
+    ("Who is taller between Yao Ming and Shaq?", "Shaq (7 ft 1) is beaten by Yao (7 ft 6)."),
+    ("Which duo formed first out of Simon and Garfunkel and Hall and Oates?", "Simon and Garfunkel formed first."),
+    ("Who was born first out of Aivar Kuusmaa and Andy Summers?", "Andy Summers may have been born first."),
+    ("Which film was released first, Aas Ka Panchhi or Phoolwari?", "Phoolwari might have been released first."),
     # three options (a comma inside the set): which two?
     ("Who was born first out of Amable Éno, Dit Deschamps and Wayne Sykes?", "Wayne Sykes was born first."),
 ])
