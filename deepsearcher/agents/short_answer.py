@@ -531,12 +531,13 @@ def answer_span(short: str, question: str, offered: bool = False) -> str:
 
 def _widened(text: str, tokens: list[re.Match[str]], first: int, last: int) -> tuple[int, int]:
     """``first`` and ``last`` moved out over the name they are in: capitalised words next to them, with only spaces
-    between, and small words (``_NAME_JOINERS``) between capitalised ones."""
+    between (a plural possessive's apostrophe too: "The Hundred Years' War", a helper's case), and small words
+    (``_NAME_JOINERS``) between capitalised ones."""
     def name_word(i: int) -> bool:
         return tokens[i].group()[0].isupper()
 
-    def joined(i: int, j: int) -> bool:  # only spaces between tokens i < j
-        return all(not text[tokens[k].end():tokens[k + 1].start()].strip() for k in range(i, j))
+    def joined(i: int, j: int) -> bool:  # only spaces between tokens i < j, an apostrophe after the first allowed
+        return all(not text[tokens[k].end():tokens[k + 1].start()].lstrip("'’").strip() for k in range(i, j))
 
     def reach(start: int, step: int) -> int:
         at = start

@@ -762,6 +762,10 @@ def test_no_options_or_both_named_stay(question: str, short: str) -> None:
     ("Where does the Tekezé River rise?", "The Tekezé River rises in Ethiopia.", "Ethiopia"),
     ("Where does Milvus Lite store data?", "Milvus Lite stores data in a local file [1].", "a local file"),
     ("What is the capital of France?", "Paris is the capital of France.", "Paris"),
+    # a plural possessive inside the name (a helper's case, 2026-12-04: cut to "The Hundred Years")
+    ("Which war was fought in the 14th century?", "The Hundred Years' War was fought in the 14th century.",
+     "The Hundred Years' War"),
+    ("Which party won the election in 1990?", "The Workers’ Party won the election in 1990.", "The Workers’ Party"),
 ])
 def test_a_short_answer_telling_the_question_again_is_cut_to_its_answer(question: str, short: str,
                                                                          answer: str) -> None:
