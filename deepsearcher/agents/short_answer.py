@@ -150,9 +150,13 @@ _WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|where|when|why|how)\b
 def _judged(question: str) -> bool:
     """``question`` is one whose answer cannot be made of its own words (``_ANSWER_IN_ITS_WORDS``): an English
     wh-question — their words and ours are what ``says_nothing`` and ``names_the_subject`` know."""
+    return not _ANSWER_IN_ITS_WORDS.search(question) and _english_wh(question)
+
+
+def _english_wh(question: str) -> bool:
+    """``question`` is an English wh-question."""
     question = question.strip()
-    return not _ANSWER_IN_ITS_WORDS.search(question) and bool(_WH_QUESTION.search(question)) \
-        and detect(question) == "en"
+    return bool(_WH_QUESTION.search(question)) and detect(question) == "en"
 
 
 def says_nothing(sentence: str, question: str) -> bool:
@@ -229,8 +233,7 @@ def option_named(short: str, question: str) -> str:
     if told_once != " ".join(short.split()):
         chosen = option_named(told_once, question)
         if chosen == told_once:  # no option named: an answer besides them, the question told again around it
-            span = answer_span(short, question, offered=True)
-            return span if span != short else short
+            return answer_span(short, question, offered=True)
         return chosen
     found = []
     for option in (first_option, second_option):
@@ -406,7 +409,7 @@ def prose_paragraphs(text: str) -> Iterator[str]:
 #: rather than the answer: such a short answer stays whole ("Paris may be …", "Lyon ceased to be …", "The context
 #: lacks details …": a helper's replies, 2026-12-03)
 _TURNS = re.compile(rf"\b(?:{_CONTRARY_WORDS}|if|unless|except|without|sources?|passages?|information|context|"
-                    r"texts?|documents?|details|lacks?|may|might|could|would|should|likely|unlikely|probably|"
+                    r"texts?|documents?|details|lacks?|would|should|likely|unlikely|probably|"
                     r"possibly|perhaps|maybe|reportedly|allegedly|supposedly|believed|thought|seems?|seemed|appears?|"
                     r"appeared|ceased|formerly|former|once|used|falsely|wrongly|rumou?red|claimed|said)\b|n't\b|[?？]",
                     re.IGNORECASE)
@@ -491,8 +494,7 @@ def answer_span(short: str, question: str, offered: bool = False) -> str:
 
     ``offered``: the question offers options and ``short`` names none of them outside its telling of the question
     again (``option_named``): "John Allen was born first out of Aivar Kuusmaa and Andy Summers." → "John Allen"."""
-    asks = _judged(question) if not offered else \
-        bool(_WH_QUESTION.search(question)) and detect(question.strip()) == "en"
+    asks = _english_wh(question) if offered else _judged(question)
     if not short or not asks or _TURNS.search(short):
         return short
     asked = [t.group().casefold() for t in _TOKEN.finditer(question)]
