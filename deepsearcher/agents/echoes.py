@@ -99,11 +99,13 @@ def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None)
     kept: list[str] = []
     in_echo = False  # the bullet lines under an echoed "The research searched for:" heading
     pasting = False  # under an echoed source header: a shown source's text pasted there goes too
+    pasted_texts = [" ".join(chunk.text.split()).casefold() for chunk in shown or () if chunk is not None] \
+        if any(_ECHOED_SOURCE.match(line) for line in lines) else []  # folded once, not once per line
     for at, line in enumerate(lines):
         if at in listed:
             continue
         if pasting:
-            if not line.strip() or any(chunk is not None and _pasted_from(line, chunk) for chunk in shown or ()):
+            if not line.strip() or _pasted_from(line, pasted_texts):
                 continue
             pasting = False
         echo = _ECHOED_SCAFFOLD.search(line)
@@ -130,13 +132,13 @@ def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None)
 PASTED_MIN_CHARS = 20
 
 
-def _pasted_from(line: str, chunk: Chunk) -> bool:
-    """``line`` is the text of ``chunk`` as the prompt showed it, copied (a part of it, spaces and case aside, an
-    ellipsis or a cut at its end allowed). The bundled 1.5B model wrote its report as the prompt's "Sources:" list
+def _pasted_from(line: str, texts: Sequence[str]) -> bool:
+    """``line`` is the text of a chunk as the prompt showed it, copied (a part of it, spaces and case aside, an
+    ellipsis or a cut at its end allowed); ``texts``: the shown chunks' texts, spaces collapsed and case-folded. The bundled 1.5B model wrote its report as the prompt's "Sources:" list
     again, each source's header then its text (at times another source's), in 12 of 20 2WikiMultiHopQA reports: the
     header went, the text stayed and was cited as the report's statements (docs/benchmarks.md)."""
     said = " ".join(line.split()).rstrip("…. ").casefold()
-    return len(said) >= PASTED_MIN_CHARS and said in " ".join(chunk.text.split()).casefold()
+    return len(said) >= PASTED_MIN_CHARS and any(said in text for text in texts)
 
 
 def _is_shown(name: str, shown: Sequence[Chunk | None], *fields: str) -> bool:
