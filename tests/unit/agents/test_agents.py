@@ -700,6 +700,95 @@ def test_chain_of_rag_one_call_a_follow_up_already_searched_stops_the_chain():
     assert not of_kind(events, "query.fallback")
 
 
+# --- chain_of_rag: the question about the bridge an answer names (agents.chain_of_rag.bridge_questions) -----------
+SONG_Q = "What is the place of birth of the performer of song Changed It?"
+SONGS = [
+    chunk("Changed It is a song by Trinidadian-American rapper Nicki Minaj and Lil Wayne.", "/w/changed_it.md"),
+    chunk("Nicki Minaj was born in Saint James, Port of Spain, Trinidad and Tobago.", "/w/nicki_minaj.md"),
+    chunk("Bake the bread at 220 degrees for thirty minutes.", "/w/bread.md"),
+]
+
+
+def song_ctx(llm: ScriptedChatModel, events: list[Event], **settings: object):
+    store = MemoryStore().add("wiki", "Wikipedia pages", SONGS, HashEmbedder(DIM))
+    return make_ctx(llm, SONG_Q, collections=("wiki",), store=store, events=events, **settings)
+
+
+def test_chain_of_rag_a_repeated_follow_up_after_an_answer_naming_the_bridge_searches_the_question_about_it():
+    # 2WikiMultiHopQA with the bundled 1.5B model: the first reply answered the bridge and wrote the question itself
+    # as its follow-up, so the chain stopped as a repeat and the second hop (Nicki Minaj's page) was never searched
+    bridged = "Where was Nicki Minaj born?"
+    llm = ScriptedChatModel([
+        j(answer="Trinidadian-American rapper Nicki Minaj", supporting=[1, 2, 3], enough=False, follow_up=SONG_Q),
+        j(follow_up=bridged),
+        j(answer="Saint James, Port of Spain", supporting=[1, 2, 3], enough=True, follow_up=""),
+        "Answer: Port of Spain\n\nNicki Minaj performed Changed It [1] and was born in Port of Spain [2].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(song_ctx(llm, events, max_iter=4))
+    assert llm.remaining == 0 and report.usage.llm_calls == 4
+    assert report.sub_queries == [SONG_Q, bridged]
+    assert llm.prompts[1] == prompts.BRIDGE_QUESTION.format(
+        question=SONG_Q, query=SONG_Q, answer="Trinidadian-American rapper Nicki Minaj")
+    assert f"Follow-up question: {bridged}" in llm.prompts[2]
+    assert of_kind(events, "query.fallback") == [{
+        "step": "follow_up", "error": f"the next follow-up “{SONG_Q}” repeats a search",
+        "fallback": "searching the question about “Trinidadian-American rapper Nicki Minaj” the answer found: "
+                    f"“{bridged}”"}]
+    assert of_kind(events, "query.gaps")[-1]["stop"] == "no_gaps"
+    assert "/w/nicki_minaj.md" in [s.chunk.source for s in report.sources]
+
+
+@pytest.mark.parametrize("answer, supporting, why", [
+    ("Jackie Kong", [1, 2, 3], "a name no listed chunk holds"),
+    ("Trinidadian-American rapper Nicki Minaj", [], "no chunk listed"),
+    ("The song Changed It was performed by the rapper Nicki Minaj together with Lil Wayne in 2017",
+     [1, 2, 3], "a sentence, not a bridge"),
+    ("Changed It", [1, 2, 3], "only what the question names"),
+    ("no relevant information", [1, 2, 3], "nothing found"),
+])
+def test_chain_of_rag_a_repeated_follow_up_stops_the_chain_when_the_answer_names_no_bridge(
+        answer: str, supporting: list[int], why: str):
+    llm = ScriptedChatModel([
+        j(answer=answer, supporting=supporting, enough=False, follow_up=SONG_Q),
+        *([j(relevant=[1])] if not supporting else []),  # a chain listing nothing has its chunks judged
+        "Answer: unknown\n\nNot found [1].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(song_ctx(llm, events, max_iter=4))
+    assert llm.remaining == 0, why
+    assert not any("Write the question again about that name" in p for p in llm.prompts), why
+    assert report.sub_queries == [SONG_Q]
+    assert of_kind(events, "query.gaps")[-1]["stop"] == "duplicates"
+
+
+@pytest.mark.parametrize("rewritten", ["", "Where was the performer born?", SONG_Q.lower()])
+def test_chain_of_rag_a_bridge_question_that_does_not_name_the_bridge_or_repeats_a_search_stops_the_chain(
+        rewritten: str):
+    llm = ScriptedChatModel([
+        j(answer="Nicki Minaj", supporting=[1, 2], enough=False, follow_up=SONG_Q),
+        j(follow_up=rewritten),
+        "Answer: Nicki Minaj\n\nShe performed it [1].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(song_ctx(llm, events, max_iter=4))
+    assert llm.remaining == 0 and report.sub_queries == [SONG_Q]
+    assert "Write the question again about that name" in llm.prompts[1]
+    assert of_kind(events, "query.gaps")[-1]["stop"] == "duplicates"
+    assert not of_kind(events, "query.fallback")
+
+
+def test_chain_of_rag_bridge_questions_off_stops_on_the_repeat():
+    llm = ScriptedChatModel([
+        j(answer="Nicki Minaj", supporting=[1, 2], enough=False, follow_up=SONG_Q),
+        "Answer: Nicki Minaj\n\nShe performed it [1].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(song_ctx(llm, events, max_iter=4),
+                              chain_of_rag.ChainOfRAGOptions(bridge_questions=False))
+    assert llm.remaining == 0 and report.sub_queries == [SONG_Q] and report.usage.llm_calls == 2
+
+
 @pytest.mark.parametrize("enough", [True, 1, "1", "yes", "on", "true"])
 def test_chain_of_rag_one_call_reads_enough_as_the_follow_up_call_does(enough: object):
     # one rule for both prompts' "enough" (pydantic's bool): the same reply value stops the chain in either mode
