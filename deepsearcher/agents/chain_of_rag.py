@@ -255,8 +255,9 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
                 # no decision in the answer's reply: ask for it apart, with the chain
                 decision = next_follow_up(ctx, steps)
             fresh = dedup_queries(ctx, [decision.follow_up], searched) if decision.follow_up else None
-            if (options.bridge_questions and last is not None and fresh is not None and not fresh.kept
-                    and not decision.enough):
+            if (options.bridge_questions and last is not None and fresh is not None and fresh.duplicates
+                    and not fresh.kept and not decision.enough and iteration < ctx.settings.max_iter
+                    and not ctx.over_budget()):  # a search it could not make is not worth the call
                 fresh = bridge_question(ctx, steps[-1], last, fresh.duplicates[0], searched) or fresh
             proposed = not decision.enough and fresh is not None
             stop = ctx.stop_reason(proposed, fresh.kept if fresh is not None else [], iteration)

@@ -778,15 +778,20 @@ def test_chain_of_rag_a_bridge_question_that_does_not_name_the_bridge_or_repeats
     assert not of_kind(events, "query.fallback")
 
 
-def test_chain_of_rag_bridge_questions_off_stops_on_the_repeat():
+@pytest.mark.parametrize("options, max_iter", [
+    (chain_of_rag.ChainOfRAGOptions(bridge_questions=False), 4),
+    (chain_of_rag.ChainOfRAGOptions(), 1),  # no round left to search it: no call for it
+])
+def test_chain_of_rag_a_repeat_stops_the_chain_with_bridge_questions_off_or_no_round_left(
+        options: chain_of_rag.ChainOfRAGOptions, max_iter: int):
     llm = ScriptedChatModel([
         j(answer="Nicki Minaj", supporting=[1, 2], enough=False, follow_up=SONG_Q),
         "Answer: Nicki Minaj\n\nShe performed it [1].",
     ])
     events: list[Event] = []
-    report = chain_of_rag.run(song_ctx(llm, events, max_iter=4),
-                              chain_of_rag.ChainOfRAGOptions(bridge_questions=False))
+    report = chain_of_rag.run(song_ctx(llm, events, max_iter=max_iter), options)
     assert llm.remaining == 0 and report.sub_queries == [SONG_Q] and report.usage.llm_calls == 2
+    assert of_kind(events, "query.gaps")[-1]["stop"] == "duplicates"
 
 
 @pytest.mark.parametrize("enough", [True, 1, "1", "yes", "on", "true"])
