@@ -20,8 +20,6 @@ intermediate    ``{"answer": str, "supporting": [int], "enough": bool,``        
                 ``"follow_up": str}`` (``one_call: false``: answer, supporting)   chunk; the follow-up call decides
 follow_up       ``{"enough": bool, "follow_up": str}`` (when the reply above      stop (the first step is the
                 did not decide)                                                   question: no call)
-bridge          ``{"follow_up": str}`` (a follow-up repeating a search after a    stop the chain
-                short answer naming something new: ``bridge_question``)
 relevance       ``{"relevant": [int]}`` (deep_search's; only when no step         keep every chunk shown
                 listed a chunk: ``judged_when_nothing_listed``)
 route           ``{"collections": [str]}`` (router.py)                            all collections
@@ -54,9 +52,8 @@ from deepsearcher.agents.relevance_check import (
 )
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import (
-    Deduped, ask, ask_fitted, by_collection, chunk_ref, dedup_queries, kept_with_floor, question_floor, retrieve,
+    ask_fitted, by_collection, chunk_ref, dedup_queries, kept_with_floor, question_floor, retrieve,
 )
-from deepsearcher.agents.dedup_rules import mentions, new_names
 from deepsearcher.options import AgentOptions
 from deepsearcher.events import (
     QueryAccepted, QueryBudget, QueryFallback, QueryGaps, QueryIntermediate, QueryRouted, QuerySubQueries,
@@ -70,9 +67,6 @@ __all__ = ["Answered", "ChainOfRAGOptions", "FollowUp", "Intermediate", "agent",
 NAME = "chain_of_rag"
 #: what a one-call reply's unusable decision gets instead (``query.fallback``)
 ASKED_APART = "asking for the next follow-up in a call of its own"
-#: the longest intermediate answer (words) read as naming a bridge (``bridge_question``): "John Wallop, 2nd Earl of
-#: Portsmouth" is 6; a sentence that explains is no bridge
-BRIDGE_ANSWER_WORDS = 10
 
 
 class ChainOfRAGOptions(AgentOptions):
@@ -89,11 +83,6 @@ class ChainOfRAGOptions(AgentOptions):
         "listed: a step lists the chunk that answers its follow-up, not every relevant one, and a comparison "
         "question's two subjects rank first and second (measured on 2WikiMultiHopQA with the bundled 1.5B model, "
         "docs/benchmarks.md). 0 = only what the answers list."))
-    bridge_questions: bool = Field(True, description=(
-        "When a step's next follow-up repeats a search and its short answer names someone or something the "
-        "question did not (found in a chunk the answer lists), ask the model, in one more call, for the question "
-        "about that name (\"Where was Frank Herbert born?\" for \"Where was the author of Dune born?\") and search it "
-        "instead of stopping the chain (docs/benchmarks.md). False: the repeat stops the chain."))
 
 
 def chain_text(steps: Sequence[tuple[str, str]], cap: int | None = None) -> str:
@@ -135,7 +124,6 @@ class Answered:
     by_rank: int = 0
     decision: FollowUp | None = None
     shown: list[Hit] = field(default_factory=list)
-    listed: list[Hit] = field(default_factory=list)
 
 
 def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit],
@@ -217,8 +205,7 @@ def answer_step(ctx: QueryContext, query: str, hits: Sequence[Hit],
             return Answered(answer, list(hits), True)  # the reply did not read the chunks: nor its decision
         chosen = past
     kept, by_rank = kept_with_floor(ctx, query, hits, shown, chosen, floor)
-    listed = [h for i, h in enumerate(shown, start=1) if i in chosen]
-    return Answered(answer, kept, False, by_rank, decision, list(shown), listed)
+    return Answered(answer, kept, False, by_rank, decision, list(shown))
 
 
 def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
@@ -236,7 +223,6 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
     iteration = 0
     stopped_on_budget = False
     answering: str | None = None  # the follow-up searched and not yet answered
-    last: Answered | None = None  # the last step answered
     ctx.budget.set_reserve(report_reserve(ctx, [], [ctx.question]))
     try:
         while True:
@@ -255,10 +241,6 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
                 # no decision in the answer's reply: ask for it apart, with the chain
                 decision = next_follow_up(ctx, steps)
             fresh = dedup_queries(ctx, [decision.follow_up], searched) if decision.follow_up else None
-            if (options.bridge_questions and last is not None and fresh is not None and fresh.duplicates
-                    and not fresh.kept and not decision.enough and iteration < ctx.settings.max_iter
-                    and not ctx.over_budget()):  # a search it could not make is not worth the call
-                fresh = bridge_question(ctx, steps[-1], last, fresh.duplicates[0], searched) or fresh
             proposed = not decision.enough and fresh is not None
             stop = ctx.stop_reason(proposed, fresh.kept if fresh is not None else [], iteration)
             if iteration:
@@ -284,7 +266,6 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
             answering = None
             if first is None:
                 first = step
-            last = step
             decided = step.decision
             unjudged = []
             new = [h for h in step.supporting if hit_key(h) not in accepted]
@@ -328,39 +309,6 @@ def run(ctx: QueryContext, options: ChainOfRAGOptions | None = None) -> Report:
     return Report(question=ctx.question, answer=answer, sources=written.sources, sub_queries=searched,
                   iterations=iteration, usage=ctx.llm.usage(), agent=NAME,
                   removed_citations=written.removed_citations, gaps=open_gaps, short_answer=written.short_answer)
-
-
-def bridge_question(ctx: QueryContext, step: tuple[str, str], answered: Answered, repeated: str,
-                    searched: Sequence[str]) -> Deduped | None:
-    """The next search when the chain would stop on a repeated follow-up (``repeated``) but the last ``step``'s
-    short answer names someone or something new: the question asked about that name, written by the model
-    (``prompts.BRIDGE_QUESTION``), when it names it and was not searched yet; else None (the chain stops).
-
-    A compositional question names its subject through another ("the performer of song Changed It"): the first
-    search finds the bridge and the second hop needs the question about it. The bundled 1.5B model, on
-    2WikiMultiHopQA, answered "… Nicki Minaj" and wrote the question itself as its next follow-up, so Nicki Minaj's
-    page was never searched; shown a worked example in its own prompt it answered with the bridge more often and
-    copied the question more often too (docs/benchmarks.md). Guards: the answer is short
-    (``BRIDGE_ANSWER_WORDS``), its new name is in a chunk the answer listed (not one the model brought from
-    elsewhere), and the question written names it."""
-    query, answer = step
-    if prompts.found_nothing(answer) or len(answer.split()) > BRIDGE_ANSWER_WORDS:
-        return None
-    names = [n for n in new_names(answer, ctx.question)
-             if any(mentions(h.chunk.text, n) for h in answered.listed)]
-    if not names:
-        return None
-    prompt = prompts.BRIDGE_QUESTION.format(question=ctx.question, query=query, answer=answer)
-    asked = ask(ctx, "follow_up", prompt, FollowUp, FollowUp(), "stopping the chain here").value.follow_up
-    if not any(mentions(asked, n) for n in names):
-        return None
-    fresh = dedup_queries(ctx, [asked], searched)
-    if not fresh.kept:
-        return None
-    ctx.emit(QueryFallback(step="follow_up", error=f"the next follow-up “{repeated[:80]}” repeats a search",
-                           fallback=f"searching the question about “{answer[:80]}” the answer found: "
-                                    f"“{fresh.kept[0][:120]}”"))
-    return fresh
 
 
 def late_floor(ctx: QueryContext, first: Answered | None, kept: Sequence[Hit], keep: int) -> list[Hit]:

@@ -297,19 +297,6 @@ def _is_cased_name(script: str, piece: str, initial: bool) -> bool:
     return not (initial and not any(capitals[1:]))
 
 
-def new_names(text: str, known: str) -> list[str]:
-    """The names of ``text`` (case-folded, sorted) that ``known`` does not mention, by the rules above: the persons,
-    works and places an intermediate answer brings that its question did not name."""
-    seen = anchors(known)
-    return sorted(name for name in anchors(text).names if not _mentions(seen, name))
-
-
-def mentions(text: str, name: str) -> bool:
-    """True when ``text`` mentions the case-folded ``name`` (the same word, an inflected form, or, for a
-    letters-and-digits name, the same characters without spaces and hyphens)."""
-    return _mentions(anchors(text), name)
-
-
 def _mentions(other: Anchors, name: str) -> bool:
     if name in other.words:
         return True

@@ -156,19 +156,6 @@ Research steps so far (follow-up question → intermediate answer):
 {steps}
 """
 
-#: chain_of_rag's next search when a step's answer names what the question asks about through something else and its
-#: follow-up repeats a search (``chain_of_rag.bridge_question``): the question asked again about that name
-BRIDGE_QUESTION = """Question: {question}
-
-A search for "{query}" found: {answer}
-
-The question may name what it asks about through something else ("the author of Dune", "the director of film X"), \
-and the finding above names it. Write the question again about that name, as one short, self-contained search \
-question. For example, for "Where was the author of Dune born?" and the finding "Frank Herbert", write "Where was \
-Frank Herbert born?".
-
-Reply with JSON only, in this form: {{"follow_up": "<question>"}}"""
-
 _CHOOSE_AGENT = """Choose the best strategy to answer the question over a document collection.
 
 Strategies:
