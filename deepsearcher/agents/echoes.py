@@ -134,9 +134,10 @@ PASTED_MIN_CHARS = 20
 
 def _pasted_from(line: str, texts: Sequence[str]) -> bool:
     """``line`` is the text of a chunk as the prompt showed it, copied (a part of it, spaces and case aside, an
-    ellipsis or a cut at its end allowed); ``texts``: the shown chunks' texts, spaces collapsed and case-folded. The bundled 1.5B model wrote its report as the prompt's "Sources:" list
-    again, each source's header then its text (at times another source's), in 12 of 20 2WikiMultiHopQA reports: the
-    header went, the text stayed and was cited as the report's statements (docs/benchmarks.md)."""
+    ellipsis or a cut at its end allowed); ``texts``: the shown chunks' texts, spaces collapsed and case-folded.
+    The bundled 1.5B model wrote its report as the prompt's "Sources:" list again, each source's header then its
+    text (at times another source's), in 12 of 20 2WikiMultiHopQA reports: the header went, the text stayed and was
+    cited as the report's statements (docs/benchmarks.md)."""
     said = " ".join(line.split()).rstrip("…. ").casefold()
     return len(said) >= PASTED_MIN_CHARS and any(said in text for text in texts)
 
