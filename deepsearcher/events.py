@@ -308,8 +308,9 @@ class QueryReasoning(Event):
 
 @dataclass(frozen=True)
 class QueryFallback(Event):
-    """A step used its documented fallback (a reply stayed unusable after one retry, a prompt was too long, or no
-    retrieved chunk was judged relevant)."""
+    """A step used its documented fallback (a reply stayed unusable after one retry, a prompt was too long, no
+    retrieved chunk was judged relevant, or the report's reply was stopped where the model began copying its sources
+    or saying a sentence over and over)."""
 
     kind: ClassVar[str] = "query.fallback"
     group: ClassVar[str] = "query"

@@ -94,7 +94,10 @@ class ChatModel(Protocol):
             messages: the conversation, OpenAI shape.
             schema: pydantic model the reply should follow; providers ask the server for JSON-schema output where it
                 supports it. The reply is still parsed and validated by the caller.
-            on_token: when given, the reply is streamed and each content delta is passed here as it arrives.
+            on_token: when given, the reply is streamed and each content delta is passed here as it arrives. When
+                it raises ``StopReply``, stop generating (close the stream) and return the text so far, finish
+                reason "stop" (a model that does not catch it ends the call with it: ``ask_text`` then keeps the
+                text it streamed).
             max_tokens: the completion limit of this call (None: the configured one); the agents lower it to fit the
                 window and the token budget, and raise it once for a structured reply that was cut off.
 

@@ -519,7 +519,14 @@ class Message(TypedDict):
 
 
 TokenCallback = Callable[[str], None]
-"""Receives each piece of *content* text as it streams (reasoning deltas are not passed)."""
+"""Receives each piece of *content* text as it streams (reasoning deltas are not passed). It may raise
+``StopReply`` to end the reply there."""
+
+
+class StopReply(Exception):
+    """Raised by a ``TokenCallback`` to end a streamed reply early: the provider stops the generation (closes the
+    stream) and returns the text streamed so far with ``finish_reason`` "stop". The report step raises it when a small
+    model starts copying its prompt's sources, which the report drops anyway (``agents.echoes.PasteGuard``)."""
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ _ECHOED_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*\s*(?:numbered\s+)?sources
                              re.IGNORECASE)
 
 
-_ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\((?P<where>[^()\n]*)\)\s*$")
+ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\((?P<where>[^()\n]*)\)\s*$")
 #: a line that is only a number and a title ("[2] 1986 North Carolina Tar Heels football team"): in a run of two or
 #: more numbered 1, 2, 3 … it is the prompt's numbered list copied without its locations (Qwen2.5-Coder-0.5B's whole
 #: forced answer in deep_research, twice in 10 HotpotQA questions). A title starts with a capital or a digit; a
@@ -100,12 +100,12 @@ def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None)
     in_echo = False  # the bullet lines under an echoed "The research searched for:" heading
     pasting = False  # under an echoed source header: a shown source's text pasted there goes too
     pasted_texts = [" ".join(chunk.text.split()).casefold() for chunk in shown or () if chunk is not None] \
-        if any(_ECHOED_SOURCE.match(line) for line in lines) else []  # folded once, not once per line
+        if any(ECHOED_SOURCE.match(line) for line in lines) else []  # folded once, not once per line
     for at, line in enumerate(lines):
         if at in listed:
             continue
         if pasting:
-            if not line.strip() or _pasted_from(line, pasted_texts):
+            if not line.strip() or pasted_from(line, pasted_texts):
                 continue
             pasting = False
         echo = _ECHOED_SCAFFOLD.search(line)
@@ -118,8 +118,8 @@ def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None)
         if in_echo and re.match(r"^\s*[-*]\s", line):
             continue
         in_echo = False
-        header = _ECHOED_SOURCE.match(line)
-        if header and shown is not None and not _is_shown(header["where"], shown, "location"):
+        header = ECHOED_SOURCE.match(line)
+        if header and shown is not None and not is_shown(header["where"], shown, "location"):
             header = None
         if header and shown is not None:
             pasting = True  # the text under it may be another source's: the model numbers its copy as it likes
@@ -128,11 +128,11 @@ def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None)
     return "\n".join(kept).strip() if len(kept) != len(lines) else text
 
 
-#: characters a line must have to be taken for a source's text pasted under its echoed header (``_pasted_from``)
+#: characters a line must have to be taken for a source's text pasted under its echoed header (``pasted_from``)
 PASTED_MIN_CHARS = 20
 
 
-def _pasted_from(line: str, texts: Sequence[str]) -> bool:
+def pasted_from(line: str, texts: Sequence[str]) -> bool:
     """``line`` is the text of a chunk as the prompt showed it, copied (a part of it, spaces and case aside, an
     ellipsis or a cut at its end allowed); ``texts``: the shown chunks' texts, spaces collapsed and case-folded.
     The bundled 1.5B model wrote its report as the prompt's "Sources:" list again, each source's header then its
@@ -142,7 +142,7 @@ def _pasted_from(line: str, texts: Sequence[str]) -> bool:
     return len(said) >= PASTED_MIN_CHARS and any(said in text for text in texts)
 
 
-def _is_shown(name: str, shown: Sequence[Chunk | None], *fields: str) -> bool:
+def is_shown(name: str, shown: Sequence[Chunk | None], *fields: str) -> bool:
     """``name`` is the title or location (``fields``) of a shown source, case and spacing aside."""
     folded = " ".join(name.split()).casefold()
     for chunk in shown:
@@ -165,7 +165,7 @@ def _copied_numbered_list(lines: Sequence[str], shown: Sequence[Chunk | None] | 
             match = _NUMBERED_TITLE.match(line)
         else:  # any line that is a shown source's title or location, whatever its case
             match = _NUMBERED_NAME.match(line)
-            if match and not _is_shown(match["title"].strip(" *_"), shown, "title", "location"):
+            if match and not is_shown(match["title"].strip(" *_"), shown, "title", "location"):
                 match = None
         number = int(match.group(1)) if match else 0
         if match and not run and _introduced(lines, at):

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from deepsearcher.agents import prompts
 from deepsearcher.agents.budget import REPORT_REPLY_TOKENS, BudgetExhausted
 from deepsearcher.agents.citations import (Verified, cited_numbers, cited_sources, consulted_sources, location,
                                           verify_citations)
 from deepsearcher.agents.echoes import without_locations
+from deepsearcher.agents.reply_guard import ReplyGuard
 from deepsearcher.agents.short_answer import only_citations, report_and_short, settled_short
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, by_collection, call_fitted, fit_prompt
@@ -163,7 +164,8 @@ def write_report(ctx: QueryContext, evidence: Evidence, notes: str = "") -> Writ
 
 def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Sequence[Item],
                  priority: Sequence[float] | None, *, final: bool = True, stream: bool = True,
-                 in_words: bool = False) -> tuple[TextReply, list[Item]]:
+                 in_words: bool = False, guard: Callable[[Sequence[Item]], ReplyGuard] | None = None,
+                 ) -> tuple[TextReply, list[Item]]:
     """Write free text (a report, DeepResearch's forced answer, a long report's section or editing pass) from a
     prompt holding ``items``, fitted to the window **and** to what the budget leaves: the prompt gets at most
     ``left - MIN_REPORT_TOKENS`` tokens, so a tight budget shortens excerpts and leaves out the items of worst
@@ -174,6 +176,8 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
         final: the call writes a final text and may use the budget's reserve (``ctx.model(step, final=True)``).
         in_words: a reply of source numbers only ("[1][2][4]") is answered once with ``prompts.IN_WORDS`` in a
             follow-up turn and the second reply used (``ask_in_words``).
+        guard: makes the ``ReplyGuard`` of a prompt from the items it holds: the reply is streamed through it and
+            ends where it starts copying the sources or looping (a ``query.fallback`` event says so).
 
     Returns:
         ``(reply, items kept)``; a reply cut at its limit has ``cut_off`` set (the caller adds ``cut_off_note``).
@@ -184,7 +188,19 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
         ProviderError: the server failed.
     """
     gate = ctx.model(step, final=final)
-    on_token = (lambda text: ctx.emit(QueryAnswerToken(text=text))) if stream else None
+    shown_tokens = (lambda text: ctx.emit(QueryAnswerToken(text=text))) if stream else None
+
+    def watched(fit: Fit[Item]) -> tuple[TokenCallback | None, ReplyGuard | None]:
+        """The reply's token callback for ``fit``: its guard first (it may end the reply), then the stream."""
+        watch = guard(fit.items) if guard is not None else None
+        if watch is None:
+            return shown_tokens, None
+
+        def on_token(text: str) -> None:
+            watch(text)
+            if shown_tokens is not None:
+                shown_tokens(text)
+        return on_token, watch
 
     def fit_to_budget() -> Fit[Item]:
         left = ctx.budget.left(final)
@@ -201,8 +217,21 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
                                fallback=f"fitting the prompt to {ctx.window.describe()}"))
 
     def ask(fit: Fit[Item]) -> TextReply:
+        on_token, watch = watched(fit)
         reply = ask_text(gate, fit.messages, on_token=on_token)
-        return ask_in_words(ctx, step, gate, fit.messages, reply, on_token) if in_words else reply
+        stopped(watch)
+        if not in_words:
+            return reply
+        on_token, watch = watched(fit)
+        again = ask_in_words(ctx, step, gate, fit.messages, reply, on_token)
+        if again is not reply:
+            stopped(watch)
+        return again
+
+    def stopped(watch: ReplyGuard | None) -> None:
+        if watch is not None and watch.reason:
+            ctx.emit(QueryFallback(step=step, error=watch.reason,
+                                   fallback="stopped the reply there; what it wrote before is the report"))
 
     reply, fit = call_fitted(ctx, fit_to_budget, ask, refused)
     if reply.reasoning:
@@ -230,13 +259,17 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
     """Write the cited answer from ``hits`` (numbered 1..N in the prompt), streaming it as ``query.answer_token``.
 
     The prompt is fitted to the window and to what the budget leaves (``write_fitted``: excerpts first, then the
-    chunks of worst fused rank over ``rankings``).
+    chunks of worst fused rank over ``rankings``). The reply ends where the model starts copying the sources or
+    saying a sentence over and over (``reply_guard.ReplyGuard``).
 
     Returns:
         ``Written``: the answer with citations verified and renumbered; the cited sources (every chunk shown, when
         the answer cites none); the count of removed citations.
     """
     priority = fused_priority(hits, per_collection(rankings)) if rankings else None
+
+    def guard(kept: Sequence[Hit]) -> ReplyGuard:
+        return ReplyGuard([h.chunk for h in kept])
 
     def render_with(notes: str) -> PromptFn[Hit]:
         def render(kept: Sequence[Hit], cap: int | None) -> str:
@@ -248,7 +281,8 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
 
     try:
         try:
-            reply, shown = write_fitted(ctx, "synthesise", render_with(notes), hits, priority, in_words=True)
+            reply, shown = write_fitted(ctx, "synthesise", render_with(notes), hits, priority, in_words=True,
+                                        guard=guard)
         except ContextWindowError as exc:
             if not notes:
                 raise
@@ -256,7 +290,8 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
             # follow-ups in a small window left no room for even one source)
             ctx.emit(QueryFallback(step="synthesise", error=f"the research notes leave no room for the sources: {exc}",
                                    fallback="writing the report without the notes"))
-            reply, shown = write_fitted(ctx, "synthesise", render_with(""), hits, priority, in_words=True)
+            reply, shown = write_fitted(ctx, "synthesise", render_with(""), hits, priority, in_words=True,
+                                        guard=guard)
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
     cited = list(dict.fromkeys(cited_numbers(reply.text)))

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
 from deepsearcher.events import EventCallback, QueryModel, ignore_event
 from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars
+from deepsearcher.types import StopReply
 from deepsearcher.llm.options import LlamaCppOptions
 
 
@@ -135,13 +136,19 @@ class LlamaCppChat:
                                       choice.get("finish_reason") or "")
                 pieces: list[str] = []
                 finish = ""
-                for chunk in llama.create_chat_completion(stream=True, **kwargs):
+                chunks = llama.create_chat_completion(stream=True, **kwargs)
+                for chunk in chunks:
                     choice = chunk["choices"][0]
                     finish = choice.get("finish_reason") or finish
                     piece = choice.get("delta", {}).get("content") or ""
                     if piece:
                         pieces.append(piece)
-                        on_token(piece)
+                        try:
+                            on_token(piece)
+                        except StopReply:  # the caller has what it needs: no more tokens are generated
+                            chunks.close()
+                            finish = "stop"
+                            break
             except ValueError as exc:  # "Requested tokens (N) exceed context window of M", grammar errors
                 if "context window" in str(exc):
                     raise ContextWindowError(f"the prompt does not fit llm.n_ctx = {self.options.n_ctx}: {exc}",

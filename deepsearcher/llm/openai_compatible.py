@@ -45,6 +45,7 @@ from deepsearcher.llm.server_info import ServerGate, ServerInfo, hosted_window, 
 from deepsearcher.llm.window import limit_in_message
 from deepsearcher.llm.options import OpenAICompatibleLLMOptions
 from deepsearcher.net.unreachable import unreachable_hint
+from deepsearcher.types import StopReply
 from deepsearcher.options import key_variable
 
 log = logging.getLogger(__name__)
@@ -327,7 +328,11 @@ class OpenAICompatibleChat:
                     if data.strip() == "[DONE]":
                         reply.done = True
                         break
-                    self._stream_chunk(event, data, reply, on_token)
+                    try:
+                        self._stream_chunk(event, data, reply, on_token)
+                    except StopReply:  # the caller has what it needs: closing the response ends the generation
+                        reply.finish = "stop"
+                        break
         except Exception as exc:  # the SDK's HTTP library (httpx or httpx2) raises its own classes mid-stream
             name = type(exc).__name__
             if name in _READ_TIMEOUTS:  # a pause between chunks longer than the timeout

@@ -31,6 +31,7 @@ that reasoning is then the reply (``reply_in_reasoning``), said once in the log.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from dataclasses import dataclass
@@ -39,9 +40,10 @@ from typing import Generic, Sequence, TypeVar
 from pydantic import BaseModel
 
 from deepsearcher.errors import LLMOutputError, without_hint
-from deepsearcher.llm.base import ChatResult, Message, TokenCallback
+from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, messages_chars
 from deepsearcher.llm.json_extract import extract_json, parse_reply
 from deepsearcher.protocols import ChatModel
+from deepsearcher.types import StopReply
 
 __all__ = ["RETRY_TEMPLATE", "Structured", "TextReply", "ThinkStreamFilter", "ask_structured", "ask_text",
            "extract_json", "parse_reply", "split_reasoning"]
@@ -311,19 +313,26 @@ def ask_text(llm: ChatModel, messages: Sequence[Message], on_token: TokenCallbac
         ProviderError: the server failed.
     """
     stream: TokenCallback | None = None
+    streamed: list[str] = []
     if on_token is not None:
         flt = ThinkStreamFilter()
 
         def stream(delta: str) -> None:
+            streamed.append(delta)
             visible = flt.feed(delta)
             if visible:
                 on_token(visible)
 
-    result = llm.chat(messages, on_token=stream)
+    try:
+        result = llm.chat(messages, on_token=stream)
+    except StopReply:  # a model that does not catch it (a plugin): the text it streamed is the reply
+        result = ChatResult("".join(streamed), "", estimate_tokens(messages_chars(messages)),
+                            estimate_tokens("".join(streamed)), 1, "stop")
     if on_token is not None:
         rest = flt.flush()
         if rest:
-            on_token(rest)
+            with contextlib.suppress(StopReply):  # the reply has ended either way
+                on_token(rest)
     answer, reasoning = split_reasoning(result.text, result.reasoning)
     return TextReply(answer or reply_in_reasoning(result), reasoning, result.finish_reason, reply_limit(llm, result))
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 import re
 import threading
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence, Union
 
 from pydantic import BaseModel
 
 from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, messages_chars
+from deepsearcher.types import StopReply
 
 Reply = Union[str, ChatResult, Callable[[Sequence[Message]], Union[str, ChatResult]]]
 
@@ -130,12 +131,19 @@ class ScriptedChatModel:
                                 prompt_tokens=estimate_tokens(messages_chars(messages)),
                                 completion_tokens=estimate_tokens(result.reasoning + result.text),
                                 attempts=result.attempts, finish_reason=result.finish_reason or "stop")
+        if on_token is not None:
+            streamed = ""
+            for piece in re.findall(r"\s*\S+|\s+", result.text):
+                streamed += piece
+                try:
+                    on_token(piece)
+                except StopReply:  # like a server whose stream is closed: the text so far
+                    result = replace(result, text=streamed, finish_reason="stop",
+                                     completion_tokens=estimate_tokens(result.reasoning + streamed))
+                    break
         with self._lock:
             self.history.append(ScriptedCall([Message(role=m["role"], content=m["content"]) for m in messages],
                                              schema, on_token is not None, result.text, max_tokens))
-        if on_token is not None:
-            for piece in re.findall(r"\s*\S+|\s+", result.text):
-                on_token(piece)
         return result
 
 

@@ -1,7 +1,8 @@
 """The real ``python -m llama_cpp.server`` at its defaults (``interrupt_requests`` on: a streamed reply is cut off when
 another request arrives) with the small Gemma 3 270M GGUF (extra ``local``): concurrent streamed requests all
 complete, whether the server was recognised up front or its cuts are caught and retried, and ``deepsearcher query
---agent deep_search`` with ``query.concurrency: 4`` finishes with no failed step.
+--agent deep_search`` with ``query.concurrency: 4`` finishes with no failed step. A reply the caller ends
+(``StopReply``) ends the server's generation too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from deepsearcher.cli import main
 from deepsearcher.llm.openai_compatible import OpenAICompatibleChat
 from deepsearcher.llm.server_info import ServerGate, ServerInfo, ServerKind
 from deepsearcher.llm.options import OpenAICompatibleLLMOptions
+from deepsearcher.types import StopReply
 from tests.conftest import DATA
 from tests.integration.llama_server import LlamaServer
 
@@ -121,3 +123,20 @@ query:
         assert bad not in result.stderr, result.stderr
     report = json.loads(result.stdout)
     assert report["answer"].strip()
+
+
+def test_a_reply_the_caller_stops_returns_its_text_and_the_server_serves_on(llama_server: LlamaServer):
+    chat = OpenAICompatibleChat(options(llama_server))
+    pieces: list[str] = []
+
+    def stop_after_three(piece: str) -> None:
+        pieces.append(piece)
+        if len(pieces) == 3:
+            raise StopReply("enough")
+
+    count = ", ".join(str(n) for n in range(1, 41)) + ","  # a base model goes on counting to its limit
+    result = chat.chat([{"role": "user", "content": count}], on_token=stop_after_three, max_tokens=400)
+    assert (result.text, result.finish_reason, result.attempts) == ("".join(pieces), "stop", 1)
+    # the response is closed; the server checks for that after every token and stops generating
+    after = chat.chat([{"role": "user", "content": "Say hello."}], on_token=lambda piece: None, max_tokens=8)
+    assert after.finish_reason in ("stop", "length")  # the server serves the next request

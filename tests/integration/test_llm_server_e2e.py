@@ -181,6 +181,19 @@ def test_in_process_llama_cpp_provider(tmp_path: Path):
     pieces: list[str] = []
     streamed = llm.chat([{"role": "user", "content": "Milvus Lite is"}], on_token=pieces.append)
     assert "".join(pieces) == streamed.text
+    # a reply the caller ends (StopReply from its callback): no more tokens, the text so far, finish "stop"
+    from deepsearcher.types import StopReply
+
+    first: list[str] = []
+
+    def stop_after_two(piece: str) -> None:
+        first.append(piece)
+        if len(first) == 2:
+            raise StopReply("enough")
+
+    count = ", ".join(str(n) for n in range(1, 41)) + ","  # a base model goes on counting to its limit
+    stopped = llm.chat([{"role": "user", "content": count}], on_token=stop_after_two)
+    assert (stopped.text, stopped.finish_reason) == ("".join(first), "stop") and len(first) == 2
     # a prompt over n_ctx is a ContextWindowError carrying the window (#11), so the agents can fit it and retry
     from deepsearcher.errors import ContextWindowError
     from deepsearcher.llm.window import resolve_window

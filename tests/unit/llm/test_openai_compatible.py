@@ -15,6 +15,7 @@ from deepsearcher.errors import ConfigError, ProviderError
 from deepsearcher.llm.openai_compatible import OpenAICompatibleChat
 from deepsearcher.llm.options import OpenAICompatibleLLMOptions
 from deepsearcher.llm.server_info import ServerGate
+from deepsearcher.types import StopReply
 
 MSGS = [{"role": "user", "content": "Say hi in JSON"}]
 
@@ -178,6 +179,17 @@ def test_streaming_passes_content_and_collects_reasoning_and_usage():
     assert (result.text, result.reasoning, result.prompt_tokens, result.completion_tokens) == (
         "Hello [1].", "let me think", 30, 4)
     assert sent[0]["stream"] is True and sent[0]["stream_options"] == {"include_usage": True}
+
+
+def test_a_reply_the_callback_stops_returns_the_text_so_far_with_no_retry():
+    chat, sent = provider(queue(sse(*(delta(content=f"w{n} ") for n in range(50)))))
+
+    def stop_at_three(piece: str) -> None:
+        if piece == "w2 ":
+            raise StopReply("enough")
+
+    result = chat.chat(MSGS, on_token=stop_at_three)
+    assert (result.text, result.finish_reason, result.attempts, len(sent)) == ("w0 w1 w2 ", "stop", 1, 1)
 
 
 def test_auth_error_names_the_key_variable():

@@ -1,0 +1,99 @@
+"""Ends a streamed report once the rest of it would be taken out anyway: a small model copying its prompt's sources,
+or saying the same sentence over and over, until ``max_tokens``.
+
+The bundled Qwen2.5-Coder-1.5B wrote its report as "Answer: …", then "Sources:" and each source's header and text
+again, in many 2WikiMultiHopQA reports (``echoes.strip_echoed_sources`` drops both), and at times said its last
+sentences again until its limit (``filler.without_repeated_sentences`` drops them). Each such report spent its whole
+``llm.max_tokens`` — half a minute on 2 CPU cores — on text the reader never sees, and then carried a note blaming the
+limit ("raise llm.max_tokens"), which was not the cause. ``ReplyGuard`` watches the stream and raises ``StopReply``
+when it sees either, so the provider stops the generation (docs/benchmarks.md, "The report stopped where the model
+starts copying").
+
+What is kept is what the reply held when the guard stopped it: the text written before the copy or the loop is read
+as before, and the started copy is removed by the same rules as a whole one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Sequence
+
+from deepsearcher.agents.citations import strip_citations
+from deepsearcher.agents.echoes import ECHOED_SOURCE, is_shown, pasted_from
+from deepsearcher.agents.filler import REPEAT_MIN_CHARS
+from deepsearcher.types import Chunk, StopReply
+
+#: characters of a shown source's text under its echoed header that make a copy certain (a header alone may be a
+#: list of what was used, and a short line a quotation)
+PASTE_STOP_CHARS = 80
+#: times a sentence (≥ ``REPEAT_MIN_CHARS`` characters, citations aside) is said before the model is taken to loop:
+#: a greedy model saying a sentence a third time says it until its limit
+LOOP_REPEATS = 3
+
+#: copying the prompt's sources (``ReplyGuard.reason``)
+COPYING = "the model began copying its prompt's sources into the report"
+#: a loop (``ReplyGuard.reason``)
+LOOPING = "the model began saying the same sentence over and over"
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+class ReplyGuard:
+    """A ``TokenCallback`` that raises ``StopReply`` once the streamed reply copies a shown source (a line that is a
+    shown source's header, as the prompt gave it, followed by ``PASTE_STOP_CHARS`` characters of a shown source's
+    text) or says a sentence for the ``LOOP_REPEATS``-th time.
+
+    Args:
+        shown: the sources the prompt showed, in its order (``None`` for a number without a chunk).
+
+    Attributes:
+        reason: why it stopped the reply (``COPYING`` or ``LOOPING``); "" while it has not.
+    """
+
+    def __init__(self, shown: Sequence[Chunk | None]) -> None:
+        self.shown = list(shown)
+        self.text = ""
+        self.reason = ""
+        self._texts: list[str] | None = None  # the shown chunks' texts, folded once a header is seen
+        self._settled = 0  # lines of ``text`` before this one are complete and looked at
+        self._under_header = False  # the last complete non-blank line is a shown source's header
+
+    def __call__(self, delta: str) -> None:
+        if self.reason:  # stopped already (a provider that streams on): stop again
+            raise StopReply(self.reason)
+        self.text += delta
+        if self._copying():
+            self.reason = COPYING
+        elif self._looping():
+            self.reason = LOOPING
+        if self.reason:
+            raise StopReply(self.reason)
+
+    def _copying(self) -> bool:
+        """A line under a shown source's header (blank lines between aside) is ``PASTE_STOP_CHARS`` characters or
+        more of a shown source's text. Every line the last delta touched is looked at: a delta may hold several (the
+        reasoning filter holds a reply's first 256 characters back)."""
+        lines = self.text.split("\n")
+        for at in range(self._settled, len(lines)):
+            line = lines[at]
+            if line.strip():
+                if self._under_header and len(" ".join(line.split())) >= PASTE_STOP_CHARS and self._pasted(line):
+                    return True
+                if at < len(lines) - 1:  # a complete line: what it is holds for the next one
+                    header = ECHOED_SOURCE.match(line)
+                    self._under_header = bool(header and is_shown(header["where"], self.shown, "location"))
+            if at < len(lines) - 1:
+                self._settled = at + 1
+        return False
+
+    def _pasted(self, line: str) -> bool:
+        if self._texts is None:
+            self._texts = [" ".join(chunk.text.split()).casefold() for chunk in self.shown if chunk is not None]
+        return pasted_from(line, self._texts)
+
+    def _looping(self) -> bool:
+        parts = _SENTENCE_END.split(self.text)[:-1]  # the last part may still be growing
+        bodies = (" ".join(strip_citations(part).split()).casefold() for part in parts)
+        counts = Counter(body for body in bodies if len(body) >= REPEAT_MIN_CHARS)
+        return bool(counts) and counts.most_common(1)[0][1] >= LOOP_REPEATS
