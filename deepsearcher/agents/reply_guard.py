@@ -36,7 +36,7 @@ COPYING = "the model began copying its prompt's sources into the report"
 #: a loop (``ReplyGuard.reason``)
 LOOPING = "the model began saying the same sentence over and over"
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 
 
 class ReplyGuard:
@@ -93,7 +93,20 @@ class ReplyGuard:
         return pasted_from(line, self._texts)
 
     def _looping(self) -> bool:
-        parts = _SENTENCE_END.split(self.text)[:-1]  # the last part may still be growing
-        bodies = (" ".join(strip_citations(part).split()).casefold() for part in parts)
-        counts = Counter(body for body in bodies if len(body) >= REPEAT_MIN_CHARS)
-        return bool(counts) and counts.most_common(1)[0][1] >= LOOP_REPEATS
+        """A sentence said ``LOOP_REPEATS`` times, citations, case and spacing aside; lines in code fences and
+        tables are not sentences (a config example may repeat a line on purpose)."""
+        counts: Counter[str] = Counter()
+        fenced = False
+        for line in self.text.split("\n"):
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+                continue
+            if fenced or line.lstrip().startswith("|"):
+                continue
+            counts.update(body for body in (" ".join(strip_citations(part).split()).casefold()
+                                             for part in _SENTENCE.split(line)) if len(body) >= REPEAT_MIN_CHARS)
+        # the last sentence may still be growing: it counts once a space or line break follows it
+        tail = " ".join(strip_citations(_SENTENCE.split(self.text.split("\n")[-1])[-1]).split()).casefold()
+        if tail and not self.text[-1:].isspace():
+            counts[tail] -= 1
+        return bool(counts) and max(counts.values()) >= LOOP_REPEATS

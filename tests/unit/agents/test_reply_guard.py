@@ -93,6 +93,9 @@ def test_a_sentence_said_a_third_time_ends_the_reply():
     # a header, then the model's own words
     "Answer: In a local file.\n\n[1] lite (/d/lite.md)\nThe file is where Milvus Lite keeps every collection it "
     "creates, which suits a notebook.\n",
+    # a line a config example repeats on purpose, in a code fence
+    "Answer: Set the index type per field.\n\n```yaml\nfields:\n" + "  - index_type: IVF_FLAT and metric L2.\n" * 3
+    + "```\nEach field gets its own index [1].\n",
     # a sentence said twice (once more may be a summary)
     "Answer: In a local file.\n\nMilvus Lite keeps its data in one local file [1]. Milvus Lite keeps its data in "
     "one local file [1].\n",
