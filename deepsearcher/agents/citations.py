@@ -240,6 +240,11 @@ def cite_sentence(sentence: str, numbers: Sequence[int]) -> str:
     return f"{inner[:stops.start()]} {marks}{inner[stops.start():].lstrip()}{end}{trail}"
 
 
+def folded(text: str) -> str:
+    """``text`` for comparing with other text: whitespace runs made one space, case folded."""
+    return " ".join(text.split()).casefold()
+
+
 def strip_citations(text: str) -> str:
     """``text`` without its citation markers, whitespace collapsed."""
     return " ".join(replace_citations(text, lambda marker: " ").split())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from deepsearcher.agents.citations import cited_numbers, location, strip_citations, without_code
+from deepsearcher.agents.citations import cited_numbers, folded, location, strip_citations, without_code
 from deepsearcher.agents.prompts import REPORT_FORMAT, SYSTEM
 from deepsearcher.agents.rewrites import overlap, words
 from deepsearcher.types import Chunk
@@ -99,7 +99,7 @@ def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None)
     kept: list[str] = []
     in_echo = False  # the bullet lines under an echoed "The research searched for:" heading
     pasting = False  # under an echoed source header: a shown source's text pasted there goes too
-    pasted_texts = [" ".join(chunk.text.split()).casefold() for chunk in shown or () if chunk is not None] \
+    pasted_texts = [folded(chunk.text) for chunk in shown or () if chunk is not None] \
         if any(ECHOED_SOURCE.match(line) for line in lines) else []  # folded once, not once per line
     for at, line in enumerate(lines):
         if at in listed:
@@ -144,12 +144,12 @@ def pasted_from(line: str, texts: Sequence[str]) -> bool:
 
 def is_shown(name: str, shown: Sequence[Chunk | None], *fields: str) -> bool:
     """``name`` is the title or location (``fields``) of a shown source, case and spacing aside."""
-    folded = " ".join(name.split()).casefold()
+    wanted = folded(name)
     for chunk in shown:
         if chunk is None:
             continue
         names = {"title": chunk.title, "location": location(chunk)}
-        if any(" ".join(names[f].split()).casefold() == folded for f in fields):
+        if any(folded(names[f]) == wanted for f in fields):
             return True
     return False
 
@@ -301,7 +301,7 @@ def without_echoes(short: str, question: str, headers: Iterable[tuple[str, str]]
     question stays) or sentences of the system prompt ("Today is 2026-12-02 (Wednesday)", unless the question asks
     for the date). Measured with Qwen2.5-Coder-0.5B on HotpotQA: each of the three came back as the whole short
     answer."""
-    pairs = [(" ".join(title.split()).casefold(), where) for title, where in headers if where]
+    pairs = [(folded(title), where) for title, where in headers if where]
     cleaned = short
     for where in sorted({w for _, w in pairs}, key=len, reverse=True):
         place = re.escape(where)
@@ -327,7 +327,7 @@ def _after_title(before: str, titles: Sequence[str], anywhere: bool) -> bool:
     location in brackets: "… when David Morse (politician) (/data/c.json) was born") or else only where the title
     starts ``before`` or one of its items (after a comma or semicolon): "Watertown, New York" is one title; "In
     limits" does not start with one."""
-    text = " ".join(before.split()).casefold()
+    text = folded(before)
     start = r"(?<!\w)" if anywhere else r"(?:^|[,;])\s*"
     return any(re.search(rf"{start}{re.escape(t)}$", text) for t in titles)
 

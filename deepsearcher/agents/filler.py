@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from deepsearcher.agents.citations import cite_sentence, cited_numbers, strip_citations
+from deepsearcher.agents.citations import cite_sentence, cited_numbers, folded, strip_citations
 from deepsearcher.agents.echoes import ANSWER_LINE, LABEL_PREFIX
 from deepsearcher.agents.rewrites import ABOUT_ANSWER, sentences
 
@@ -255,7 +255,7 @@ def without_repeated_lines(text: str) -> str:
     for at, line in enumerate(lines):
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
-        body = " ".join(strip_citations(LIST_MARKER.sub("", line)).split()).casefold()
+        body = folded(strip_citations(LIST_MARKER.sub("", line)))
         if fenced or line.lstrip().startswith(("|", "```", "~~~")) or len(body) < REPEAT_MIN_CHARS:
             continue
         if body in first:
@@ -297,7 +297,7 @@ def without_repeated_sentences(text: str) -> str:
         kept = []
         parts = sentences(line) or [line]
         for part in parts:
-            body = " ".join(strip_citations(part).split()).casefold()
+            body = folded(strip_citations(part))
             if len(body) >= REPEAT_MIN_CHARS and body in seen and set(cited_numbers(part)) <= seen[body]:
                 changed = True  # said before, with these citations: nothing of it is lost
                 continue

@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from typing import Sequence
 
-from deepsearcher.agents.citations import strip_citations
+from deepsearcher.agents.citations import folded, strip_citations
 from deepsearcher.agents.echoes import ECHOED_SOURCE, is_shown, pasted_from
 from deepsearcher.agents.filler import REPEAT_MIN_CHARS
 from deepsearcher.types import Chunk, StopReply
@@ -89,7 +89,7 @@ class ReplyGuard:
 
     def _pasted(self, line: str) -> bool:
         if self._texts is None:
-            self._texts = [" ".join(chunk.text.split()).casefold() for chunk in self.shown if chunk is not None]
+            self._texts = [folded(chunk.text) for chunk in self.shown if chunk is not None]
         return pasted_from(line, self._texts)
 
     def _looping(self) -> bool:
@@ -103,10 +103,10 @@ class ReplyGuard:
                 continue
             if fenced or line.lstrip().startswith("|"):
                 continue
-            counts.update(body for body in (" ".join(strip_citations(part).split()).casefold()
-                                             for part in _SENTENCE.split(line)) if len(body) >= REPEAT_MIN_CHARS)
+            bodies = (folded(strip_citations(part)) for part in _SENTENCE.split(line))
+            counts.update(body for body in bodies if len(body) >= REPEAT_MIN_CHARS)
         # the last sentence may still be growing: it counts once a space or line break follows it
-        tail = " ".join(strip_citations(_SENTENCE.split(self.text.split("\n")[-1])[-1]).split()).casefold()
+        tail = folded(strip_citations(_SENTENCE.split(self.text.split("\n")[-1])[-1]))
         if tail and not self.text[-1:].isspace():
             counts[tail] -= 1
         return bool(counts) and max(counts.values()) >= LOOP_REPEATS

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Sequence
 
-from deepsearcher.agents.citations import strip_citations
+from deepsearcher.agents.citations import folded, strip_citations
 from deepsearcher.agents.echoes import (ANSWER_LINE, ASKED_LABEL, EXPLANATION_LINE, LABEL_PREFIX, strip_echoed_sources,
                                         strip_leaked_label, without_echoes, without_prompt_rules)
 from deepsearcher.agents.filler import (ANCHORS, FUNCTION_WORDS, LIST_MARKER, content_words, quoted_answer,
@@ -337,7 +337,7 @@ def names_the_subject(text: str, question: str) -> bool:
         return False
     # "2" is not in "Milvus 2.2": a number's neighbours across a decimal point or separator are part of it
     return re.search(rf"(?<![\w.,])(?<!\d[.,]){re.escape(said)}(?![\w])(?![.,]\d)",
-                     " ".join(question.split()).casefold()) is not None
+                     folded(question)) is not None
 
 
 #: words of an answer that only names the question's subject, at most
