@@ -110,8 +110,9 @@ def test_the_copy_is_known_by_a_shown_sources_header_and_text():
     copied = f"Answer: In-process.\n\n[1] lite (/d/lite.md)\n{text}\n[2] limits (/d/limits.md)\nCollection names"
     guard = ReplyGuard([LITE, LITE_FILE])
     stopped = fed(guard, copied)
-    assert guard.reason == COPYING and stopped.endswith(text[:PASTE_STOP_CHARS].rsplit(" ", 1)[0]) is False
-    assert "[2] limits" not in stopped and len(stopped.rsplit("\n", 1)[-1]) >= PASTE_STOP_CHARS
+    last = stopped.rsplit("\n", 1)[-1]  # stopped inside the pasted text, once it is long enough to be a copy
+    assert guard.reason == COPYING and text.startswith(last) and PASTE_STOP_CHARS <= len(last) <= len(text)
+    assert "[2] limits" not in stopped
     # another location, or text no source holds, is not a copy
     for other in (copied.replace("/d/lite.md", "/d/elsewhere.md"), copied.replace(text, text[::-1])):
         guard = ReplyGuard([LITE, LITE_FILE])
