@@ -198,6 +198,11 @@ class QuerySettings(StrictModel):
                            "a loopback, private, link-local (cloud metadata), CGNAT or reserved address. A search "
                            "engine, not you, chose those URLs, so they are refused by default whatever "
                            "crawler.allow_private_urls or server.allow_private_urls say (docs/security.md).")
+    stop_runaway_reports: bool = Field(
+        True, description="End the report's reply where the model starts copying its prompt's sources (a shown "
+                          "source's header, then its text) or says a sentence a third time: that text never reaches "
+                          "the report, and a small model would write it until llm.max_tokens "
+                          "(agents/reply_guard.py, docs/benchmarks.md). false = let every report run to its end.")
     answer_from_top_chunks_when_irrelevant: bool = Field(
         False, description="When every retrieved chunk is judged irrelevant, answer from the top-ranked chunks "
                            "anyway (with a visible warning) instead of reporting that nothing relevant was found.")

@@ -211,19 +211,38 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def run_ours(dataset: Path, corpus: Path, agent: str, limit: int, llm: dict[str, Any],
-             work: Path) -> list[dict[str, Any]]:
-    """``deepsearcher eval`` for one agent (resuming the rows already in ``work``); its rows in this script's shape."""
+             work: Path, settings: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """``deepsearcher eval`` for one agent (resuming the rows already in ``work``); its rows in this script's shape.
+    ``settings``: ``section.key=value`` lines set in its config (``--set``)."""
     cfg = work / f"ours-{agent}.yaml"
-    cfg.write_text(json.dumps({"llm": {"provider": "openai_compatible", "base_url": llm["base_url"],
-                                       "model": llm["model"], "api_key_env": None, "temperature": llm["temperature"],
-                                       "max_tokens": llm["max_tokens"], "timeout_s": 1800},
-                               "vector_db": {"uri": str(work / "ours.db")}}), encoding="utf-8")
+    config: dict[str, Any] = {"llm": {"provider": "openai_compatible", "base_url": llm["base_url"],
+                                      "model": llm["model"], "api_key_env": None, "temperature": llm["temperature"],
+                                      "max_tokens": llm["max_tokens"], "timeout_s": 1800},
+                              "vector_db": {"uri": str(work / "ours.db")}}
+    for setting in settings:
+        set_option(config, setting)
+    cfg.write_text(json.dumps(config), encoding="utf-8")
     out = work / f"ours-{agent}"
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "DO_NOT_TRACK": "1"}
     subprocess.run([sys.executable, "-m", "deepsearcher.cli", "--config", str(cfg), "eval", str(dataset), "--mode",
                     agent, "--limit", str(limit), "--out", str(out), "--corpus", str(corpus)],
                    check=True, env=env)
     return read_ours(out)
+
+
+def set_option(config: dict[str, Any], setting: str) -> None:
+    """Set ``section.key=value`` (a dotted path, the value read as YAML: ``false``, ``3``, ``[a, b]``) in
+    ``config``. Raises ValueError for a line without ``=`` or a path of one part."""
+    import yaml
+
+    path, sep, value = setting.partition("=")
+    keys = [k for k in path.strip().split(".") if k]
+    if not sep or len(keys) < 2:
+        raise ValueError(f"--set {setting!r}: give section.key=value, e.g. query.stop_runaway_reports=false")
+    node = config
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+    node[keys[-1]] = yaml.safe_load(value)
 
 
 def read_ours(out: Path) -> list[dict[str, Any]]:
@@ -328,9 +347,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", dest="json_out", default=None, help="results and per-question rows, rewritten "
                         "after every side")
     parser.add_argument("--markdown", default=None, help="the table, rewritten after every side")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="set an option in our side's config (repeatable; the value is YAML): an A/B of one "
+                             "option, e.g. --set query.stop_runaway_reports=false for the control")
     parser.add_argument("--score-only", action="store_true", help="run nothing: score the rows already in --work "
                         "(a partial run, or cells run by several invocations)")
     args = parser.parse_args(argv)
+    for setting in args.settings:
+        try:
+            set_option({}, setting)
+        except ValueError as exc:
+            parser.error(str(exc))
     sys.path.insert(0, str(REPO))
     from deepsearcher.eval.datasets import load_dataset
 
@@ -382,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 start = os.getloadavg()[0]
                 rows = (run_reference(args.ref_python, corpus, questions, agent, llm, work, args.max_iter)
                         if side == "reference" else run_ours(Path(args.dataset), corpus, agent, len(questions),
-                                                             llm, work))
+                                                             llm, work, args.settings))
                 rows = [r for r in rows if r["id"] in by_id]
                 results["load"][f"{agent}/{side}"] = (start, os.getloadavg()[0])
                 cells[side] = score(rows, by_id)

@@ -260,7 +260,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
 
     The prompt is fitted to the window and to what the budget leaves (``write_fitted``: excerpts first, then the
     chunks of worst fused rank over ``rankings``). The reply ends where the model starts copying the sources or
-    saying a sentence over and over (``reply_guard.ReplyGuard``).
+    saying a sentence over and over (``reply_guard.ReplyGuard``; ``query.stop_runaway_reports``).
 
     Returns:
         ``Written``: the answer with citations verified and renumbered; the cited sources (every chunk shown, when
@@ -270,6 +270,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
 
     def guard(kept: Sequence[Hit]) -> ReplyGuard:
         return ReplyGuard([h.chunk for h in kept])
+    guarded = guard if ctx.settings.stop_runaway_reports else None
 
     def render_with(notes: str) -> PromptFn[Hit]:
         def render(kept: Sequence[Hit], cap: int | None) -> str:
@@ -282,7 +283,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
     try:
         try:
             reply, shown = write_fitted(ctx, "synthesise", render_with(notes), hits, priority, in_words=True,
-                                        guard=guard)
+                                        guard=guarded)
         except ContextWindowError as exc:
             if not notes:
                 raise
@@ -291,7 +292,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
             ctx.emit(QueryFallback(step="synthesise", error=f"the research notes leave no room for the sources: {exc}",
                                    fallback="writing the report without the notes"))
             reply, shown = write_fitted(ctx, "synthesise", render_with(""), hits, priority, in_words=True,
-                                        guard=guard)
+                                        guard=guarded)
     except BudgetExhausted:
         return budget_too_small(ctx, hits)
     cited = list(dict.fromkeys(cited_numbers(reply.text)))

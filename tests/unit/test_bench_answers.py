@@ -109,3 +109,14 @@ def test_a_question_run_again_keeps_its_last_row(bench, tmp_path: Path):
     lines = [{**base, "answer": "[1][2]", "error": "rerun"}, {**base, "answer": "Paris", "error": ""}]
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     assert [(r["answer"], r["error"]) for r in bench.read_ours(tmp_path)] == [("Paris", "")]
+
+
+def test_set_puts_an_option_into_our_config_with_its_yaml_value(bench):
+    config = {"llm": {"model": "m"}}
+    bench.set_option(config, "query.stop_runaway_reports=false")
+    bench.set_option(config, "agents.chain_of_rag.question_floor=3")
+    assert config == {"llm": {"model": "m"}, "query": {"stop_runaway_reports": False},
+                      "agents": {"chain_of_rag": {"question_floor": 3}}}
+    for bad in ("query.top_k", "top_k=3"):
+        with pytest.raises(ValueError, match="section.key=value"):
+            bench.set_option({}, bad)

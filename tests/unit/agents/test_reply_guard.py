@@ -75,6 +75,15 @@ def test_a_report_that_copies_its_sources_is_stopped_there_and_not_blamed_on_max
     assert [f["error"] for f in of_kind(events, "query.fallback")] == [COPYING]
 
 
+def test_with_the_option_off_the_report_runs_to_its_end():
+    reply = pasting(EXPLAINED, "More of the same. " * 40)
+    llm = ScriptedChatModel([reply], max_tokens=512)
+    events: list[Event] = []
+    report = naive_rag.run(make_ctx(llm, QUESTION, events=events, stop_runaway_reports=False))
+    assert llm.history[0].reply.endswith("More of the same. ")
+    assert "cut off" in report.answer and of_kind(events, "query.fallback") == []
+
+
 def test_a_sentence_said_a_third_time_ends_the_reply():
     loop = "Milvus Lite keeps its data in one local file [2]. "
     llm = ScriptedChatModel([ChatResult(f"Answer: {EXPLAINED}\n\n" + loop * 30, finish_reason="length")])
