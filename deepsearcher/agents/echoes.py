@@ -10,6 +10,7 @@ needs: a rule acts on the prompt's own text, never on words that only look like 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable, Sequence
 
@@ -130,16 +131,34 @@ def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None)
 
 #: characters a line must have to be taken for a source's text pasted under its echoed header (``pasted_from``)
 PASTED_MIN_CHARS = 20
+#: share of a line's word 4-grams (``PASTED_GRAM``) one shown source must hold for the line to be that source's text
+#: copied with slips: the bundled 1.5B model drops quote marks (``" Panda" is a song`` → ``Panda is a song``), or
+#: puts another name first and goes on with a source's text (docs/benchmarks.md)
+PASTED_SHARE = 0.8
+PASTED_GRAM = 4
 
 
 def pasted_from(line: str, texts: Sequence[str]) -> bool:
     """``line`` is the text of a chunk as the prompt showed it, copied (a part of it, spaces and case aside, an
-    ellipsis or a cut at its end allowed); ``texts``: the shown chunks' texts, spaces collapsed and case-folded.
-    The bundled 1.5B model wrote its report as the prompt's "Sources:" list again, each source's header then its
-    text (at times another source's), in 12 of 20 2WikiMultiHopQA reports: the header went, the text stayed and was
-    cited as the report's statements (docs/benchmarks.md)."""
+    ellipsis or a cut at its end allowed, or ``PASTED_SHARE`` of its word 4-grams in one source when it has three or
+    more); ``texts``: the shown chunks' texts, spaces collapsed and case-folded. The bundled 1.5B model wrote its report
+    as the prompt's "Sources:" list again, each source's header then its text (at times another source's), in 12 of 20
+    2WikiMultiHopQA reports: the header went, the text stayed and was cited as the report's statements
+    (docs/benchmarks.md)."""
     said = " ".join(line.split()).rstrip("…. ").casefold()
-    return len(said) >= PASTED_MIN_CHARS and any(said in text for text in texts)
+    if len(said) < PASTED_MIN_CHARS:
+        return False
+    if any(said in text for text in texts):
+        return True
+    grams = _word_grams(strip_citations(said))
+    return len(grams) >= 3 and any(len(grams & _word_grams(text)) >= PASTED_SHARE * len(grams) for text in texts)
+
+
+@functools.lru_cache(maxsize=64)
+def _word_grams(text: str) -> frozenset[tuple[str, ...]]:
+    """The word ``PASTED_GRAM``-grams of ``text`` (cached: a source's text is looked at for every line under a
+    header, and for every delta of a streamed report)."""
+    return frozenset(_grams(re.findall(r"\w+", text), PASTED_GRAM))
 
 
 def is_shown(name: str, shown: Sequence[Chunk | None], *fields: str) -> bool:

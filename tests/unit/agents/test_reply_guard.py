@@ -152,3 +152,20 @@ def test_a_model_that_does_not_catch_the_stop_ends_the_reply_with_what_it_stream
     reply = ask_text(Plugin(), [Message(role="user", content="Is it so?")], on_token=on_token)
     assert (reply.finish_reason, reply.cut_off) == ("stop", False)
     assert reply.text == "".join(Plugin.pieces[:Plugin.pieces.index(" Word 40.") + 1])
+
+
+def test_a_copy_with_slips_is_a_copy():
+    # When the Stars Go Blue (2Wiki, 2026-12-04): the model dropped the quote marks around the song's name, and ran
+    # its report to max_tokens copying source after source
+    from deepsearcher.types import Chunk
+
+    panda = Chunk(id="p", text='" Panda" is a song of the Chilean band Astro and is the fifth song of the homonymous '
+                  "album of the year 2011. The song was composed and produced by the singer of the band Andrés "
+                  "Nusser.", source="/d/slice.json", title="Panda (Astro song)", page=None, chunk_index=0,
+                  doc_hash="h")
+    reply = ("Answer: American\n\nSources:\n[3] Panda (Astro song) (/d/slice.json)\nPanda is a song of the Chilean "
+             "band Astro and is the fifth song of the homonymous album of the year 2011. The song was composed and "
+             "produced by the singer of the band Andrés Nusser.\n\n[4] Etan Boritzer (/d/slice.json)\n")
+    guard = ReplyGuard([LITE, panda])
+    stopped = fed(guard, reply)
+    assert guard.reason == COPYING and "[4] Etan" not in stopped

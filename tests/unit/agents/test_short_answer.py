@@ -200,6 +200,20 @@ def test_source_text_pasted_under_a_copied_source_header_goes_with_it() -> None:
     assert report == "Lothair II's mother was Ermengarde of Tours [1]."
 
 
+def test_source_text_copied_with_slips_under_a_copied_header_goes_too() -> None:
+    # the bundled 1.5B model's copies (2026-12-04): a quote mark dropped, another name put first
+    panda = Chunk(id="c3", text='" Panda" is a song of the Chilean band Astro and is the fifth song of the homonymous '
+                  "album of the year 2011.", source="/d/slice.json", title="Panda (Astro song)", page=None,
+                  chunk_index=0, doc_hash="h")
+    reply = ("Answer: Chilean\n\nSources:\n[1] Panda (Astro song) (/d/slice.json)\nPanda is a song of the Chilean "
+             "band Astro and is the fifth song of the homonymous album of the year 2011.\n\n[2] Lothair II "
+             "(/d/slice.json)\nErmengarde was the king of Lotharingia from 855 until his death. He was the second son "
+             "of Emperor Lothair I and Ermengarde of Tours.\n\nThe band Astro is Chilean [1].")
+    report, short = short_answer_of(reply, [panda, LOTHAIR])
+    assert short == "Chilean"
+    assert report == "The band Astro is Chilean [1]."
+
+
 def test_text_under_a_copied_source_header_that_is_no_source_text_stays() -> None:
     reply = ("Answer: Ermengarde of Tours\n\nSources:\n[1] Lothair II (/d/slice.json)\n"
              "His mother, Ermengarde of Tours, died in 851 [1].")
