@@ -49,6 +49,8 @@ class ReplyGuard:
 
     Attributes:
         reason: why it stopped the reply (``COPYING`` or ``LOOPING``); "" while it has not.
+        kept: the streamed text before the copy's first header, or before the unfinished sentence after the loop
+            (a delta may run past the point: the reasoning filter passes a reply's first 256 characters at once).
     """
 
     def __init__(self, shown: Sequence[Chunk | None]) -> None:
@@ -58,6 +60,8 @@ class ReplyGuard:
         self._texts: list[str] | None = None  # the shown chunks' texts, folded once a header is seen
         self._settled = 0  # lines of ``text`` before this one are complete and looked at
         self._under_header = False  # the last complete non-blank line is a shown source's header
+        self._header_at = 0  # the line index of that header
+        self.kept = ""
 
     def __call__(self, delta: str) -> None:
         if self.reason:  # stopped already (a provider that streams on): stop again
@@ -79,10 +83,12 @@ class ReplyGuard:
             line = lines[at]
             if line.strip():
                 if self._under_header and len(" ".join(line.split())) >= PASTE_STOP_CHARS and self._pasted(line):
+                    self.kept = "\n".join(lines[:self._header_at]).rstrip()
                     return True
                 if at < len(lines) - 1:  # a complete line: what it is holds for the next one
                     header = ECHOED_SOURCE.match(line)
                     self._under_header = bool(header and is_shown(header["where"], self.shown, "location"))
+                    self._header_at = at
             if at < len(lines) - 1:
                 self._settled = at + 1
         return False
@@ -106,7 +112,12 @@ class ReplyGuard:
             bodies = (folded(strip_citations(part)) for part in _SENTENCE.split(line))
             counts.update(body for body in bodies if len(body) >= REPEAT_MIN_CHARS)
         # the last sentence may still be growing: it counts once a space or line break follows it
-        tail = folded(strip_citations(_SENTENCE.split(self.text.split("\n")[-1])[-1]))
+        last = _SENTENCE.split(self.text.split("\n")[-1])[-1]
+        tail = folded(strip_citations(last))
         if tail and not self.text[-1:].isspace():
             counts[tail] -= 1
-        return bool(counts) and max(counts.values()) >= LOOP_REPEATS
+        if not counts or max(counts.values()) < LOOP_REPEATS:
+            return False
+        self.kept = (self.text[:len(self.text) - len(last)] if tail and not self.text[-1:].isspace()
+                     else self.text).rstrip()
+        return True

@@ -17,7 +17,7 @@ after reasoning that used up the limit says to raise ``llm.max_tokens``.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from deepsearcher.agents import prompts
@@ -218,20 +218,23 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
 
     def ask(fit: Fit[Item]) -> TextReply:
         on_token, watch = watched(fit)
-        reply = ask_text(gate, fit.messages, on_token=on_token)
-        stopped(watch)
+        reply = stopped(ask_text(gate, fit.messages, on_token=on_token), watch)
         if not in_words:
             return reply
         on_token, watch = watched(fit)
         again = ask_in_words(ctx, step, gate, fit.messages, reply, on_token)
-        if again is not reply:
-            stopped(watch)
-        return again
+        return reply if again is reply else stopped(again, watch)
 
-    def stopped(watch: ReplyGuard | None) -> None:
-        if watch is not None and watch.reason:
-            ctx.emit(QueryFallback(step=step, error=watch.reason,
-                                   fallback="stopped the reply there; what it wrote before is the report"))
+    def stopped(reply: TextReply, watch: ReplyGuard | None) -> TextReply:
+        """``reply`` as far as ``watch`` kept it, when it stopped the reply (a ``query.fallback`` event says so)."""
+        if watch is None or not watch.reason:
+            return reply
+        ctx.emit(QueryFallback(step=step, error=watch.reason,
+                               fallback="stopped the reply there; what it wrote before is the report"))
+        # what it kept is all of the reply: the rest, cut at the limit or not, was the copy or the loop
+        at = reply.text.find(watch.kept) if watch.kept else 0  # no text kept: the reply was the copy from its start
+        return replace(reply, text=reply.text[:at + len(watch.kept)] if at >= 0 else reply.text,
+                       finish_reason="stop")
 
     reply, fit = call_fitted(ctx, fit_to_budget, ask, refused)
     if reply.reasoning:

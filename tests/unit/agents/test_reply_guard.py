@@ -169,3 +169,19 @@ def test_a_copy_with_slips_is_a_copy():
     guard = ReplyGuard([LITE, panda])
     stopped = fed(guard, reply)
     assert guard.reason == COPYING and "[4] Etan" not in stopped
+
+
+def test_text_past_the_copy_in_the_same_delta_is_not_the_report():
+    # MuSiQue (2026-12-04): the copy began within the first 256 characters, which the reasoning filter passes at
+    # once, so the stop came with the next header half written: "[2] McRae, Arkansas (/work/…" ended the report
+    def reply(messages: Sequence[Message]) -> ChatResult:
+        shown = headers(messages[-1]["content"])
+        first, text = next((h, t) for h, t in shown if len(t) >= PASTE_STOP_CHARS)
+        second = next(h for h, _ in shown if h != first)
+        return ChatResult(f"Answer: In a local file.\n\nSources:\n{first}\n{text}\n\n{second[:14]}",
+                          finish_reason="length")
+
+    llm = ScriptedChatModel([reply, reply])
+    report = naive_rag.run(make_ctx(llm, QUESTION))
+    assert report.short_answer == "In a local file."
+    assert "[2]" not in report.answer and "(/d/" not in report.answer and "cut off" not in report.answer
