@@ -59,7 +59,7 @@ _ECHOED_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*\s*(?:numbered\s+)?sources
                              re.IGNORECASE)
 
 
-ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\((?P<where>[^()\n]*)\)\s*$")
+_ECHOED_SOURCE = re.compile(r"^\s*(?:[-*]\s+)?\[\d+\]\s+[^\[\]\n]{0,300}\((?P<where>[^()\n]*)\)\s*$")
 #: a line that is only a number and a title ("[2] 1986 North Carolina Tar Heels football team"): in a run of two or
 #: more numbered 1, 2, 3 … it is the prompt's numbered list copied without its locations (Qwen2.5-Coder-0.5B's whole
 #: forced answer in deep_research, twice in 10 HotpotQA questions). A title starts with a capital or a digit; a
@@ -101,7 +101,7 @@ def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None)
     in_echo = False  # the bullet lines under an echoed "The research searched for:" heading
     pasting = False  # under an echoed source header: a shown source's text pasted there goes too
     pasted_texts = [folded(chunk.text) for chunk in shown or () if chunk is not None] \
-        if any(ECHOED_SOURCE.match(line) for line in lines) else []  # folded once, not once per line
+        if any(_ECHOED_SOURCE.match(line) for line in lines) else []  # folded once, not once per line
     for at, line in enumerate(lines):
         if at in listed:
             continue
@@ -119,9 +119,7 @@ def strip_echoed_sources(text: str, shown: Sequence[Chunk | None] | None = None)
         if in_echo and re.match(r"^\s*[-*]\s", line):
             continue
         in_echo = False
-        header = ECHOED_SOURCE.match(line)
-        if header and shown is not None and not is_shown(header["where"], shown, "location"):
-            header = None
+        header = shown_header(line, shown) if shown is not None else bool(_ECHOED_SOURCE.match(line))
         if header and shown is not None:
             pasting = True  # the text under it may be another source's: the model numbers its copy as it likes
         if not (_ECHOED_HEADING.match(line) or header):
@@ -145,7 +143,7 @@ def pasted_from(line: str, texts: Sequence[str]) -> bool:
     as the prompt's "Sources:" list again, each source's header then its text (at times another source's), in 12 of 20
     2WikiMultiHopQA reports: the header went, the text stayed and was cited as the report's statements
     (docs/benchmarks.md)."""
-    said = " ".join(line.split()).rstrip("…. ").casefold()
+    said = folded(line).rstrip("…. ")
     if len(said) < PASTED_MIN_CHARS:
         return False
     if any(said in text for text in texts):
@@ -161,7 +159,13 @@ def _word_grams(text: str) -> frozenset[tuple[str, ...]]:
     return frozenset(_grams(re.findall(r"\w+", text), PASTED_GRAM))
 
 
-def is_shown(name: str, shown: Sequence[Chunk | None], *fields: str) -> bool:
+def shown_header(line: str, shown: Sequence[Chunk | None]) -> bool:
+    """``line`` is a shown source's header copied: ``[n] Title (location)`` with a location of ``shown``."""
+    header = _ECHOED_SOURCE.match(line)
+    return bool(header and _is_shown(header["where"], shown, "location"))
+
+
+def _is_shown(name: str, shown: Sequence[Chunk | None], *fields: str) -> bool:
     """``name`` is the title or location (``fields``) of a shown source, case and spacing aside."""
     wanted = folded(name)
     for chunk in shown:
@@ -184,7 +188,7 @@ def _copied_numbered_list(lines: Sequence[str], shown: Sequence[Chunk | None] | 
             match = _NUMBERED_TITLE.match(line)
         else:  # any line that is a shown source's title or location, whatever its case
             match = _NUMBERED_NAME.match(line)
-            if match and not is_shown(match["title"].strip(" *_"), shown, "title", "location"):
+            if match and not _is_shown(match["title"].strip(" *_"), shown, "title", "location"):
                 match = None
         number = int(match.group(1)) if match else 0
         if match and not run and _introduced(lines, at):

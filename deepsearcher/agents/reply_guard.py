@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Sequence
 
 from deepsearcher.agents.citations import folded, strip_citations
-from deepsearcher.agents.echoes import ECHOED_SOURCE, is_shown, pasted_from
+from deepsearcher.agents.echoes import pasted_from, shown_header
 from deepsearcher.agents.filler import REPEAT_MIN_CHARS
 from deepsearcher.types import Chunk, StopReply
 
@@ -60,8 +60,7 @@ class ReplyGuard:
         self.reason = ""
         self._texts: list[str] | None = None  # the shown chunks' texts, folded once a header is seen
         self._settled = 0  # lines of ``text`` before this one are complete and looked at
-        self._under_header = False  # the last complete non-blank line is a shown source's header
-        self._header_at = 0  # the line index of that header
+        self._header_at: int | None = None  # index of the last complete non-blank line if a shown header
         self.kept = ""
 
     def __call__(self, delta: str) -> None:
@@ -83,13 +82,12 @@ class ReplyGuard:
         for at in range(self._settled, len(lines)):
             line = lines[at]
             if line.strip():
-                if self._under_header and len(" ".join(line.split())) >= PASTE_STOP_CHARS and self._pasted(line):
+                long_enough = len(" ".join(line.split())) >= PASTE_STOP_CHARS
+                if self._header_at is not None and long_enough and self._pasted(line):
                     self.kept = "\n".join(lines[:self._header_at]).rstrip()
                     return True
                 if at < len(lines) - 1:  # a complete line: what it is holds for the next one
-                    header = ECHOED_SOURCE.match(line)
-                    self._under_header = bool(header and is_shown(header["where"], self.shown, "location"))
-                    self._header_at = at
+                    self._header_at = at if shown_header(line, self.shown) else None
             if at < len(lines) - 1:
                 self._settled = at + 1
         return False

@@ -18,10 +18,10 @@ from typing import Any, Callable, Sequence
 from pydantic import BaseModel
 
 from deepsearcher.protocols import ChatModel
-from deepsearcher.types import ChatResult, Message, TokenCallback, Usage
+from deepsearcher.types import ChatResult, Message, StopReply, TokenCallback, Usage
 
-__all__ = ["ChatResult", "MeteredChatModel", "Message", "TokenCallback", "accepts_keyword", "estimate_tokens",
-           "json_schema", "messages_chars", "schema_name"]
+__all__ = ["ChatResult", "MeteredChatModel", "Message", "StopReply", "TokenCallback", "accepts_keyword",
+           "estimate_tokens", "json_schema", "messages_chars", "schema_name"]
 
 
 def estimate_tokens(text: str) -> int:

@@ -19,8 +19,9 @@ from pydantic import BaseModel
 
 from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
 from deepsearcher.events import EventCallback, QueryModel, ignore_event
-from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars
-from deepsearcher.types import StopReply
+from deepsearcher.llm.base import (
+    ChatResult, Message, StopReply, TokenCallback, estimate_tokens, json_schema, messages_chars,
+)
 from deepsearcher.llm.options import LlamaCppOptions
 
 

@@ -39,13 +39,12 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from deepsearcher.errors import ConfigError, ContextWindowError, ProviderError
 from deepsearcher.llm.base import (
-    ChatResult, Message, TokenCallback, estimate_tokens, json_schema, messages_chars, schema_name,
+    ChatResult, Message, StopReply, TokenCallback, estimate_tokens, json_schema, messages_chars, schema_name,
 )
 from deepsearcher.llm.server_info import ServerGate, ServerInfo, hosted_window, server_gate
 from deepsearcher.llm.window import limit_in_message
 from deepsearcher.llm.options import OpenAICompatibleLLMOptions
 from deepsearcher.net.unreachable import unreachable_hint
-from deepsearcher.types import StopReply
 from deepsearcher.options import key_variable
 
 log = logging.getLogger(__name__)

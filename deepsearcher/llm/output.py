@@ -40,10 +40,9 @@ from typing import Generic, Sequence, TypeVar
 from pydantic import BaseModel
 
 from deepsearcher.errors import LLMOutputError, without_hint
-from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, messages_chars
+from deepsearcher.llm.base import ChatResult, Message, StopReply, TokenCallback, estimate_tokens, messages_chars
 from deepsearcher.llm.json_extract import extract_json, parse_reply
 from deepsearcher.protocols import ChatModel
-from deepsearcher.types import StopReply
 
 __all__ = ["RETRY_TEMPLATE", "Structured", "TextReply", "ThinkStreamFilter", "ask_structured", "ask_text",
            "extract_json", "parse_reply", "split_reasoning"]

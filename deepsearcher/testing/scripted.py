@@ -23,8 +23,7 @@ from typing import Callable, Iterable, Sequence, Union
 
 from pydantic import BaseModel
 
-from deepsearcher.llm.base import ChatResult, Message, TokenCallback, estimate_tokens, messages_chars
-from deepsearcher.types import StopReply
+from deepsearcher.llm.base import ChatResult, Message, StopReply, TokenCallback, estimate_tokens, messages_chars
 
 Reply = Union[str, ChatResult, Callable[[Sequence[Message]], Union[str, ChatResult]]]
 
