@@ -37,7 +37,8 @@ COPYING = "the model began copying its prompt's sources into the report"
 #: a loop (``ReplyGuard.reason``)
 LOOPING = "the model began saying the same sentence over and over"
 
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+#: where a sentence ends: after . ! ? and a space, or after a full-width 。！？ (Chinese and Japanese put no space)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
 
 
 class ReplyGuard:

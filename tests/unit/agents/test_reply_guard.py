@@ -185,3 +185,19 @@ def test_text_past_the_copy_in_the_same_delta_is_not_the_report():
     report = naive_rag.run(make_ctx(llm, QUESTION))
     assert report.short_answer == "In a local file."
     assert "[2]" not in report.answer and "(/d/" not in report.answer and "cut off" not in report.answer
+
+
+def test_a_loop_in_chinese_is_a_loop():
+    # no space follows a full-width full stop: each 。 ends a sentence
+    loop = "Milvus Lite 把所有数据保存在本机的一个本地文件里，适合原型和笔记本环境使用。"
+    reply = "答案：本地文件。\n\n" + loop * 8
+    guard = ReplyGuard([])
+    streamed = ""
+    try:
+        for piece in reply:  # one character at a time, as a tokenizer of Han text nearly does
+            streamed += piece
+            guard(piece)
+    except StopReply:
+        pass
+    assert guard.reason == LOOPING and streamed.count(loop) == 3
+    assert guard.kept == "答案：本地文件。\n\n" + loop * 3
