@@ -221,6 +221,14 @@ def content_words(text: str) -> set[str]:
             if w not in FUNCTION_WORDS}
 
 
+#: words of a sentence on the answer's own form, in a sentence opening on the answer (``_ON_THE_ANSWER``) or on
+#: "This is/can …": "The answer is a short sentence that summarizes the key points from the sources provided." (the
+#: bundled 1.5B model's deep_search report on data/, 2026-12-04, after a cited answer) tells of the prompt's format
+#: rule, not of the question
+FORM = frozenset("one single sentence sentences line lines word words brief briefly concise concisely succinct "
+                 "summary summarize summarizes summarise summarises summarizing summarising key main points point "
+                 "format formatted asks asked requested request requires required follows following".split())
+
 #: the words by which a sentence speaks of the answer, the question or the sources as this report's own
 ANCHORS = frozenset("answer answers question source sources".split())
 
@@ -229,12 +237,14 @@ def about_the_answer(sentence: str) -> bool:
     """``sentence`` speaks of the answer, the question or the sources (``ANCHORS``) and every word of it that can say
     something is about them (``ABOUT_ANSWER``): "The answer supports sources [1] and [2][3]." Not "The answer is 42
     [1].", "The sources do not say.", "It provides relevant passages as context [1]." (a retriever's, in a report on
-    RAG), nor a labelled line ("Answer: Relevant passages"). Words of a verdict (``VERDICT``) count as about them in a
-    sentence opening on the answer or on "This is/can …" only: "Sources must be reliable and current [1]." stays."""
+    RAG), nor a labelled line ("Answer: Relevant passages"). Words of a verdict (``VERDICT``) or of the answer's form
+    (``FORM``: "The answer is a short sentence that summarizes the key points from the sources provided.") count as
+    about them in a sentence opening on the answer or on "This is/can …" only: "Sources must be reliable and current
+    [1]." stays."""
     if ANSWER_LINE.match(sentence) or LABEL_PREFIX.match(sentence):
         return False
     mine = content_words(sentence)
-    verdict = VERDICT if _ON_THE_ANSWER.match(sentence) or _ON_THIS.match(sentence) else frozenset()
+    verdict = VERDICT | FORM if _ON_THE_ANSWER.match(sentence) or _ON_THIS.match(sentence) else frozenset()
     return bool(mine & ANCHORS) and mine <= ABOUT_ANSWER | verdict
 
 

@@ -548,7 +548,23 @@ def test_a_sentence_only_about_the_answer_and_its_sources_goes(reply: str, repor
     assert without_support_claims(reply).removeprefix("Answer: x\n\n").removeprefix("Answer: four\n\n") == report
 
 
+@pytest.mark.parametrize("reply, report", [
+    # the bundled 1.5B model's deep_search report on data/ (2026-12-04): its last sentence tells of the prompt's
+    # format rule, not of ducks
+    ("Answer: Ducks eat grasses.\n\nDucks eat grasses, insects and worms [1]. The answer is a short sentence that "
+     "summarizes the key points from the sources provided.", "Ducks eat grasses, insects and worms [1]."),
+    ("Answer: x\n\nX is so [1]. The answer is one short sentence, as the question asks.", "X is so [1]."),
+    ("Answer: x\n\nX is so [1]. This answer summarizes the main points of the sources.", "X is so [1]."),
+    ("Answer: x\n\nX is so [1]. The answer is brief and to the point.", "X is so [1]."),
+])
+def test_a_sentence_on_the_answers_own_form_goes(reply: str, report: str) -> None:
+    assert short_answer_of(reply)[0] == report
+
+
 @pytest.mark.parametrize("text", [
+    "The answer is one sentence long because the main point is 42 [1].",  # form words with a statement
+    "The key points of the release are speed and scale [1].",  # opens on no answer
+    "A summary of each section follows the main text [2].",
     "The answer is 42 [1].",  # a number says something; so does a short word
     "The answer is Wu [1].",
     "The sources do not say when it was founded.",
