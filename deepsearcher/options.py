@@ -202,7 +202,8 @@ class QuerySettings(StrictModel):
         True, description="End the report's reply where the model starts copying its prompt's sources (a shown "
                           "source's header, then its text) or says a sentence a third time: that text never reaches "
                           "the report, and a small model would write it until llm.max_tokens "
-                          "(agents/reply_guard.py, docs/benchmarks.md). false = let every report run to its end.")
+                          "(agents/reply_guard.py, docs/benchmarks.md). DeepResearch's forced answer and a long "
+                          "report's sections are stopped at a loop only. false = let every report run to its end.")
     answer_from_top_chunks_when_irrelevant: bool = Field(
         False, description="When every retrieved chunk is judged irrelevant, answer from the top-ranked chunks "
                            "anyway (with a visible warning) instead of reporting that nothing relevant was found.")

@@ -11,7 +11,9 @@ sees either, so the provider stops the generation (docs/benchmarks.md, "The repo
 copying").
 
 The report is the text before the copy's first header, or before the unfinished sentence after the loop
-(``ReplyGuard.kept``), read by the same rules as before.
+(``ReplyGuard.kept``), read by the same rules as before. DeepResearch's forced answer and a long report's sections
+are watched for loops only (``loops_only``): their prompts' knowledge items are pasted on purpose at times, and the
+report keeps such a paste, cited (``support.cite_copies``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Sequence
 
 from deepsearcher.agents.citations import folded, strip_citations
 from deepsearcher.agents.echoes import pasted_from, shown_header
-from deepsearcher.agents.filler import REPEAT_MIN_CHARS
+from deepsearcher.agents.filler import REPEAT_MIN_CHARS, without_repeated_sentences
 from deepsearcher.types import Chunk, StopReply
 
 #: characters of a shown source's text under its echoed header that make a copy certain (a header alone may be a
@@ -52,7 +54,9 @@ class ReplyGuard:
     Attributes:
         reason: why it stopped the reply (``COPYING`` or ``LOOPING``); "" while it has not.
         kept: the streamed text before the copy's first header, or before the unfinished sentence after the loop
-            (a delta may run past the point: the reasoning filter passes a reply's first 256 characters at once).
+            with the sentences said again left out (``filler.without_repeated_sentences``; a long report's section
+            has no later step that would); a delta may run past the point: the reasoning filter passes a reply's
+            first 256 characters at once.
     """
 
     def __init__(self, shown: Sequence[Chunk | None]) -> None:
@@ -118,6 +122,11 @@ class ReplyGuard:
             counts[tail] -= 1
         if not counts or max(counts.values()) < LOOP_REPEATS:
             return False
-        self.kept = (self.text[:len(self.text) - len(last)] if tail and not self.text[-1:].isspace()
-                     else self.text).rstrip()
+        self.kept = without_repeated_sentences((self.text[:len(self.text) - len(last)]
+                                                if tail and not self.text[-1:].isspace() else self.text).rstrip())
         return True
+
+
+def loops_only(_shown: Sequence[object]) -> ReplyGuard:
+    """A ``ReplyGuard`` that stops a loop and never a copy (it is shown no source), for ``write_fitted``'s ``guard``."""
+    return ReplyGuard([])

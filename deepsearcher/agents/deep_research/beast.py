@@ -16,6 +16,7 @@ from deepsearcher.agents.deep_research.knowledge import KnowledgeItem
 from deepsearcher.agents.deep_research.run import Run
 from deepsearcher.agents.deep_research.state import StopReason
 from deepsearcher.agents.report import budget_too_small, cut_off, empty_answer, nothing_found, write_fitted
+from deepsearcher.agents.reply_guard import loops_only
 from deepsearcher.agents.rewrites import check_rewrite, moved_note
 from deepsearcher.events import QueryBeastMode
 
@@ -49,7 +50,8 @@ def final_answer(run: Run, reason: StopReason) -> str:
                                      unresearched=unresearched)
 
     try:
-        reply, _ = write_fitted(ctx, "final_answer", run.renderer(render), items, priority)
+        reply, _ = write_fitted(ctx, "final_answer", run.renderer(render), items, priority,
+                                guard=loops_only if ctx.settings.stop_runaway_reports else None)
     except BudgetExhausted:
         return best_rejected(run) or budget_too_small(ctx, []).answer
     if not reply.text.strip():

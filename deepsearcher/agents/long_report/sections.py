@@ -18,6 +18,7 @@ from deepsearcher.agents.deep_research import prompts as rprompts
 from deepsearcher.agents.deep_research.knowledge import KnowledgeItem, KnowledgeStore
 from deepsearcher.agents.long_report.outline import Outline, Section
 from deepsearcher.agents.report import Evidence, budget_too_small, choose_evidence, cut_off, empty_answer, write_fitted
+from deepsearcher.agents.reply_guard import loops_only
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.vectordb.fusion import fused_priority
 from deepsearcher.types import Evaluation, Hit, Report, WebSearchOutcome
@@ -97,7 +98,8 @@ def write_section(ctx: QueryContext, outline: Outline, section: Section, store: 
                                        language=ctx.language, excerpt_chars=cap)
 
     try:
-        reply, _ = write_fitted(ctx, "section", render, [i for i, _ in ordered], [p for _, p in ordered])
+        reply, _ = write_fitted(ctx, "section", render, [i for i, _ in ordered], [p for _, p in ordered],
+                                guard=loops_only if ctx.settings.stop_runaway_reports else None)
     except BudgetExhausted:
         return budget_too_small(ctx, []).answer
     text = (reply.text or empty_answer(reply)) + cut_off(ctx, "section", reply)

@@ -200,4 +200,4 @@ def test_a_loop_in_chinese_is_a_loop():
     except StopReply:
         pass
     assert guard.reason == LOOPING and streamed.count(loop) == 3
-    assert guard.kept == "答案：本地文件。\n\n" + loop * 3
+    assert guard.kept == "答案：本地文件。\n\n" + loop  # said once
