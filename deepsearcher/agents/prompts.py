@@ -94,6 +94,12 @@ Question: {question}
 Write in {language}. """ + REPORT_FORMAT + """ If the sources do not answer the question, say so plainly instead of \
 guessing."""
 
+#: added to the report prompt when a first report's short answer named neither option the question offers
+#: (``short_answer.unnamed_options``): the bundled 1.5B model answered "Who was born first out of Aivar Kuusmaa and
+#: Andy Summers?" with "John Allen", a third page's name, in every 2WikiMultiHopQA run
+NAME_AN_OPTION = """ The question offers two answers, "{first}" or "{second}": the Answer line names the one the \
+sources support."""
+
 #: the follow-up turn after a report reply that held only source numbers (``short_answer.only_citations``)
 IN_WORDS = """Write the answer in words, not only source numbers: first the line "Answer: " with the short answer, \
 then the report."""

@@ -26,7 +26,7 @@ from deepsearcher.agents.citations import (Verified, cited_numbers, cited_source
                                           verify_citations)
 from deepsearcher.agents.echoes import without_locations
 from deepsearcher.agents.reply_guard import ReplyGuard
-from deepsearcher.agents.short_answer import only_citations, report_and_short, settled_short
+from deepsearcher.agents.short_answer import only_citations, report_and_short, settled_short, unnamed_options
 from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, by_collection, call_fitted, fit_prompt
 from deepsearcher.agents.support import cite_copies, cite_ordinals, support_note, supporting_sentence
@@ -263,7 +263,10 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
 
     The prompt is fitted to the window and to what the budget leaves (``write_fitted``: excerpts first, then the
     chunks of worst fused rank over ``rankings``). The reply ends where the model starts copying the sources or
-    saying a sentence over and over (``reply_guard.ReplyGuard``; ``query.stop_runaway_reports``).
+    saying a sentence over and over (``reply_guard.ReplyGuard``; ``query.stop_runaway_reports``). A short answer
+    that names neither of two options the question offers ("John Allen" for "Who was born first out of Aivar
+    Kuusmaa and Andy Summers?") is asked for once more, the prompt naming both (``prompts.NAME_AN_OPTION``); the
+    second report is kept when its answer names one, or says neither does.
 
     Returns:
         ``Written``: the answer with citations verified and renumbered; the cited sources (every chunk shown, when
@@ -275,35 +278,54 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         return ReplyGuard([h.chunk for h in kept])
     guarded = guard if ctx.settings.stop_runaway_reports else None
 
-    def render_with(notes: str) -> PromptFn[Hit]:
+    def render_with(notes: str, rule: str) -> PromptFn[Hit]:
         def render(kept: Sequence[Hit], cap: int | None) -> str:
             queries = prompts.bullet_list([prompts.excerpt(q, cap) for q in list(sub_queries) or [ctx.question]])
             return prompts.SYNTHESISE.format(language=ctx.language, notes=notes, question=ctx.question,
                                              sub_queries=queries,
-                                             chunks=prompts.chunk_list([h.chunk for h in kept], cap))
+                                             chunks=prompts.chunk_list([h.chunk for h in kept], cap)) + rule
         return render
 
-    try:
+    def written(rule: str) -> Written:
         try:
-            reply, shown = write_fitted(ctx, "synthesise", render_with(notes), hits, priority, in_words=True,
-                                        guard=guarded)
-        except ContextWindowError as exc:
-            if not notes:
-                raise
-            # the notes are for orientation; the sources are what the report is written from (a chain of long
-            # follow-ups in a small window left no room for even one source)
-            ctx.emit(QueryFallback(step="synthesise", error=f"the research notes leave no room for the sources: {exc}",
-                                   fallback="writing the report without the notes"))
-            reply, shown = write_fitted(ctx, "synthesise", render_with(""), hits, priority, in_words=True,
-                                        guard=guarded)
-    except BudgetExhausted:
-        return budget_too_small(ctx, hits)
+            try:
+                reply, shown = write_fitted(ctx, "synthesise", render_with(notes, rule), hits, priority,
+                                            in_words=True, guard=guarded)
+            except ContextWindowError as exc:
+                if not notes:
+                    raise
+                # the notes are for orientation; the sources are what the report is written from (a chain of long
+                # follow-ups in a small window left no room for even one source)
+                ctx.emit(QueryFallback(step="synthesise",
+                                       error=f"the research notes leave no room for the sources: {exc}",
+                                       fallback="writing the report without the notes"))
+                reply, shown = write_fitted(ctx, "synthesise", render_with("", rule), hits, priority, in_words=True,
+                                            guard=guarded)
+        except BudgetExhausted:
+            return budget_too_small(ctx, hits)
+        return read_report(ctx, reply, [h.chunk for h in shown], shown)
+
+    first = written("")
+    offered = unnamed_options(first.short_answer, ctx.question)
+    if offered is None:
+        return first
+    ctx.emit(QueryFallback(step="synthesise", error=f"the short answer ({first.short_answer!r}) names neither "
+                           f"option the question offers ({offered[0]!r} or {offered[1]!r})",
+                           fallback="asked once more, for a report whose answer names one of them"))
+    again = written(prompts.NAME_AN_OPTION.format(first=offered[0], second=offered[1]))
+    if again.budget_spent or not again.short_answer or unnamed_options(again.short_answer, ctx.question):
+        return first
+    return again
+
+
+def read_report(ctx: QueryContext, reply: TextReply, chunks: Sequence[Chunk], shown: Sequence[Hit]) -> Written:
+    """The ``Written`` of a report reply over ``shown`` (its ``chunks``): the short answer and the report read from
+    it, copies and ordinals cited, citations verified, the supporting sentence quoted under a report citing none."""
     cited = list(dict.fromkeys(cited_numbers(reply.text)))
     if only_citations(reply.text) and all(1 <= n <= len(shown) for n in cited):  # "[3, 4]" with 1 source: a value
         numbers = ", ".join(str(n) for n in cited)  # still, after the turn asking for words: no answer
         return Written(f"The model returned only source numbers ({numbers}), no answer in words.",
                        consulted_sources(shown))
-    chunks = [h.chunk for h in shown]
     headers = [(c.title, location(c)) for c in chunks]
     text, short = report_and_short(reply.text, chunks, ctx.question)
     # after short_answer_of: a copied source list is known by its locations

@@ -274,6 +274,21 @@ _NAMED_OPTIONS = re.compile(rf"\b[a-z][\w'’]*\s+(?P<a>{_NAME})\s+or\s+(?P<b>{_
 NAMED_OPTIONS_TAIL = 300
 
 
+def unnamed_options(short: str, question: str) -> tuple[str, str] | None:
+    """The two options ``question`` offers ("…, A or B?", "… out of A and B?": ``_options``) when ``short`` names
+    neither: no word of either (numbers and short words too, function words aside) and no word that says neither or
+    leaves it open (``_CONTRARY``: "Neither is mentioned", "unclear"). None otherwise, and for "yes" or "no", an
+    empty answer, or a question offering none. "John Allen" for "Who was born first out of Aivar Kuusmaa and Andy
+    Summers?" (the bundled 1.5B model's short answer in every 2WikiMultiHopQA run): a third page's name."""
+    options = _options(question)
+    if options is None or not short.strip() or _CONTRARY.search(short) or re.fullmatch(r"\W*yes\W*", short, re.I):
+        return None
+    said = content_words(short)
+    if any(content_words(option) & said for option in options[:2]):
+        return None
+    return options[0], options[1]
+
+
 def _options(question: str) -> tuple[str, str, bool] | None:
     """The two options ``question`` offers at its end, and whether they were named without a comma ("…, A or B?",
     "… out of A and B?", "… between A and B?", or two names: ``_NAMED_OPTIONS``); None for none, or for more than
