@@ -265,8 +265,10 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
     chunks of worst fused rank over ``rankings``). The reply ends where the model starts copying the sources or
     saying a sentence over and over (``reply_guard.ReplyGuard``; ``query.stop_runaway_reports``). A short answer
     that names neither of two options the question offers ("John Allen" for "Who was born first out of Aivar
-    Kuusmaa and Andy Summers?") is asked for once more, the prompt naming both (``prompts.NAME_AN_OPTION``); the
-    second report is kept when its answer names one, or says neither does.
+    Kuusmaa and Andy Summers?") is asked for once more, from the sources without the research notes (a chain's
+    intermediate answers had said "John Allen was born first …", and the model followed them), the prompt naming
+    both options (``prompts.NAME_AN_OPTION``); the second report is kept when its answer names one, or says neither
+    does.
 
     Returns:
         ``Written``: the answer with citations verified and renumbered; the cited sources (every chunk shown, when
@@ -286,7 +288,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
                                              chunks=prompts.chunk_list([h.chunk for h in kept], cap)) + rule
         return render
 
-    def written(rule: str) -> Written:
+    def written(notes: str, rule: str) -> Written:
         try:
             try:
                 reply, shown = write_fitted(ctx, "synthesise", render_with(notes, rule), hits, priority,
@@ -305,14 +307,16 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
             return budget_too_small(ctx, hits)
         return read_report(ctx, reply, [h.chunk for h in shown], shown)
 
-    first = written("")
+    first = written(notes, "")
     offered = unnamed_options(first.short_answer, ctx.question)
     if offered is None:
         return first
     ctx.emit(QueryFallback(step="synthesise", error=f"the short answer ({first.short_answer!r}) names neither "
                            f"option the question offers ({offered[0]!r} or {offered[1]!r})",
-                           fallback="asked once more, for a report whose answer names one of them"))
-    again = written(prompts.NAME_AN_OPTION.format(first=offered[0], second=offered[1]))
+                           fallback="asked once more, from the sources alone, for a report whose answer names "
+                                    "one of them"))
+    # without the research notes: a chain's intermediate answer naming the third thing is what the model followed
+    again = written("", prompts.NAME_AN_OPTION.format(first=offered[0], second=offered[1]))
     if again.budget_spent or not again.short_answer or unnamed_options(again.short_answer, ctx.question):
         return first
     return again

@@ -7,10 +7,12 @@ from __future__ import annotations
 import pytest
 
 from deepsearcher.agents import naive_rag, prompts
+from deepsearcher.agents.report import synthesise
 from deepsearcher.agents.short_answer import unnamed_options
 from deepsearcher.events import Event
 from deepsearcher.testing.scripted import ScriptedChatModel
-from tests.unit.query_fakes import make_ctx, of_kind
+from deepsearcher.types import Hit
+from tests.unit.query_fakes import MILVUS_DOCS, make_ctx, of_kind
 
 KUUSMAA = "Who was born first out of Aivar Kuusmaa and Andy Summers?"
 QUESTION = "Which keeps its data in a local file, Milvus Lite or Milvus Standalone?"
@@ -74,3 +76,16 @@ def test_an_answer_naming_an_option_or_neither_is_asked_once(reply: str) -> None
     llm = ScriptedChatModel([reply])
     naive_rag.run(make_ctx(llm, QUESTION))
     assert len(llm.prompts) == 1
+
+
+def test_the_second_report_is_written_from_the_sources_without_the_research_notes() -> None:
+    # chain_of_rag's intermediate answers had said "John Allen was born first out of Aivar Kuusmaa and Andy
+    # Summers." and its report followed them, asked once more too; from the sources alone the model chose an option
+    notes = prompts.CHAIN_NOTES.format(steps="1. Which keeps its data in a local file? → Zilliz Cloud")
+    llm = ScriptedChatModel(["Answer: Zilliz Cloud\n\nZilliz Cloud keeps it [1].",
+                             "Answer: Milvus Lite\n\nMilvus Lite stores data in a local file [2]."])
+    ctx = make_ctx(llm, QUESTION)
+    written = synthesise(ctx, [Hit(chunk, 1.0, "milvus") for chunk in MILVUS_DOCS[:3]], notes=notes)
+    assert notes in llm.prompts[0] and "→ Zilliz Cloud" not in llm.prompts[1]
+    assert llm.prompts[1].endswith(prompts.NAME_AN_OPTION.format(first="Milvus Lite", second="Milvus Standalone"))
+    assert written.short_answer == "Milvus Lite"
