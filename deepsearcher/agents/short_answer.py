@@ -274,15 +274,24 @@ _NAMED_OPTIONS = re.compile(rf"\b[a-z][\w'’]*\s+(?P<a>{_NAME})\s+or\s+(?P<b>{_
 NAMED_OPTIONS_TAIL = 300
 
 
+#: an option that describes a thing by what it is to another ("the director of Jaws", "his father") rather than
+#: naming it ("the Cotula", "The Goose Woman")
+_RELATIVE_OPTION = re.compile(r"(?:the|a|an|his|her|their|its|my|our|your)\s+[a-z]")
+
+
 def unnamed_options(short: str, question: str) -> tuple[str, str] | None:
     """The two options ``question`` offers ("…, A or B?", "… out of A and B?": ``_options``) when ``short`` names
     neither: no word of either (numbers and short words too, function words aside) and no word that says neither or
-    leaves it open (``_CONTRARY``: "Neither is mentioned", "unclear"). None otherwise, and for "yes" or "no", an
-    empty answer, or a question offering none. "John Allen" for "Who was born first out of Aivar Kuusmaa and Andy
-    Summers?" (the bundled 1.5B model's short answer in every 2WikiMultiHopQA run): a third page's name."""
+    leaves it open (``_CONTRARY``: "Neither is mentioned", "unclear"). "John Allen" for "Who was born first out of
+    Aivar Kuusmaa and Andy Summers?" (the bundled 1.5B model's short answer in every 2WikiMultiHopQA run): a third
+    page's name. None otherwise, and for "yes" or "no", an empty answer, a question offering none, or options that
+    describe rather than name (``_RELATIVE_OPTION``: "Who was born first, the director of Jaws or the director of
+    Alien?" is answered by a name)."""
     options = _options(question)
     if options is None or not short.strip() or _CONTRARY.search(short) or re.fullmatch(r"\W*yes\W*", short, re.I):
         return None
+    if any(_RELATIVE_OPTION.match(option) for option in options[:2]):
+        return None  # "… the director of Jaws or the director of Alien?": the answer may be the person's name
     said = content_words(short)
     if any(content_words(option) & said for option in options[:2]):
         return None

@@ -32,6 +32,10 @@ QUESTION = "Which keeps its data in a local file, Milvus Lite or Milvus Standalo
     ("", KUUSMAA, None),
     ("John Allen", "Who was born first?", None),  # no options offered
     ("Paris", "What is the difference between Aivar Kuusmaa and Andy Summers?", None),
+    # options that describe a person: the answer is the person's name
+    ("Steven Spielberg", "Who was born first, the director of Jaws or the director of Alien?", None),
+    ("Cotula", "Which plant is larger, the Pterocarya or the Cotula?", None),  # named
+    ("Oak", "Which plant is larger, the Pterocarya or the Cotula?", ("the Pterocarya", "the Cotula")),
 ])
 def test_options_named_by_none_of_the_short_answers_words(short: str, question: str,
                                                           options: tuple[str, str] | None) -> None:
