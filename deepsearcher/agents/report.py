@@ -305,7 +305,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
                                             guard=guarded)
         except BudgetExhausted:
             return budget_too_small(ctx, hits)
-        return read_report(ctx, reply, [h.chunk for h in shown], shown)
+        return read_report(ctx, reply, shown)
 
     first = written(notes, "")
     offered = unnamed_options(first.short_answer, ctx.question)
@@ -322,14 +322,16 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
     return again
 
 
-def read_report(ctx: QueryContext, reply: TextReply, chunks: Sequence[Chunk], shown: Sequence[Hit]) -> Written:
-    """The ``Written`` of a report reply over ``shown`` (its ``chunks``): the short answer and the report read from
-    it, copies and ordinals cited, citations verified, the supporting sentence quoted under a report citing none."""
+def read_report(ctx: QueryContext, reply: TextReply, shown: Sequence[Hit]) -> Written:
+    """The ``Written`` of a report reply over ``shown`` (the sources its prompt numbered): the short answer and the
+    report read from it, copies and ordinals cited, citations verified, the supporting sentence quoted under a
+    report citing none."""
     cited = list(dict.fromkeys(cited_numbers(reply.text)))
     if only_citations(reply.text) and all(1 <= n <= len(shown) for n in cited):  # "[3, 4]" with 1 source: a value
         numbers = ", ".join(str(n) for n in cited)  # still, after the turn asking for words: no answer
         return Written(f"The model returned only source numbers ({numbers}), no answer in words.",
                        consulted_sources(shown))
+    chunks = [h.chunk for h in shown]
     headers = [(c.title, location(c)) for c in chunks]
     text, short = report_and_short(reply.text, chunks, ctx.question)
     # after short_answer_of: a copied source list is known by its locations
