@@ -229,6 +229,9 @@ FORM = frozenset("one single sentence sentences line lines word words brief brie
                  "summary summarize summarizes summarise summarises summarizing summarising key main points point "
                  "format formatted asks asked requested request requires required follows following".split())
 
+#: the words that count as about the answer in a sentence opening on it (``about_the_answer``)
+_ON_ANSWER_WORDS = VERDICT | FORM
+
 #: the words by which a sentence speaks of the answer, the question or the sources as this report's own
 ANCHORS = frozenset("answer answers question source sources".split())
 
@@ -244,7 +247,7 @@ def about_the_answer(sentence: str) -> bool:
     if ANSWER_LINE.match(sentence) or LABEL_PREFIX.match(sentence):
         return False
     mine = content_words(sentence)
-    verdict = VERDICT | FORM if _ON_THE_ANSWER.match(sentence) or _ON_THIS.match(sentence) else frozenset()
+    verdict = _ON_ANSWER_WORDS if _ON_THE_ANSWER.match(sentence) or _ON_THIS.match(sentence) else frozenset()
     return bool(mine & ANCHORS) and mine <= ABOUT_ANSWER | verdict
 
 

@@ -118,12 +118,13 @@ class ReplyGuard:
         # the last sentence may still be growing: it counts once a space or line break follows it
         last = _SENTENCE.split(self.text.split("\n")[-1])[-1]
         tail = folded(strip_citations(last))
-        if tail and not self.text[-1:].isspace():
+        growing = bool(tail) and not self.text[-1:].isspace()
+        if growing:
             counts[tail] -= 1
         if not counts or max(counts.values()) < LOOP_REPEATS:
             return False
-        self.kept = without_repeated_sentences((self.text[:len(self.text) - len(last)]
-                                                if tail and not self.text[-1:].isspace() else self.text).rstrip())
+        self.kept = without_repeated_sentences((self.text[:len(self.text) - len(last)] if growing
+                                                else self.text).rstrip())
         return True
 
 

@@ -177,7 +177,8 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
         in_words: a reply of source numbers only ("[1][2][4]") is answered once with ``prompts.IN_WORDS`` in a
             follow-up turn and the second reply used (``ask_in_words``).
         guard: makes the ``ReplyGuard`` of a prompt from the items it holds: the reply is streamed through it and
-            ends where it starts copying the sources or looping (a ``query.fallback`` event says so).
+            ends where it starts copying the sources or looping (a ``query.fallback`` event says so); not used
+            when ``query.stop_runaway_reports`` is off.
 
     Returns:
         ``(reply, items kept)``; a reply cut at its limit has ``cut_off`` set (the caller adds ``cut_off_note``).
@@ -192,7 +193,7 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
 
     def watched(fit: Fit[Item]) -> tuple[TokenCallback | None, ReplyGuard | None]:
         """The reply's token callback for ``fit``: its guard first (it may end the reply), then the stream."""
-        watch = guard(fit.items) if guard is not None else None
+        watch = guard(fit.items) if guard is not None and ctx.settings.stop_runaway_reports else None
         if watch is None:
             return shown_tokens, None
 
@@ -278,7 +279,6 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
 
     def guard(kept: Sequence[Hit]) -> ReplyGuard:
         return ReplyGuard([h.chunk for h in kept])
-    guarded = guard if ctx.settings.stop_runaway_reports else None
 
     def render_with(notes: str, rule: str) -> PromptFn[Hit]:
         def render(kept: Sequence[Hit], cap: int | None) -> str:
@@ -292,7 +292,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
         try:
             try:
                 reply, shown = write_fitted(ctx, "synthesise", render_with(notes, rule), hits, priority,
-                                            in_words=True, guard=guarded)
+                                            in_words=True, guard=guard)
             except ContextWindowError as exc:
                 if not notes:
                     raise
@@ -302,7 +302,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
                                        error=f"the research notes leave no room for the sources: {exc}",
                                        fallback="writing the report without the notes"))
                 reply, shown = write_fitted(ctx, "synthesise", render_with("", rule), hits, priority, in_words=True,
-                                            guard=guarded)
+                                            guard=guard)
         except BudgetExhausted:
             return budget_too_small(ctx, hits)
         return read_report(ctx, reply, shown)

@@ -51,7 +51,7 @@ def final_answer(run: Run, reason: StopReason) -> str:
 
     try:
         reply, _ = write_fitted(ctx, "final_answer", run.renderer(render), items, priority,
-                                guard=loops_only if ctx.settings.stop_runaway_reports else None)
+                                guard=loops_only)
     except BudgetExhausted:
         return best_rejected(run) or budget_too_small(ctx, []).answer
     if not reply.text.strip():

@@ -99,7 +99,7 @@ def write_section(ctx: QueryContext, outline: Outline, section: Section, store: 
 
     try:
         reply, _ = write_fitted(ctx, "section", render, [i for i, _ in ordered], [p for _, p in ordered],
-                                guard=loops_only if ctx.settings.stop_runaway_reports else None)
+                                guard=loops_only)
     except BudgetExhausted:
         return budget_too_small(ctx, []).answer
     text = (reply.text or empty_answer(reply)) + cut_off(ctx, "section", reply)
