@@ -447,6 +447,25 @@ class QueryAnswerToken(Event):
 
 
 @dataclass(frozen=True)
+class QueryAnswerRestart(Event):
+    """Text streamed as ``query.answer_token`` is taken back: its last ``dropped`` characters (Unicode code points)
+    belong to a reply that is being replaced, and the tokens that follow stand in their place. Sent when a report
+    reply is asked for again (the answer was only source numbers, the short answer named neither option the question
+    offers, the server refused the prompt as too long) and when a reply was stopped where it started copying its
+    sources or looping (the part kept is then streamed again). A preview that applies it shows what the report
+    will say; the ``query.report`` event has the final text either way."""
+
+    kind: ClassVar[str] = "query.answer_restart"
+    group: ClassVar[str] = "query"
+    dropped: int = _doc("how many characters of the streamed text, counted from its end, to remove")
+    reason: str = _doc("why, in words")
+
+    def describe(self) -> list[str]:
+        """Nothing: the ``query.fallback`` event beside it says what happened."""
+        return []
+
+
+@dataclass(frozen=True)
 class QueryStep(Event):
     """DeepResearch chose the action of its next step (once per step)."""
 

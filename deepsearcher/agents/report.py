@@ -31,7 +31,7 @@ from deepsearcher.agents.state import QueryContext
 from deepsearcher.agents.steps import Item, PromptFn, by_collection, call_fitted, fit_prompt
 from deepsearcher.agents.support import cite_copies, cite_ordinals, support_note, supporting_sentence
 from deepsearcher.errors import ContextWindowError
-from deepsearcher.events import QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
+from deepsearcher.events import QueryBudget, QueryCutOff, QueryFallback, QueryReasoning
 from deepsearcher.llm.output import TextReply, ask_text, reasoning_used_up
 from deepsearcher.llm.window import MIN_REPLY_TOKENS, Fit
 from deepsearcher.protocols import ChatModel
@@ -189,7 +189,8 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
         ProviderError: the server failed.
     """
     gate = ctx.model(step, final=final)
-    shown_tokens = (lambda text: ctx.emit(QueryAnswerToken(text=text))) if stream else None
+    shown_tokens = ctx.stream if stream else None
+    start = ctx.streamed.chars  # what this call streams comes after; a replaced reply is taken back to here
 
     def watched(fit: Fit[Item]) -> tuple[TokenCallback | None, ReplyGuard | None]:
         """The reply's token callback for ``fit``: its guard first (it may end the reply), then the stream."""
@@ -218,12 +219,14 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
                                fallback=f"fitting the prompt to {ctx.window.describe()}"))
 
     def ask(fit: Fit[Item]) -> TextReply:
+        ctx.take_back(start, "the prompt was fitted again")  # a reply the server cut off by refusing the prompt
         on_token, watch = watched(fit)
         reply = stopped(ask_text(gate, fit.messages, on_token=on_token), watch)
         if not in_words:
             return reply
         on_token, watch = watched(fit)
-        again = ask_in_words(ctx, step, gate, fit.messages, reply, on_token)
+        again = ask_in_words(ctx, step, gate, fit.messages, reply, on_token,
+                             lambda: ctx.take_back(start, "the reply held only source numbers"))
         return reply if again is reply else stopped(again, watch)
 
     def stopped(reply: TextReply, watch: ReplyGuard | None) -> TextReply:
@@ -234,8 +237,12 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
                                fallback="stopped the reply there; what it wrote before is the report"))
         # what it kept is all of the reply: the rest, cut at the limit or not, was the copy or the loop
         at = reply.text.find(watch.kept) if watch.kept else 0  # no text kept: the reply was the copy from its start
-        return replace(reply, text=reply.text[:at + len(watch.kept)] if at >= 0 else reply.text,
-                       finish_reason="stop")
+        kept = replace(reply, text=reply.text[:at + len(watch.kept)] if at >= 0 else reply.text, finish_reason="stop")
+        if shown_tokens is not None:  # the preview shows what is kept, not the copy or loop that streamed after it
+            ctx.take_back(start, "the reply was stopped")
+            if kept.text:
+                shown_tokens(kept.text)
+        return kept
 
     reply, fit = call_fitted(ctx, fit_to_budget, ask, refused)
     if reply.reasoning:
@@ -244,7 +251,7 @@ def write_fitted(ctx: QueryContext, step: str, render: PromptFn[Item], items: Se
 
 
 def ask_in_words(ctx: QueryContext, step: str, gate: ChatModel, messages: Sequence[Message], reply: TextReply,
-                 on_token: TokenCallback | None) -> TextReply:
+                 on_token: TokenCallback | None, restart: Callable[[], None] = lambda: None) -> TextReply:
     """``reply``, or when it held only source numbers, the reply to one follow-up turn asking for the answer in
     words. Why: small models (Qwen2.5-Coder-0.5B) answered the earlier report prompt (rules first, "a source number
     after every statement") with the numbers alone for a third to a half of multi-hop questions, and a second turn
@@ -255,6 +262,7 @@ def ask_in_words(ctx: QueryContext, step: str, gate: ChatModel, messages: Sequen
     ctx.emit(QueryFallback(step=step, error="the reply held only source numbers, no answer in words",
                            fallback="asked once more for the answer in words"))
     again = [*messages, Message(role="assistant", content=reply.text), Message(role="user", content=prompts.IN_WORDS)]
+    restart()  # the numbers streamed are replaced by the words
     return ask_text(gate, again, on_token=on_token)
 
 
@@ -307,6 +315,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
             return budget_too_small(ctx, hits)
         return read_report(ctx, reply, shown)
 
+    start = ctx.streamed.chars
     first = written(notes, "")
     offered = unnamed_options(first.short_answer, ctx.question)
     if offered is None:
@@ -315,6 +324,7 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
                            f"option the question offers ({offered[0]!r} or {offered[1]!r})",
                            fallback="asked once more, from the sources alone, for a report whose answer names "
                                     "one of them"))
+    ctx.take_back(start, "the report is asked for again")
     # without the research notes: a chain's intermediate answer naming the third thing is what the model followed
     again = written("", prompts.NAME_AN_OPTION.format(first=offered[0], second=offered[1]))
     if again.budget_spent or not again.short_answer or unnamed_options(again.short_answer, ctx.question):

@@ -16,7 +16,7 @@ from deepsearcher.agents.dedup_rules import threshold_for
 from deepsearcher.agents.relevance_check import RelevanceCheck
 from deepsearcher.agents.tools import ResearchTools
 from deepsearcher.errors import QuestionError
-from deepsearcher.events import EventCallback
+from deepsearcher.events import EventCallback, QueryAnswerRestart, QueryAnswerToken
 from deepsearcher.llm.base import MeteredChatModel, Message
 from deepsearcher.llm.window import MIN_REPLY_TOKENS, Window, resolve_window
 from deepsearcher.options import QuerySettings
@@ -37,6 +37,14 @@ def _no_options(name: str) -> BaseModel | None:
 
 #: tokens a prompt needs besides the question: instructions, the system prompt and at least one short excerpt
 QUESTION_FRAME_TOKENS = 600
+
+
+@dataclass
+class StreamedText:
+    """How many characters of answer text a run has streamed (``query.answer_token``), so that the text of a reply
+    being replaced can be taken back (``query.answer_restart``). One per run, shared by the contexts made from it."""
+
+    chars: int = 0
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,7 @@ class QueryContext:
             cannot are deduplicated as text only.
         relevance_check: how often the model picked the relevance step's check passage in this run (shared by the
             run's threads and sections; ``agents.relevance_check``); None = a new one.
+        streamed: the answer text streamed so far (``stream``, ``take_back``); shared like ``relevance_check``.
     """
 
     question: str
@@ -81,6 +90,7 @@ class QueryContext:
     research: ResearchTools | None = None
     embed_sees: Callable[[str], bool] = field(default=lambda text: True)
     relevance_check: RelevanceCheck = None  # type: ignore[assignment]
+    streamed: StreamedText = field(default_factory=StreamedText)
 
     def __post_init__(self) -> None:
         if self.window is None:
@@ -92,6 +102,18 @@ class QueryContext:
         if self.relevance_check is None:
             object.__setattr__(self, "relevance_check",
                                RelevanceCheck(self.settings.relevance_check_strikes))
+
+    def stream(self, text: str) -> None:
+        """Stream ``text`` as a piece of the answer (``query.answer_token``)."""
+        self.streamed.chars += len(text)
+        self.emit(QueryAnswerToken(text=text))
+
+    def take_back(self, to: int, reason: str) -> None:
+        """Take back the answer text streamed after its first ``to`` characters, if any (``query.answer_restart``):
+        the reply it came from is being replaced."""
+        if self.streamed.chars > to:
+            self.emit(QueryAnswerRestart(dropped=self.streamed.chars - to, reason=reason))
+            self.streamed.chars = to
 
     @property
     def language(self) -> str:

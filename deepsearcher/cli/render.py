@@ -23,7 +23,7 @@ from deepsearcher.agents.citations import location
 from deepsearcher.agents.report_markdown import also_in_text
 from deepsearcher.events import (
     CrawlFetched, CrawlQueued, Event, LoadBatch, LoadDescribe, LoadSource, LoadStart, QueryAccepted, QueryAgent,
-    QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning,
+    QueryAnswerRestart, QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning,
     QueryModel, QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed, RetrievalNotice,
 )
 from deepsearcher.cli.render_research import ResearchLines
@@ -332,6 +332,7 @@ class QueryProgress(EventRenderer):
                          QueryRouted: self._routed, QueryAccepted: self._accepted,
                          QueryIntermediate: self._intermediate, QueryGaps: self._gaps, QueryFallback: self._warning,
                          QueryReasoning: self._reasoning, QueryAnswerToken: self._token, QueryTrimmed: self._warning,
+                         QueryAnswerRestart: self._restart,
                          QueryCutOff: self._warning, QueryBudget: self._budget, RetrievalNotice: self._warning,
                          QueryModel: self._model,
                          **ResearchLines(self).handlers()}
@@ -432,6 +433,9 @@ class QueryProgress(EventRenderer):
     def _token(self, e: QueryAnswerToken) -> None:
         self.answer += e.text
         self.status = "Writing the report"
+
+    def _restart(self, e: QueryAnswerRestart) -> None:
+        self.answer = self.answer[:max(0, len(self.answer) - e.dropped)]
 
 
 def render_usage(console: Console, usage: Any, removed_citations: int = 0) -> None:

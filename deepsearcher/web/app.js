@@ -259,6 +259,10 @@ async function ask(event) {
     for await (const { kind, data } of readEvents(response)) {
       if (kind === "query.answer_token") {
         $("answer-stream").textContent += data.token ?? data.text ?? "";
+      } else if (kind === "query.answer_restart") {
+        // a replaced reply's text is taken back; dropped counts code points, as Array.from splits a string
+        const shown = Array.from($("answer-stream").textContent);
+        $("answer-stream").textContent = shown.slice(0, Math.max(0, shown.length - data.dropped)).join("");
       } else if (kind === "query.section" && data.status !== "written") {
         // each section streams under its heading; the editing pass streams the whole report again
         $("answer-stream").textContent = data.status === "editing" ? "" : $("answer-stream").textContent + `\n\n## ${data.title}\n\n`;

@@ -87,6 +87,7 @@ def samples() -> list[events.Event]:
         events.QueryBudget(step="reflect", used=12000, budget=15000, reserve=3000),
         events.RetrievalNotice(collection="docs", requested="hybrid", mode="dense", notice="docs has no BM25"),
         events.QueryAnswerToken(text="It runs"),
+        events.QueryAnswerRestart(dropped=7, reason="the reply held only source numbers"),
         events.QueryStep(step=2, question="who made a", original=False, action="search", allowed=["search"],
                          disabled={"answer": "no knowledge yet"}, think="need a source", fell_back=True, tokens=5),
         events.QueryWebSearch(query="a", provider="searxng", results=4, urls=["https://e.org"], new=3, error=""),
