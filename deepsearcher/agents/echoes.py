@@ -15,7 +15,7 @@ import re
 from typing import Iterable, Sequence
 
 from deepsearcher.agents.citations import cited_numbers, folded, location, strip_citations, without_code
-from deepsearcher.agents.prompts import REPORT_FORMAT, SYSTEM
+from deepsearcher.agents.prompts import NO_ANSWER_RULE, REPORT_FORMAT, SYSTEM
 from deepsearcher.agents.rewrites import overlap, words
 from deepsearcher.types import Chunk
 
@@ -245,13 +245,18 @@ def _grams(tokens: Sequence[str], n: int) -> set[tuple[str, ...]]:
 
 _ARTICLES = frozenset({"a", "an", "the"})
 #: punctuation left hanging after a removed run (and at the start of what remains)
-_HANGING = re.compile(r"[\s\"'“”‘’:.,;!]*")
+_HANGING = re.compile(r"[\s\"'“”‘’:.,;!\]]*")
 _RULE_GRAMS = _grams([w.casefold() for w in re.findall(r"\w+", REPORT_FORMAT)], RULE_ECHO_WORDS)
+#: the prompt's rules dropped only when a line copies one whole, as words: any few of their words are what a report
+#: may need to say ("The sources do not answer the question.")
+_WHOLE_RULES = tuple(tuple(w.casefold() for w in re.findall(r"\w+", rule)) for rule in (NO_ANSWER_RULE,))
 
 
 def without_prompt_rules(text: str) -> str:
     """``text`` without the runs of ≥ ``RULE_ECHO_WORDS`` words it copies from the report prompt's format rules
-    (``prompts.REPORT_FORMAT``), line by line, with the punctuation left hanging after them. Qwen2.5-Coder-0.5B's
+    (``prompts.REPORT_FORMAT``) and the copies of its whole last rule (``prompts.NO_ANSWER_RULE``), line by line,
+    with the punctuation left hanging after them. The bundled 1.5B model began a 2WikiMultiHopQA report with
+    "]. If the sources do not answer the question, say so plainly instead of guessing.", the prompt's last words. Qwen2.5-Coder-0.5B's
     chain_of_rag report read "a name, date, number, yes/no, or one short sentence. The first line is "Answer: "
     followed by the short answer in words: a demon Lilu, [1] …". Lines with no such run are returned as written."""
     out = []
@@ -262,6 +267,10 @@ def without_prompt_rules(text: str) -> str:
         for i in range(len(tokens) - RULE_ECHO_WORDS + 1):
             if tuple(folded[i:i + RULE_ECHO_WORDS]) in _RULE_GRAMS:
                 covered[i:i + RULE_ECHO_WORDS] = [True] * RULE_ECHO_WORDS
+        for rule in _WHOLE_RULES:
+            for i in range(len(tokens) - len(rule) + 1):
+                if tuple(folded[i:i + len(rule)]) == rule:
+                    covered[i:i + len(rule)] = [True] * len(rule)
         if not any(covered):
             out.append(line)
             continue

@@ -76,6 +76,9 @@ Reply with JSON only, in this form: {{"gap_queries": ["<new query>"]}} or {{"gap
 REPORT_FORMAT = ('The first line is "Answer: " followed by the short answer in words: a name, date, number, '
                  'yes/no, or one short sentence. Then explain the answer in a few sentences, putting the number of '
                  'each source you use in square brackets after the statement it supports, like [1] or [2][4].')
+#: the report prompt's last rule; a reply copying it whole loses it (``echoes.without_prompt_rules``), its words
+#: alone are kept: "The sources do not answer the question." is what it asks for
+NO_ANSWER_RULE = "If the sources do not answer the question, say so plainly instead of guessing."
 #: the report prompt. Rules last, after the sources and the question again: with the rules first ("support each
 #: statement with the number of its source …", then the sources), Qwen2.5-Coder-0.5B answered 24 of 50 HotpotQA
 #: questions with source numbers only; in this order, none of 50 (docs/benchmarks.md, "The report prompt")
@@ -91,8 +94,7 @@ Sources:
 
 Question: {question}
 
-Write in {language}. """ + REPORT_FORMAT + """ If the sources do not answer the question, say so plainly instead of \
-guessing."""
+Write in {language}. """ + REPORT_FORMAT + " " + NO_ANSWER_RULE
 
 #: added to the report prompt when a first report's short answer named neither option the question offers
 #: (``short_answer.unnamed_options``): the bundled 1.5B model answered "Who was born first out of Aivar Kuusmaa and

@@ -441,9 +441,23 @@ def test_the_report_prompt_rules_repeated_by_the_model_are_not_its_answer():
     assert short_answer_of(echoed) == ("Haymo translated Aristotle into Latin [2].", "Latin")
 
 
+def test_the_report_prompts_last_rule_copied_whole_is_not_the_report():
+    # the bundled 1.5B model, chain_of_rag on 2WikiMultiHopQA ("Which film came out first, 3 Dots or Dying God?"): the
+    # report began with the prompt's last words, from the "]" of its "[2][4]" example on
+    reply = ("Answer: 3 Dots\n]. If the sources do not answer the question, say so plainly instead of guessing.\n\n"
+             "3 Dots is a 2013 Malayalam comedy film directed by Sugeeth [1].")
+    assert short_answer_of(reply) == ("3 Dots is a 2013 Malayalam comedy film directed by Sugeeth [1].", "3 Dots")
+    from deepsearcher.agents.echoes import without_prompt_rules
+
+    assert without_prompt_rules(f"It is Dying God [2]. {prompts.NO_ANSWER_RULE}") == "It is Dying God [2]."
+    assert prompts.SYNTHESISE.endswith(prompts.NO_ANSWER_RULE)
+
+
 @pytest.mark.parametrize("text", [
     "Answer: Latin\n\nHaymo translated Aristotle into Latin [2].",
     "The sources do not answer the question.",  # what the rules ask for when nothing answers: kept
+    "If the sources do not answer the question, the report says so [1].",  # the last rule's words, not all of it
+    "The sources do not answer the question, so I say so plainly instead of guessing.",
     "The short answer is no: the number of sources is small [1].",
     "Milvus offers four consistency levels, each a short name [1][2].",
 ])
