@@ -256,9 +256,10 @@ def without_prompt_rules(text: str) -> str:
     """``text`` without the runs of ≥ ``RULE_ECHO_WORDS`` words it copies from the report prompt's format rules
     (``prompts.REPORT_FORMAT``) and the copies of its whole last rule (``prompts.NO_ANSWER_RULE``), line by line,
     with the punctuation left hanging after them. The bundled 1.5B model began a 2WikiMultiHopQA report with
-    "]. If the sources do not answer the question, say so plainly instead of guessing.", the prompt's last words. Qwen2.5-Coder-0.5B's
-    chain_of_rag report read "a name, date, number, yes/no, or one short sentence. The first line is "Answer: "
-    followed by the short answer in words: a demon Lilu, [1] …". Lines with no such run are returned as written."""
+    "]. If the sources do not answer the question, say so plainly instead of guessing.", the prompt's last words.
+    Qwen2.5-Coder-0.5B's chain_of_rag report read "a name, date, number, yes/no, or one short sentence. The first
+    line is "Answer: " followed by the short answer in words: a demon Lilu, [1] …". Lines with no such run are
+    returned as written."""
     out = []
     for line in text.split("\n"):
         tokens = list(re.finditer(r"\w+", line))
