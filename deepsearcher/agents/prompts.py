@@ -121,6 +121,18 @@ to search for: a short, self-contained question about one missing fact, using wh
 Reply with JSON only, in this form: {{"enough": false, "follow_up": "<next question>"}} or \
 {{"enough": true, "follow_up": ""}}"""
 
+#: chain_of_rag's first call (``agents.chain_of_rag.decompose``): the question broken down before any search. With
+#: the bundled 1.5B model this wording broke 17 of the 18 compositional questions of a 2WikiMultiHopQA slice into
+#: their first hop ("Who is the performer of the song 'Changed It'?"); a wording that also offered to repeat a
+#: question already simple got it repeated for 28 of 32, compositional ones included (docs/benchmarks.md)
+FIRST_FOLLOW_UP = """You answer a main question by searching a document collection step by step. The search tool \
+understands only simple questions, so break the main question down: write the first simple follow-up question to \
+search for. When the main question refers to a person or thing without naming it, ask for its name first.
+
+Main question: {question}
+
+Reply with JSON only, in this form: {{"follow_up": "<simple question>"}}"""
+
 #: what the intermediate prompts tell the model to answer when its chunks do not hold the answer
 NO_ANSWER = "no relevant information"
 

@@ -132,6 +132,31 @@ class RouteReply(BaseModel):
         return "" if prompts.is_placeholder(value) else value.strip()
 
 
+def _bare_follow_up() -> Any:
+    """A ``mode="before"`` validator reading a bare string (or a one-string list) as the ``follow_up``."""
+
+    def bare(cls: type, value: object) -> object:
+        if isinstance(value, str):
+            return {"follow_up": value}
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
+            return {"follow_up": value[0]}
+        return value
+
+    return model_validator(mode="before")(classmethod(bare))  # type: ignore[arg-type]
+
+
+def _real_follow_up() -> Any:
+    """A ``follow_up`` validator: stripped; "" for no query ("None", "No further questions."); the example
+    placeholder copied is invalid (the step is asked again)."""
+
+    def real(cls: type, value: str) -> str:
+        if value.strip() and prompts.is_placeholder(value):
+            raise ValueError("the reply repeats the example placeholder instead of a real question")
+        return "" if prompts.not_a_query(value) else value.strip()
+
+    return field_validator("follow_up")(classmethod(real))
+
+
 class FollowUp(BaseModel):
     """Whether the research steps suffice, else the next follow-up question (a bare string is the question)."""
 
@@ -139,21 +164,18 @@ class FollowUp(BaseModel):
     follow_up: str = Field("", description="The next short, self-contained question about one missing fact; \"\" "
                                            "when enough is true.")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _bare(cls, value: object) -> object:
-        if isinstance(value, str):
-            return {"follow_up": value}
-        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
-            return {"follow_up": value[0]}
-        return value
+    _bare = _bare_follow_up()
+    _real = _real_follow_up()
 
-    @field_validator("follow_up")
-    @classmethod
-    def _real(cls, value: str) -> str:
-        if value.strip() and prompts.is_placeholder(value):
-            raise ValueError("the reply repeats the example placeholder instead of a real question")
-        return "" if prompts.not_a_query(value) else value.strip()  # "None", "No further questions.": no follow-up
+
+class FirstFollowUp(BaseModel):
+    """The first simple question to search for, broken out of the question (``prompts.FIRST_FOLLOW_UP``; a bare
+    string is the question)."""
+
+    follow_up: str = Field(description="The first simple question to search for.")
+
+    _bare = _bare_follow_up()
+    _real = _real_follow_up()
 
 
 class Intermediate(BaseModel):

@@ -750,6 +750,61 @@ def test_chain_of_rag_options_come_from_the_config_section(tmp_path):
     assert chain_of_rag.ChainOfRAGOptions().one_call is True
 
 
+FIRST_HOP = "Which file format does Milvus Lite use?"
+
+
+def test_chain_of_rag_decompose_searches_the_first_hop_beside_the_question_and_answers_it():
+    # the reference's first call breaks "Where was the performer of song Changed It born?" into "Who performed …";
+    # ours does the same with agents.chain_of_rag.decompose and still searches the question itself
+    llm = ScriptedChatModel([
+        j(follow_up=FIRST_HOP),  # before any search
+        j(answer="A local file.", supporting=[1], enough=True, follow_up=""),
+        "Milvus Lite stores data in a local file [1].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3),
+                              chain_of_rag.ChainOfRAGOptions(decompose=True))
+    assert llm.remaining == 0 and report.iterations == 1
+    assert llm.prompts[0] == prompts.FIRST_FOLLOW_UP.format(question=Q)
+    assert report.sub_queries == [Q, FIRST_HOP]
+    assert of_kind(events, "query.sub_queries")[0]["sub_queries"] == [Q, FIRST_HOP]
+    assert [r["sub_query"] for r in of_kind(events, "query.routed")] == [Q, FIRST_HOP]
+    answering = llm.prompts[1]
+    assert f"Follow-up question: {FIRST_HOP}" in answering and f"Question: {Q}" in answering  # the goal shown above it
+    assert prompts.NO_STEPS in answering
+    (step,) = of_kind(events, "query.intermediate")
+    assert step == {"iteration": 1, "sub_query": FIRST_HOP, "answer": "A local file."}
+    # the question's own search keeps its floor (2 best chunks) beside the chunk the answer listed
+    (accepted,) = of_kind(events, "query.accepted")
+    assert accepted["sub_query"] == FIRST_HOP and accepted["by_rank"] >= 1
+    assert "1. Which file format does Milvus Lite use? → A local file." in llm.prompts[-1]
+
+
+def test_chain_of_rag_decompose_with_the_question_given_back_answers_it_as_asked():
+    llm = ScriptedChatModel([
+        j(follow_up=Q.upper()),  # the question again: nothing to break down
+        j(answer="In-process.", supporting=[1], enough=True, follow_up=""),
+        "Milvus Lite runs in your Python process [1].",
+    ])
+    report = chain_of_rag.run(make_ctx(llm, Q, max_iter=3), chain_of_rag.ChainOfRAGOptions(decompose=True))
+    assert llm.remaining == 0 and report.sub_queries == [Q]
+    assert f"Follow-up question: {Q}" in llm.prompts[1] and "Research steps so far" not in llm.prompts[1]
+
+
+def test_chain_of_rag_decompose_with_no_usable_first_follow_up_answers_the_question_as_asked():
+    llm = ScriptedChatModel([
+        j(follow_up="<simple question>"), j(follow_up="<simple question>"),  # the example copied, asked once more
+        j(answer="In-process.", supporting=[1], enough=True, follow_up=""),
+        "Milvus Lite runs in your Python process [1].",
+    ])
+    events: list[Event] = []
+    report = chain_of_rag.run(make_ctx(llm, Q, events=events, max_iter=3),
+                              chain_of_rag.ChainOfRAGOptions(decompose=True))
+    assert llm.remaining == 0 and report.sub_queries == [Q]
+    assert [f["fallback"] for f in of_kind(events, "query.fallback")] == ["answering the question as asked"]
+    assert chain_of_rag.ChainOfRAGOptions().decompose is False  # measured within noise so far: off by default
+
+
 def test_agent_router_auto_lets_the_llm_pick():
     llm = ScriptedChatModel([j(agent="Chain of RAG"), j(answer="local", supporting=[1]), j(enough=True, follow_up=""),
                              "A [1]."])
