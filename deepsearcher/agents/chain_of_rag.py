@@ -102,17 +102,12 @@ def chain_text(steps: Sequence[tuple[str, str]], cap: int | None = None) -> str:
                      for i, (q, a) in enumerate(steps, start=1)) or prompts.NO_STEPS
 
 
-def first_follow_up(ctx: QueryContext) -> str:
-    """The question's first simple follow-up (``prompts.FIRST_FOLLOW_UP``); "" when the reply gives none."""
+def first_hop(ctx: QueryContext) -> str:
+    """The question's first simple follow-up (``prompts.FIRST_FOLLOW_UP``), "" when the reply gives none or gives
+    the question again (``steps.dedup_queries``)."""
     reply = ask(ctx, "follow_up", prompts.FIRST_FOLLOW_UP.format(question=ctx.question), FirstFollowUp,
                 FirstFollowUp(follow_up=""), "answering the question as asked")
-    return reply.value.follow_up
-
-
-def first_hop(ctx: QueryContext) -> str:
-    """The question's first simple follow-up (``first_follow_up``) when it is not the question again
-    (``steps.dedup_queries``), else ""."""
-    broken = first_follow_up(ctx)
+    broken = reply.value.follow_up
     return next(iter(dedup_queries(ctx, [broken], [ctx.question]).kept), "") if broken else ""
 
 

@@ -23,8 +23,8 @@ from deepsearcher.agents.citations import location
 from deepsearcher.agents.report_markdown import also_in_text
 from deepsearcher.events import (
     CrawlFetched, CrawlQueued, Event, LoadBatch, LoadDescribe, LoadSource, LoadStart, QueryAccepted, QueryAgent,
-    QueryAnswerRestart, QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate, QueryReasoning,
-    QueryModel, QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed, RetrievalNotice,
+    QueryAnswerRestart, QueryAnswerToken, QueryBudget, QueryCutOff, QueryFallback, QueryGaps, QueryIntermediate,
+    QueryModel, QueryReasoning, QueryRouted, QueryStart, QuerySubQueries, QueryTrimmed, RetrievalNotice,
 )
 from deepsearcher.cli.render_research import ResearchLines
 from deepsearcher.cli.safe_text import one_line, plain
