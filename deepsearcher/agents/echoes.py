@@ -290,7 +290,8 @@ def without_prompt_rules(text: str) -> str:
             at = _HANGING.match(line, tokens[j].end()).end()  # type: ignore[union-attr]  # (* always matches)
             i = j + 1
         kept.append(line[at:])
-        out.append(_HANGING.sub("", "".join(kept), count=1).rstrip())
+        rest = _HANGING.sub("", "".join(kept), count=1).rstrip()
+        out.append(rest if re.search(r"\w", rest) else "")  # "**" left around a rule copied in bold: nothing said
     return "\n".join(out)
 
 

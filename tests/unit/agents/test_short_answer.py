@@ -450,6 +450,10 @@ def test_the_report_prompts_last_rule_copied_whole_is_not_the_report():
     from deepsearcher.agents.echoes import without_prompt_rules
 
     assert without_prompt_rules(f"It is Dying God [2]. {prompts.NO_ANSWER_RULE}") == "It is Dying God [2]."
+    # the same rule copied in bold, in other case: no emphasis marks are left where it stood
+    bold = "Answer: Dying God\n\n**If the sources do NOT answer the question, say so plainly instead of guessing.**\n\n" \
+           "Dying God came out in 2000 [2]."
+    assert short_answer_of(bold) == ("Dying God came out in 2000 [2].", "Dying God")
     assert prompts.SYNTHESISE.endswith(prompts.NO_ANSWER_RULE)
 
 
