@@ -452,8 +452,9 @@ class QueryAnswerRestart(Event):
     belong to a reply that is being replaced, and the tokens that follow stand in their place. Sent when a report
     reply is asked for again (the answer was only source numbers, the short answer named neither option the question
     offers, the server refused the prompt as too long) and when a reply was stopped where it started copying its
-    sources or looping (the part kept is then streamed again). A preview that applies it shows what the report
-    will say; the ``query.report`` event has the final text either way."""
+    sources or looping (the part kept is then streamed again), and when a second report is discarded for the first
+    (the first is then streamed again). A preview that applies it shows what the report will say; the
+    ``query.report`` event has the final text either way."""
 
     kind: ClassVar[str] = "query.answer_restart"
     group: ClassVar[str] = "query"

@@ -324,10 +324,14 @@ def synthesise(ctx: QueryContext, hits: Sequence[Hit], rankings: Sequence[Sequen
                            f"option the question offers ({offered[0]!r} or {offered[1]!r})",
                            fallback="asked once more, from the sources alone, for a report whose answer names "
                                     "one of them"))
+    first_streamed = ctx.streamed.since(start)
     ctx.take_back(start, "the report is asked for again")
     # without the research notes: a chain's intermediate answer naming the third thing is what the model followed
     again = written("", prompts.NAME_AN_OPTION.format(first=offered[0], second=offered[1]))
     if again.budget_spent or not again.short_answer or unnamed_options(again.short_answer, ctx.question):
+        ctx.take_back(start, "the first report is kept")  # the preview ends as the reply the report is read from
+        if first_streamed:
+            ctx.stream(first_streamed)
         return first
     return again
 

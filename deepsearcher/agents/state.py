@@ -41,10 +41,25 @@ QUESTION_FRAME_TOKENS = 600
 
 @dataclass
 class StreamedText:
-    """How many characters of answer text a run has streamed (``query.answer_token``), so that the text of a reply
-    being replaced can be taken back (``query.answer_restart``). One per run, shared by the contexts made from it."""
+    """The answer text a run has streamed (``query.answer_token``), so that the text of a reply being replaced can be
+    taken back (``query.answer_restart``) and a reply kept after all streamed again. One per run, shared by the
+    contexts made from it."""
 
     chars: int = 0
+    pieces: list[str] = field(default_factory=list)
+
+    def since(self, start: int) -> str:
+        """The text streamed after its first ``start`` characters."""
+        return "".join(self.pieces)[start:]
+
+    def add(self, text: str) -> None:
+        self.pieces.append(text)
+        self.chars += len(text)
+
+    def cut(self, to: int) -> None:
+        """Forget the text after its first ``to`` characters."""
+        self.pieces = ["".join(self.pieces)[:to]]
+        self.chars = to
 
 
 @dataclass(frozen=True)
@@ -105,7 +120,7 @@ class QueryContext:
 
     def stream(self, text: str) -> None:
         """Stream ``text`` as a piece of the answer (``query.answer_token``)."""
-        self.streamed.chars += len(text)
+        self.streamed.add(text)
         self.emit(QueryAnswerToken(text=text))
 
     def take_back(self, to: int, reason: str) -> None:
@@ -113,7 +128,7 @@ class QueryContext:
         the reply it came from is being replaced."""
         if self.streamed.chars > to:
             self.emit(QueryAnswerRestart(dropped=self.streamed.chars - to, reason=reason))
-            self.streamed.chars = to
+            self.streamed.cut(to)
 
     @property
     def language(self) -> str:

@@ -7,6 +7,7 @@ checks the source panel. A screenshot goes to ``test-artifacts/web-report.png``.
 from __future__ import annotations
 
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -16,7 +17,8 @@ pytest.importorskip("fastapi", reason="the server tests need the extra `server` 
 pytest.importorskip("selenium", reason="the browser test needs selenium (pip install selenium)")
 
 from deepsearcher.settings import load_settings  # noqa: E402
-from tests.integration.server_support import QUESTION, HashEmbedder, LiveServer, scripted_llm, write_corpus  # noqa: E402
+from tests.integration.server_support import (  # noqa: E402
+    ANSWER, FAILURE_TIMEOUT_S, QUESTION, HashEmbedder, LiveServer, responder, scripted_llm, write_corpus)
 
 pytestmark = pytest.mark.browser
 
@@ -29,6 +31,13 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
+    with serve(tmp_path, scripted_llm()) as url:
+        yield url
+
+
+@contextmanager
+def serve(tmp_path: Path, llm: Any) -> Iterator[str]:
+    """The page's server over two loaded notes, answering with ``llm``; yields its URL."""
     from deepsearcher.app import DeepSearcher
     from deepsearcher.server import create_app
 
@@ -36,7 +45,7 @@ def server(tmp_path: Path) -> Iterator[str]:
     settings = load_settings(None, {"vector_db": {"uri": str(tmp_path / "milvus.db")}, "llm": None,
                                     "query": {"max_iter": 1, "agent": "deep_search"},
                                     "server": {"allowed_roots": [str(allowed)]}})
-    searcher = DeepSearcher(settings, llm=scripted_llm(), embedder=HashEmbedder(64, "test-hash-64"))
+    searcher = DeepSearcher(settings, llm=llm, embedder=HashEmbedder(64, "test-hash-64"))
     searcher.load([str(allowed / "docs" / "milvus.md"), str(allowed / "docs" / "rag.md")], "docs",
                   "Notes on Milvus and RAG")
     try:
@@ -129,3 +138,59 @@ def test_swagger_ui_renders_under_its_content_security_policy(server: str, brows
     assert resources and all(url.startswith(server) or url.startswith("data:") for url in resources), resources
     severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert not severe, severe
+
+
+def test_a_reply_taken_back_leaves_the_streamed_preview(tmp_path: Path, browser: Any) -> None:
+    """The report's first reply holds only source numbers; it streams, is taken back (``query.answer_restart``) and
+    the page's preview is empty again while the reply in words is still being asked for (the model holds it until
+    the test has looked)."""
+    import threading
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from deepsearcher.agents import prompts
+    from deepsearcher.testing.scripted import ScriptedChatModel
+
+    asked, release = threading.Event(), threading.Event()
+    by_step = responder()
+
+    def reply(messages: Any) -> str:
+        if messages[-1]["content"] == prompts.IN_WORDS:
+            asked.set()
+            assert release.wait(2 * WAIT_S), "the test never released the reply in words"
+            return ANSWER
+        if messages[-1]["content"].startswith("Answer the question below"):
+            return "[1][2]"
+        return by_step(messages)
+
+    with serve(tmp_path, ScriptedChatModel([reply] * 400)) as url:
+        wait = WebDriverWait(browser, WAIT_S)
+        browser.get(url + "/")
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#collections input[value='docs']")))
+        # every text the page gives the preview, in order: its textContent setter, recorded as it is called
+        browser.execute_script("""
+            const stream = document.getElementById("answer-stream");
+            const text = Object.getOwnPropertyDescriptor(Node.prototype, "textContent");
+            window.previews = [];
+            Object.defineProperty(stream, "textContent", {
+              get() { return text.get.call(this); },
+              set(value) { window.previews.push(String(value)); text.set.call(this, value); },
+            });
+        """)
+        browser.find_element(By.ID, "question").send_keys(QUESTION)
+        browser.find_element(By.ID, "ask").click()
+        try:
+            assert asked.wait(FAILURE_TIMEOUT_S), "the report's reply in words was never asked for"
+            wait.until(lambda d: "[1][2]" in d.execute_script("return window.previews.join('|')")
+                       and d.execute_script("return window.previews.at(-1)") == "")
+            shown = browser.execute_script("return window.previews")
+            assert shown[-2].endswith("[1][2]") and shown[-1] == ""  # the numbers, then nothing: taken back
+        finally:
+            release.set()
+        wait.until(lambda d: d.find_element(By.ID, "status").text == "done")
+        answer = browser.find_element(By.ID, "answer").text
+        assert "Milvus Lite is the embedded edition" in answer and "[1][2]" not in answer
+        severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+        assert not severe, severe

@@ -50,6 +50,17 @@ def test_a_report_asked_for_again_replaces_the_first_in_the_preview():
     assert preview(events) == second
 
 
+def test_a_second_report_that_is_discarded_gives_the_preview_back_to_the_first():
+    events: list[Event] = []
+    first = "Answer: Zilliz Cloud\n\nZilliz Cloud is a managed service [1]."
+    llm = ScriptedChatModel([first, "Answer: Zilliz Cloud, again\n\nIt is managed [2]."])
+    report = naive_rag.run(make_ctx(llm, OPTIONS_QUESTION, events=events))
+    assert report.short_answer == "Zilliz Cloud"
+    assert [r["reason"] for r in of_kind(events, "query.answer_restart")] == [
+        "the report is asked for again", "the first report is kept"]
+    assert preview(events) == first
+
+
 def test_a_reply_stopped_at_its_copy_of_the_sources_previews_what_was_kept():
     events: list[Event] = []
     llm = ScriptedChatModel([pasting(EXPLAINED, "More of the same. " * 40)], max_tokens=512)
