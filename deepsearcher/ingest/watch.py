@@ -14,6 +14,8 @@ Debouncing: a batch starts once no event has arrived for ``step_ms`` (an editor'
 or after ``debounce_ms`` of continuous events (a large copy is applied in pieces). Errors: a file that fails to load
 is a skipped result in its batch (the pipeline's rule), never the end of the watch; a batch that fails as a whole
 (the store down) is reported and tried again after ``retry_ms``, then at growing intervals, and at the next change.
+The watched folder gone is such a batch; once a folder stands at its path again (moved back, or made anew: a new
+folder the old watch cannot see into), that one is watched and synced whole.
 """
 
 from __future__ import annotations
@@ -110,6 +112,16 @@ def force_polling() -> bool:
     return bool(value) and value.lower() not in {"false", "disable", "disabled"}
 
 
+def folder_identity(path: str) -> Optional[tuple[int, int]]:
+    """The folder at ``path`` as the file system knows it (device, inode), or None when no folder is there: a folder
+    deleted and made again at the same path is another one."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if os.path.isdir(path) else None
+
+
 def _no_batch(batch: WatchBatch) -> None:
     """Default ``on_batch``: report nothing."""
 
@@ -144,7 +156,8 @@ class FolderWatch:
     def run(self, stop: threading.Event | None = None,
             on_ready: Callable[[LoadSummary], None] = _no_ready) -> WatchTotals:
         """Start watching, sync the folder once (``on_ready`` gets that load's summary), then apply every change
-        until ``stop`` is set.
+        until ``stop`` is set. A folder deleted and made again (a build's output, ``rm -r docs && cp -r …``) is a new
+        folder the old watch cannot see into: once one stands at the path, it is watched instead and synced whole.
 
         Raises:
             KeyboardInterrupt: a signal (Ctrl-C) arrived while waiting for changes, or inside a batch.
@@ -156,53 +169,83 @@ class FolderWatch:
         from watchfiles._rust_notify import RustNotify
 
         root = display_path(self.folder)
-        with RustNotify([root], False, force_polling(), POLL_MS, True, True) as notify:
-            first = self.sync(None)
-            self._remember(first)
-            on_ready(first)
-            self._follow(notify, root, stop)
-        return self.totals
+        again = False  # the folder at root was made again: the new one is synced whole
+        while True:
+            identity = folder_identity(root)
+            try:
+                notify = RustNotify([root], False, force_polling(), POLL_MS, True, True)
+            except FileNotFoundError:
+                if not again:
+                    raise
+                # gone again before it could be watched: wait for it (or for stop)
+                if stop is None:
+                    time.sleep(self.retry_ms / 1000)
+                elif stop.wait(self.retry_ms / 1000):
+                    return self.totals
+                continue
+            with notify:
+                if again:
+                    log.info("watch %s: the folder was made again; watching the new one", root)
+                else:
+                    first = self.sync(None)
+                    self._remember(first)
+                    on_ready(first)
+                if self._follow(notify, root, stop, identity, whole=again):
+                    return self.totals
+            again = True
 
-    def _follow(self, notify: Any, root: str, stop: threading.Event | None) -> None:
+    def _follow(self, notify: Any, root: str, stop: threading.Event | None, identity: Optional[tuple[int, int]],
+                whole: bool = False) -> bool:
         """Apply the changes ``notify`` reports, batch by batch, until ``stop`` is set (a signal: KeyboardInterrupt).
-        A failed batch stays pending: it is tried again with the next change, or when its retry time has come."""
+        A failed batch stays pending: it is tried again with the next change, or when its retry time has come.
+        ``whole``: sync the whole folder first. Returns True when stopped, False when a folder stands at ``root``
+        again after the watched one (``identity``) was seen gone, or another one stands there now."""
         from watchfiles import Change, DefaultFilter
 
         noise = DefaultFilter()  # editors' swap and backup files, .git, __pycache__
         pending: set[str] = set()
         retry_at = 0.0
+        lost = False  # the watched folder was seen gone: one found at root after that is watched anew
         while True:
+            if (whole or pending) and time.monotonic() >= retry_at:
+                whole, pending, retry_at = self._apply(root, pending, whole)
             raw = notify.watch(self.debounce_ms, self.step_ms, self.retry_ms, stop)
             if raw == "stop":
-                return
+                return True
             if raw == "signal":
                 raise KeyboardInterrupt
+            if isinstance(raw, set) and any(p == root and Change(c) is Change.deleted for c, p in raw):
+                lost = True
+            now = folder_identity(root)
+            if now is None:
+                lost = True
+            elif lost or now != identity:  # another folder (its inode number may be the old one's, reused), which
+                return False  # the old watch sees nothing of: the caller watches it anew
             if isinstance(raw, set):
                 pending |= {p for change, p in raw if noise(Change(change), p) and not self.ignore(p)}
-            elif time.monotonic() < retry_at:
-                continue
-            if pending:
-                pending, retry_at = self._apply(root, pending)
+                retry_at = 0.0  # a change: what failed is tried again now
 
-    def _apply(self, root: str, pending: set[str]) -> tuple[set[str], float]:
-        """Load one batch; returns what stays pending (all of it when the batch failed) and when to retry it."""
+    def _apply(self, root: str, pending: set[str], whole: bool = False) -> tuple[bool, set[str], float]:
+        """Load one batch (``whole``: the whole folder); returns whether the whole folder and which paths stay
+        pending (all of them when the batch failed) and when to retry them."""
         start = time.perf_counter()
         try:
-            summary = self.sync(sorted({display_path(Path(p)) for p in pending}))
+            summary = self.sync(None if whole else sorted({display_path(Path(p)) for p in pending}))
         except Exception as exc:  # the store or the load queue, not a file (files fail as skipped results)
             log.debug("watch batch of %s failed", root, exc_info=True)
             error = first_line(exc)
             if not Path(root).is_dir():  # the load's "not found" says less than this
-                error = f"the watched folder {root} is gone (moved or deleted); its chunks are kept"
+                error = (f"the watched folder {root} is gone (moved or deleted); its chunks are kept, and it is "
+                         "watched again when it is back")
             self._report(WatchBatch(root, error=error, seconds=time.perf_counter() - start))
             self._failures += 1
             delay = min(self.retry_ms * 2 ** (self._failures - 1), RETRY_MAX_MS) / 1000
-            return pending, time.monotonic() + delay
+            return whole, pending, time.monotonic() + delay
         self._failures = 0
         batch = self._batch(root, summary, time.perf_counter() - start)
         if batch.did_something:
             self._report(batch)
-        return set(), 0.0
+        return False, set(), 0.0
 
     def _batch(self, root: str, summary: LoadSummary, seconds: float) -> WatchBatch:
         """The batch's changes from its load summary; a loaded file is "replaced" when it was stored before."""

@@ -180,9 +180,43 @@ def test_a_watched_folder_that_goes_away_is_named_and_its_chunks_kept(watching: 
     failed = watching.until(lambda: any(b.error for b in watching.seen))[-1]
     root = str(watching.folder.resolve())
     assert failed.describe() == (f"batch failed, tried again later: the watched folder {root} is gone (moved or "
-                                 "deleted); its chunks are kept")
+                                 "deleted); its chunks are kept, and it is watched again when it is back")
     os.rename(moved, watching.folder)
     assert watching.stored() == {"first.md": "The first ledger names the lantern archive."}
+    put(watching.folder / "back.md", "The ledger came back with the lantern archive.\n")  # the same folder, watched
+    watching.until(lambda: "back.md" in watching.stored())
+
+
+def test_a_watched_folder_deleted_and_made_again_is_watched_anew(tmp_path: Path) -> None:
+    """A build's output or ``rm -r docs && cp -r new docs``: the folder at the path is another one, which the old
+    watch cannot see into. Once the watch finds the old one gone, the new one is synced whole and followed."""
+    for w in start_watch(tmp_path, retry_ms=50):
+        shutil.rmtree(w.folder)
+        w.until(lambda: any(b.error for b in w.seen))  # the deletion's batch: the folder is gone
+        staged = tmp_path / "new-docs"
+        staged.mkdir()
+        put(staged / "second.md", "The second ledger names the lantern archive.\n")
+        os.rename(staged, w.folder)
+        resynced = w.until(lambda: w.stored() == {"second.md": "The second ledger names the lantern archive."})
+        folder = w.folder.resolve()
+        assert any(b.added == (str(folder / "second.md"),) and b.removed == (str(folder / "first.md"),)
+                   for b in resynced)
+        put(w.folder / "third.md", "A third ledger.\n")  # a change inside the new folder is seen
+        w.until(lambda: "third.md" in w.stored())
+
+
+def test_a_watched_folder_replaced_at_once_is_watched_anew(tmp_path: Path) -> None:
+    """Deleted and made again before any batch ran: whichever way the watch meets it, the new folder ends stored and
+    followed."""
+    for w in start_watch(tmp_path, retry_ms=50):
+        staged = tmp_path / "new-docs"
+        staged.mkdir()
+        put(staged / "second.md", "The second ledger names the lantern archive.\n")
+        shutil.rmtree(w.folder)
+        os.rename(staged, w.folder)
+        w.until(lambda: w.stored() == {"second.md": "The second ledger names the lantern archive."})
+        put(w.folder / "third.md", "A third ledger.\n")
+        w.until(lambda: "third.md" in w.stored())
 
 
 # --- server.watch -----------------------------------------------------------------------------------------------------
