@@ -230,7 +230,9 @@ class FolderWatch:
         pending (all of them when the batch failed) and when to retry them."""
         start = time.perf_counter()
         try:
-            summary = self.sync(None if whole else sorted({display_path(Path(p)) for p in pending}))
+            # the whole folder as a batch: its path is the one changed path (sync(None) is the first load, which
+            # the CLI shows with its progress and options)
+            summary = self.sync([root] if whole else sorted({display_path(Path(p)) for p in pending}))
         except Exception as exc:  # the store or the load queue, not a file (files fail as skipped results)
             log.debug("watch batch of %s failed", root, exc_info=True)
             error = first_line(exc)

@@ -190,7 +190,15 @@ def test_a_watched_folder_that_goes_away_is_named_and_its_chunks_kept(watching: 
 def test_a_watched_folder_deleted_and_made_again_is_watched_anew(tmp_path: Path) -> None:
     """A build's output or ``rm -r docs && cp -r new docs``: the folder at the path is another one, which the old
     watch cannot see into. Once the watch finds the old one gone, the new one is synced whole and followed."""
-    for w in start_watch(tmp_path, retry_ms=50):
+    calls: list[Optional[Sequence[str]]] = []
+
+    def recorded(sync: Callable[..., LoadSummary]) -> Callable[..., LoadSummary]:
+        def wrapped(only: Optional[Sequence[str]]) -> LoadSummary:
+            calls.append(only)
+            return sync(only)
+        return wrapped
+
+    for w in start_watch(tmp_path, recorded, retry_ms=50):
         shutil.rmtree(w.folder)
         w.until(lambda: any(b.error for b in w.seen))  # the deletion's batch: the folder is gone
         staged = tmp_path / "new-docs"
@@ -203,6 +211,9 @@ def test_a_watched_folder_deleted_and_made_again_is_watched_anew(tmp_path: Path)
                    for b in resynced)
         put(w.folder / "third.md", "A third ledger.\n")  # a change inside the new folder is seen
         w.until(lambda: "third.md" in w.stored())
+        # the new folder is synced as a batch of its own path: sync(None) is the first load only (the CLI shows that
+        # one with its progress bar and load options)
+        assert calls.count(None) == 1 and [str(folder)] in calls
 
 
 def test_a_watched_folder_replaced_at_once_is_watched_anew(tmp_path: Path) -> None:
