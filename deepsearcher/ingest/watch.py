@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
@@ -119,7 +120,7 @@ def folder_identity(path: str) -> Optional[tuple[int, int]]:
         info = os.stat(path)
     except OSError:
         return None
-    return (info.st_dev, info.st_ino) if os.path.isdir(path) else None
+    return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
 
 
 def _no_batch(batch: WatchBatch) -> None:
@@ -190,25 +191,27 @@ class FolderWatch:
                     first = self.sync(None)
                     self._remember(first)
                     on_ready(first)
-                if self._follow(notify, root, stop, identity, whole=again):
+                if self._follow(notify, root, stop, identity, resync=again):
                     return self.totals
             again = True
 
     def _follow(self, notify: Any, root: str, stop: threading.Event | None, identity: Optional[tuple[int, int]],
-                whole: bool = False) -> bool:
+                resync: bool = False) -> bool:
         """Apply the changes ``notify`` reports, batch by batch, until ``stop`` is set (a signal: KeyboardInterrupt).
         A failed batch stays pending: it is tried again with the next change, or when its retry time has come.
-        ``whole``: sync the whole folder first. Returns True when stopped, False when a folder stands at ``root``
+        ``resync``: sync the whole folder first. Returns True when stopped, False when a folder stands at ``root``
         again after the watched one (``identity``) was seen gone, or another one stands there now."""
         from watchfiles import Change, DefaultFilter
 
         noise = DefaultFilter()  # editors' swap and backup files, .git, __pycache__
-        pending: set[str] = set()
+        # the whole folder as a batch: its path is the one changed path (sync(None) is the first load, which the
+        # CLI shows with its progress and options)
+        pending: set[str] = {root} if resync else set()
         retry_at = 0.0
         lost = False  # the watched folder was seen gone: one found at root after that is watched anew
         while True:
-            if (whole or pending) and time.monotonic() >= retry_at:
-                whole, pending, retry_at = self._apply(root, pending, whole)
+            if pending and time.monotonic() >= retry_at:
+                pending, retry_at = self._apply(root, pending)
             raw = notify.watch(self.debounce_ms, self.step_ms, self.retry_ms, stop)
             if raw == "stop":
                 return True
@@ -225,14 +228,11 @@ class FolderWatch:
                 pending |= {p for change, p in raw if noise(Change(change), p) and not self.ignore(p)}
                 retry_at = 0.0  # a change: what failed is tried again now
 
-    def _apply(self, root: str, pending: set[str], whole: bool = False) -> tuple[bool, set[str], float]:
-        """Load one batch (``whole``: the whole folder); returns whether the whole folder and which paths stay
-        pending (all of them when the batch failed) and when to retry them."""
+    def _apply(self, root: str, pending: set[str]) -> tuple[set[str], float]:
+        """Load one batch; returns what stays pending (all of it when the batch failed) and when to retry it."""
         start = time.perf_counter()
         try:
-            # the whole folder as a batch: its path is the one changed path (sync(None) is the first load, which
-            # the CLI shows with its progress and options)
-            summary = self.sync([root] if whole else sorted({display_path(Path(p)) for p in pending}))
+            summary = self.sync(sorted({display_path(Path(p)) for p in pending}))
         except Exception as exc:  # the store or the load queue, not a file (files fail as skipped results)
             log.debug("watch batch of %s failed", root, exc_info=True)
             error = first_line(exc)
@@ -242,12 +242,12 @@ class FolderWatch:
             self._report(WatchBatch(root, error=error, seconds=time.perf_counter() - start))
             self._failures += 1
             delay = min(self.retry_ms * 2 ** (self._failures - 1), RETRY_MAX_MS) / 1000
-            return whole, pending, time.monotonic() + delay
+            return pending, time.monotonic() + delay
         self._failures = 0
         batch = self._batch(root, summary, time.perf_counter() - start)
         if batch.did_something:
             self._report(batch)
-        return False, set(), 0.0
+        return set(), 0.0
 
     def _batch(self, root: str, summary: LoadSummary, seconds: float) -> WatchBatch:
         """The batch's changes from its load summary; a loaded file is "replaced" when it was stored before."""
